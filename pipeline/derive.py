@@ -1,0 +1,78 @@
+"""Stage 5, derived fields: turn each selected configuration into a row of the published index.
+
+Rounding is Python's ``round()`` on the full-precision float (round-half-even on the binary
+value), applied here in Python on the few selected rows rather than with polars' ``round``,
+which rounds some halves differently (12.345 → 12.34 in polars, 12.35 in Python).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from pipeline.errors import DerivationError
+
+JOULES_PER_WATT_HOUR = 3600
+TOKENS_PER_MILLION = 1_000_000
+_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+
+
+def slug(nickname: str) -> str:
+    """Lower-case, each run of non-alphanumerics becomes '-', none left at either end."""
+    return _NOT_ALPHANUMERIC.sub("-", nickname.lower()).strip("-")
+
+
+def wh_per_million_tokens(joules_per_token: float) -> float:
+    return joules_per_token * TOKENS_PER_MILLION / JOULES_PER_WATT_HOUR
+
+
+def index_rows(
+    selected: pl.DataFrame, *, precision_labels: Mapping[str, str]
+) -> tuple[dict[str, Any], ...]:
+    """The index rows, in the published key order, sorted by Wh per million tokens then row_id."""
+    rows = [_index_row(c, precision_labels) for c in selected.iter_rows(named=True)]
+    rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
+    seen: dict[str, str] = {}
+    for row in rows:
+        if row["row_id"] in seen:
+            raise DerivationError(
+                f"row_id {row['row_id']} stands for two models ({seen[row['row_id']]} and "
+                f"{row['model_id']}): their nicknames give the same slug"
+            )
+        seen[row["row_id"]] = row["model_id"]
+    return tuple(rows)
+
+
+def _index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    c = configuration
+    precision = c["weight_precision"]
+    if precision not in labels:
+        known = ", ".join(f"{k} → {v}" for k, v in sorted(labels.items()))
+        raise DerivationError(
+            f"{c['model_id']} on {c['gpu_model']}: weight_precision {precision!r} has no label "
+            f"(known: {known}); add it to precision_labels in pipeline/editorial.json"
+        )
+    model_slug = slug(c["nickname"])
+    joules = c["energy_per_token_joules"]
+    return {
+        "model": c["nickname"],
+        "slug": model_slug,
+        "model_id": c["model_id"],
+        "params_b": float(c["total_params_billions"]),
+        "active_params_b": float(c["activated_params_billions"]),
+        "precision": labels[precision],
+        "gpu": c["gpu_model"],
+        "num_gpus": c["num_gpus"],
+        "wh_per_million_output_tokens": round(wh_per_million_tokens(joules), 2),
+        "joules_per_output_token": round(joules, 7),
+        "median_itl_ms": round(c["median_itl_ms"], 1),
+        "avg_requests_in_flight": round(c["avg_batch_size"], 1),
+        "gpu_power_watts_total": round(c["avg_power_watts"]),
+        "avg_output_tokens": round(c["avg_output_len"]),
+        "avg_running_batch": round(c["avg_batch_size"], 1),
+        "max_num_seqs": c["max_num_seqs"],
+        "row_id": f"{model_slug}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}",
+    }

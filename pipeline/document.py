@@ -1,0 +1,226 @@
+"""Compose the index document and its build report from computed facts and editorial text.
+
+Pure functions: nothing here reads or writes files. Every sentence that states a fact about the
+data (the deadline, whether any configuration reaches it, counts, dates) is filled in from the
+value computed by the pipeline, never stored as a literal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import polars as pl
+
+from pipeline import __version__
+from pipeline.errors import DerivationError
+from pipeline.fetch import UpstreamFile, UpstreamSnapshot
+from pipeline.selection import Selection
+from pipeline.stability import StableConfigurations
+from pipeline.validate import KEY_COLUMNS, ValidatedConfigurations
+
+PUBLISHED_RAW_BASE = "https://raw.githubusercontent.com"
+REPORT_TITLE = "energy-index build report"
+
+
+@dataclass(frozen=True)
+class Dates:
+    """The dates an index carries: when the data was retrieved, the file written, the data changed."""
+
+    retrieved: str
+    updated: str
+    data_version: str
+
+
+def index_document(
+    *,
+    rows: tuple[dict[str, Any], ...],
+    snapshot: UpstreamSnapshot,
+    compiled: str,
+    stability: StableConfigurations,
+    selection: Selection,
+    dates: Dates,
+    editorial: dict[str, Any],
+    task_text: dict[str, Any],
+) -> dict[str, Any]:
+    """The index, header blocks first, in the published key order."""
+    words = editorial["selection"]
+    deadline = _number(selection.itl_deadline_ms)
+    is_default = selection.itl_deadline_ms == editorial["leaderboard_default_itl_deadline_ms"]
+    reach = _reach(stability.stable, selection.itl_deadline_ms, words)
+    qualifiers = [words["summary_default_ceiling"]] if is_default else []
+    source = editorial["source"]
+    task_file_changed = _utc_date(snapshot.task_file.last_commit_date)
+    evidence_key = (
+        "compiled_evidence_same_day"
+        if task_file_changed == compiled
+        else "compiled_evidence_different_days"
+    )
+    return {
+        "version": editorial["format_version"],
+        "updated": dates.updated,
+        "data_version": dates.data_version,
+        "unit": editorial["unit"],
+        "workload": task_text["workload"],
+        "itl_deadline_ms": deadline,
+        "selection": words["summary"].format(qualifiers="; ".join([*qualifiers, reach])),
+        "reference_row": reference_row(rows, task_text["reference_row"]),
+        "source": {
+            "name": source["name"],
+            "publisher": source["publisher"],
+            "url": source["url"],
+            "data_url": branch_url(snapshot, snapshot.task_file),
+            "version": source["version"].format(
+                benchmark_version=source["benchmark_version"],
+                released=source["released"],
+                compiled=compiled,
+            ),
+            "released": source["released"],
+            "compiled": compiled,
+            "compiled_evidence": source[evidence_key].format(
+                compiled=compiled, task_file_changed=task_file_changed
+            ),
+            "retrieved": dates.retrieved,
+            "licence": source["licence"],
+            "licence_evidence": list(source["licence_evidence"]),
+            "workload": task_text["source_workload"],
+            "method": source["method"],
+            "selection": words["source"].format(
+                deadline_ms=deadline,
+                default_ceiling=words["source_default_ceiling"] if is_default else "",
+                reach=reach,
+            ),
+            "cite": source["cite"],
+            "cite_url": source["cite_url"],
+            "used_for": source["used_for"],
+            "configurations": source["configurations"].format(count=stability.stable.height),
+        },
+        "caveat": editorial["caveat"],
+        "boundary": editorial["boundary"],
+        "rows": [dict(row) for row in rows],
+    }
+
+
+def reference_row(rows: tuple[dict[str, Any], ...], wanted: dict[str, Any]) -> dict[str, Any]:
+    """The editorial reference row, checked against the rows: it must name one of them."""
+    for row in rows:
+        if (row["model"], row["gpu"], row["num_gpus"]) == (
+            wanted["model"],
+            wanted["gpu"],
+            wanted["num_gpus"],
+        ):
+            return {"model": row["model"], "gpu": row["gpu"], "num_gpus": row["num_gpus"]}
+    raise DerivationError(
+        f"reference_row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
+        "(pipeline/editorial.json) matches no row of the index"
+    )
+
+
+def branch_url(snapshot: UpstreamSnapshot, file: UpstreamFile) -> str:
+    """Where the file is published on the branch (moves with it; the report has the fixed one)."""
+    return f"{PUBLISHED_RAW_BASE}/{snapshot.repository}/{snapshot.ref}/{file.path}"
+
+
+def _reach(stable: pl.DataFrame, deadline_ms: float, words: dict[str, str]) -> str:
+    itl = stable.get_column("median_itl_ms")
+    exceeding = int((itl > deadline_ms).sum())
+    if exceeding:
+        return words["some_exceed"].format(exceeding=exceeding, total=stable.height)
+    if stable.height and itl.max() == deadline_ms:  # type: ignore[operator]
+        return words["none_exceed"]
+    return words["none_reach"]
+
+
+def _number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else value
+
+
+def _utc_date(timestamp: str) -> str:
+    return datetime.fromisoformat(timestamp).astimezone(UTC).date().isoformat()
+
+
+def serialized(document: dict[str, Any]) -> bytes:
+    """The bytes written for a JSON document: stable key order as built, no NaN, one newline."""
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
+    return (text + "\n").encode("utf-8")
+
+
+def build_report(
+    *,
+    index_bytes: bytes,
+    snapshot: UpstreamSnapshot,
+    validated: ValidatedConfigurations,
+    stability: StableConfigurations,
+    selection: Selection,
+    rows: tuple[dict[str, Any], ...],
+) -> dict[str, Any]:
+    """How the index was built: inputs, parameters, counts per stage, and what was left out."""
+    excluded = stability.excluded
+    summary = (
+        f"the stability filter excluded {excluded.height} of {validated.frame.height} "
+        "configurations"
+        if excluded.height
+        else "the stability filter excluded no configuration: the task file holds only stable runs"
+    )
+    return {
+        "report": REPORT_TITLE,
+        "note": "This is not the index; it records how the index beside it was built.",
+        "pipeline_version": __version__,
+        "index_sha256": hashlib.sha256(index_bytes).hexdigest(),
+        "source": {
+            "repository": snapshot.repository,
+            "ref": snapshot.ref,
+            "commit": snapshot.commit,
+            "commit_date": snapshot.commit_date,
+            "retrieved": snapshot.retrieved,
+            "data_url_at_commit": snapshot.task_file.url,
+        },
+        "inputs": [_input(f) for f in (snapshot.task_file, snapshot.index_file)],
+        "parameters": {
+            "task": snapshot.task,
+            "itl_deadline_ms": _number(selection.itl_deadline_ms),
+            "min_batch_utilization": stability.thresholds.min_batch_utilization,
+            "min_steady_state_seconds": stability.thresholds.min_steady_state_seconds,
+        },
+        "counts": {
+            "configurations": validated.frame.height,
+            "stable": stability.stable.height,
+            "excluded_unstable": excluded.height,
+            "eligible_under_deadline": selection.eligible_configurations,
+            "groups": selection.selected.height + selection.groups_without_eligible.height,
+            "groups_without_eligible": selection.groups_without_eligible.height,
+            "rows": len(rows),
+        },
+        "stability": summary,
+        "excluded": _records(
+            excluded.select(*KEY_COLUMNS, "energy_per_token_joules", "reason", "reason_value").sort(
+                *KEY_COLUMNS, "energy_per_token_joules", "reason"
+            )
+        ),
+        "groups_without_eligible": _records(selection.groups_without_eligible),
+        "repeated_runs": _records(selection.repeated_runs),
+        "columns": {
+            "ignored": list(validated.ignored_columns),
+            "derived": [
+                {"column": d.column, "formula": d.formula} for d in validated.derived_columns
+            ],
+        },
+    }
+
+
+def _input(file: UpstreamFile) -> dict[str, Any]:
+    return {
+        "path": file.path,
+        "url": file.url,
+        "sha256": file.sha256,
+        "bytes": file.bytes,
+        "last_commit": file.last_commit,
+        "last_commit_date": file.last_commit_date,
+    }
+
+
+def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    return frame.to_dicts()

@@ -1,0 +1,32 @@
+"""The editorial text of the index (licence, method, citation, caveat, wording), kept as data.
+
+It lives in ``pipeline/editorial.json`` so that wording can change without touching code, and so
+that a reviewer can read every sentence the index prints in one place. Facts about the data fill
+its ``{placeholders}`` in :mod:`pipeline.document`.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from pipeline.errors import SourceError
+
+
+@cache
+def editorial_text() -> dict[str, Any]:
+    """The parsed editorial file (read once per process)."""
+    return json.loads(resources.files("pipeline").joinpath("editorial.json").read_text("utf-8"))
+
+
+def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
+    """The wording and reference row of one task; a task with none is refused by name."""
+    tasks = editorial["tasks"]
+    if task not in tasks:
+        raise SourceError(
+            f"task {task!r} has no editorial entry (workload label, reference row) in "
+            f"pipeline/editorial.json; known tasks: {', '.join(sorted(tasks))}"
+        )
+    return tasks[task]

@@ -1,0 +1,94 @@
+"""Stage 6, emit: check a document against its JSON Schema, then write it atomically.
+
+Each file is written to a temporary file in the same folder and renamed over the target, so a
+failure at any point leaves the previous file exactly as it was, never half-written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from pipeline.errors import SchemaViolation
+
+INDEX_SCHEMA = "index.schema.json"
+# jsonschema skips a format it has no checker for; these are the ones the schemas rely on.
+REQUIRED_FORMATS = ("date",)
+
+
+def schema_path(name: str) -> Path:
+    """A schema shipped with the package (wheel) or beside it in the repository (checkout)."""
+    packaged = resources.files("pipeline").joinpath("schemas", name)
+    if packaged.is_file():
+        return Path(str(packaged))
+    return Path(__file__).resolve().parent.parent / "schemas" / name
+
+
+@cache
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    schema = json.loads(schema_path(name).read_text("utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    missing = [f for f in REQUIRED_FORMATS if f not in checker.checkers]
+    if missing:
+        raise RuntimeError(f"jsonschema has no checker for format(s) {missing}")
+    return jsonschema.Draft202012Validator(schema, format_checker=checker)
+
+
+def schema_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
+    """Every way the document breaks the schema, as 'path: message', in a stable order."""
+    errors = _validator(schema).iter_errors(document)
+    problems = [f"{_json_path(e.absolute_path)}: {e.message}" for e in errors]
+    return sorted(problems)
+
+
+def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
+    problems = schema_problems(document, schema=schema)
+    if problems:
+        raise SchemaViolation(schema=f"schemas/{schema}", problems=problems)
+
+
+def write_files(contents: Mapping[Path, bytes]) -> None:
+    """Write several files so that none is replaced unless all were written in full."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for target, data in contents.items():
+            staged.append((_staged_copy(target, data), target))
+        for temporary, target in staged:
+            os.replace(temporary, target)
+    finally:
+        for temporary, _ in staged:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+
+
+def _staged_copy(target: Path, data: bytes) -> str:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+    )
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o644)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return temporary
+
+
+def _json_path(parts: Any) -> str:
+    text = "$"
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return text

@@ -1,0 +1,137 @@
+"""Stage 1, fetch: read the upstream files of one task from a snapshot directory.
+
+A snapshot directory is laid out like ``../shared/upstream/ml-energy-leaderboard/<commit>/``:
+the upstream repository's paths, plus ``snapshot.json`` recording where and when the files were
+taken and each file's sha256. Every source ends up as such a directory (a live download writes
+one first), so the rest of the pipeline reads exactly one kind of input and every build can name
+the bytes it was made from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.errors import ChecksumMismatch, SourceError
+
+INDEX_PATH = "public/data/index.json"
+SNAPSHOT_MANIFEST = "snapshot.json"
+_TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SNAPSHOT_KEYS = ("repository", "ref", "commit", "commit_date", "retrieved", "files")
+_FILE_KEYS = ("url", "sha256", "bytes", "last_commit", "last_commit_date")
+
+
+def task_path(task: str) -> str:
+    """The upstream path of a task file, e.g. ``public/data/tasks/lm-arena-chat.json``."""
+    if not _TASK_NAME.match(task):
+        raise SourceError(f"task {task!r} is not a task name (lower-case letters, digits, '-')")
+    return f"public/data/tasks/{task}.json"
+
+
+@dataclass(frozen=True)
+class UpstreamFile:
+    """One upstream file's bytes and what the snapshot records about them."""
+
+    path: str
+    content: bytes
+    sha256: str
+    bytes: int
+    url: str
+    last_commit: str
+    last_commit_date: str
+
+
+@dataclass(frozen=True)
+class UpstreamSnapshot:
+    """The files one build reads, and where they came from."""
+
+    location: str
+    repository: str
+    ref: str
+    commit: str
+    commit_date: str
+    retrieved: str
+    task: str
+    task_file: UpstreamFile
+    index_file: UpstreamFile
+
+
+def snapshot_directory(source: Path) -> Path:
+    """The snapshot directory a source names: itself, or the single snapshot inside it."""
+    if (source / SNAPSHOT_MANIFEST).is_file():
+        return source
+    if not source.is_dir():
+        raise SourceError(f"{source}: no such snapshot directory")
+    inside = sorted(p.parent for p in source.glob(f"*/{SNAPSHOT_MANIFEST}"))
+    if len(inside) == 1:
+        return inside[0]
+    if not inside:
+        raise SourceError(f"{source}: not a snapshot directory (no {SNAPSHOT_MANIFEST} in it)")
+    names = ", ".join(p.name for p in inside)
+    raise SourceError(f"{source}: holds {len(inside)} snapshots ({names}); name one of them")
+
+
+def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
+    """Read the task file and the leaderboard index from a snapshot, checking each sha256.
+
+    Example: ``upstream_snapshot(Path("../shared/upstream/ml-energy-leaderboard"),
+    task="lm-arena-chat")``.
+    """
+    directory = snapshot_directory(source)
+    manifest = _manifest(directory)
+    return UpstreamSnapshot(
+        location=str(directory),
+        repository=manifest["repository"],
+        ref=manifest["ref"],
+        commit=manifest["commit"],
+        commit_date=manifest["commit_date"],
+        retrieved=manifest["retrieved"],
+        task=task,
+        task_file=_verified_file(directory, manifest, task_path(task)),
+        index_file=_verified_file(directory, manifest, INDEX_PATH),
+    )
+
+
+def _manifest(directory: Path) -> dict:
+    manifest_path = directory / SNAPSHOT_MANIFEST
+    try:
+        manifest = json.loads(manifest_path.read_bytes())
+    except (OSError, ValueError) as error:
+        raise SourceError(f"{manifest_path}: cannot be read as JSON ({error})") from error
+    if not isinstance(manifest, dict):
+        raise SourceError(f"{manifest_path}: expected a JSON object")
+    missing = [key for key in _SNAPSHOT_KEYS if key not in manifest]
+    if missing:
+        raise SourceError(f"{manifest_path}: missing key(s) {', '.join(missing)}")
+    return manifest
+
+
+def _verified_file(directory: Path, manifest: dict, path: str) -> UpstreamFile:
+    manifest_path = directory / SNAPSHOT_MANIFEST
+    record = manifest["files"].get(path)
+    if record is None:
+        listed = ", ".join(sorted(manifest["files"]))
+        raise SourceError(f"{manifest_path}: does not list {path} (it lists: {listed})")
+    missing = [key for key in _FILE_KEYS if key not in record]
+    if missing:
+        raise SourceError(f"{manifest_path}: files.{path} lacks {', '.join(missing)}")
+    file_path = directory / path
+    try:
+        content = file_path.read_bytes()
+    except OSError as error:
+        raise SourceError(f"{file_path}: cannot be read ({error.strerror})") from error
+    actual = hashlib.sha256(content).hexdigest()
+    if actual != record["sha256"]:
+        raise ChecksumMismatch(path=str(file_path), expected=record["sha256"], actual=actual)
+    return UpstreamFile(
+        path=path,
+        content=content,
+        sha256=actual,
+        bytes=len(content),
+        url=record["url"],
+        last_commit=record["last_commit"],
+        last_commit_date=record["last_commit_date"],
+    )

@@ -1,0 +1,343 @@
+"""Stage 2, validate: parse a task file into a typed frame, checked rule by rule with pandera.
+
+Every failure in the file is collected (lazy validation) and reported together, each naming the
+row by its configuration key and the column, so one run shows everything that needs fixing.
+Upstream's columns drift over its history; this stage says which it ignored and which it derived.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+import pandera.polars as pa
+import polars as pl
+from pandera.errors import SchemaErrors
+
+from pipeline.errors import Failure, UpstreamFormatError, ValidationFailed
+from pipeline.fetch import UpstreamFile
+
+KEY_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")
+
+# Relative tolerance of "energy per request ≈ energy per token × average output length":
+# upstream computes one from the other, so only float noise may separate them.
+ENERGY_PER_REQUEST_RTOL = 1e-6
+
+
+def _finite(data: pa.PolarsData) -> pl.LazyFrame:
+    # pandera's gt(0) lets +inf through, and polars orders NaN above every number.
+    return data.lazyframe.select(pl.col(data.key).is_finite())
+
+
+def _at_least(other: str) -> Callable[[pa.PolarsData], pl.LazyFrame]:
+    def check(data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col(data.key) >= pl.col(other))
+
+    return check
+
+
+def _at_most(other: str) -> Callable[[pa.PolarsData], pl.LazyFrame]:
+    def check(data: pa.PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col(data.key) <= pl.col(other))
+
+    return check
+
+
+def _request_energy_consistent(data: pa.PolarsData) -> pl.LazyFrame:
+    expected = pl.col("energy_per_token_joules") * pl.col("avg_output_len")
+    deviation = (pl.col(data.key) - expected).abs()
+    return data.lazyframe.select(deviation <= ENERGY_PER_REQUEST_RTOL * pl.col(data.key).abs())
+
+
+FINITE = pa.Check(_finite, name="finite", error="must be a finite number")
+POSITIVE = [pa.Check.gt(0, error="must be > 0"), FINITE]
+
+
+def _float(*checks: pa.Check, nullable: bool = False) -> pa.Column:
+    return pa.Column(pl.Float64, checks=[*POSITIVE, *checks], nullable=nullable)
+
+
+def _count(*checks: pa.Check) -> pa.Column:
+    return pa.Column(pl.Int64, checks=[pa.Check.ge(1, error="must be >= 1"), *checks])
+
+
+def _text() -> pa.Column:
+    return pa.Column(pl.String, checks=pa.Check.str_length(min_value=1, error="must not be empty"))
+
+
+# The columns later stages use, with their rules. Order is the frame's column order.
+SCHEMA = pa.DataFrameSchema(
+    {
+        "model_id": _text(),
+        "nickname": _text(),
+        "gpu_model": _text(),
+        "num_gpus": _count(),
+        "max_num_seqs": _count(),
+        "weight_precision": _text(),
+        "total_params_billions": _float(),
+        "activated_params_billions": _float(
+            pa.Check(_at_most("total_params_billions"), error="must be <= total_params_billions")
+        ),
+        "energy_per_token_joules": _float(),
+        "energy_per_request_joules": _float(
+            pa.Check(
+                _request_energy_consistent,
+                error="must equal energy_per_token_joules × avg_output_len",
+            )
+        ),
+        "avg_output_len": _float(),
+        "avg_batch_size": _float(
+            pa.Check(_at_most("max_num_seqs"), error="must be <= max_num_seqs")
+        ),
+        "avg_power_watts": _float(),
+        "median_itl_ms": _float(),
+        "p90_itl_ms": _float(
+            pa.Check(_at_least("median_itl_ms"), error="must be >= median_itl_ms")
+        ),
+        "p95_itl_ms": _float(pa.Check(_at_least("p90_itl_ms"), error="must be >= p90_itl_ms")),
+        "p99_itl_ms": _float(pa.Check(_at_least("p95_itl_ms"), error="must be >= p95_itl_ms")),
+    },
+    strict=False,
+)
+
+# Used where upstream has them (the full benchmark run table does; the published files do not).
+OPTIONAL_COLUMNS = {
+    "steady_state_duration_seconds": pa.Column(
+        pl.Float64, checks=[pa.Check.ge(0, error="must be >= 0"), FINITE], nullable=True
+    ),
+}
+
+# Known upstream columns that no stage uses: not reported as unknown.
+UNUSED_COLUMNS = frozenset(
+    {
+        "architecture",
+        "output_throughput_tokens_per_sec",
+        "tensor_parallel",
+        "expert_parallel",
+        "data_parallel",
+    }
+)
+
+# A needed column that upstream may drop but that other columns give exactly.
+DERIVABLE = {
+    "avg_output_len": (
+        ("energy_per_request_joules", "energy_per_token_joules"),
+        "energy_per_request_joules / energy_per_token_joules",
+        pl.col("energy_per_request_joules") / pl.col("energy_per_token_joules"),
+    ),
+}
+
+_PYTHON_TYPES: dict[type[pl.DataType], tuple[type, ...]] = {
+    pl.Float64: (float, int),
+    pl.Int64: (int,),
+    pl.String: (str,),
+}
+_TYPE_NAMES = {pl.Float64: "a number", pl.Int64: "an integer", pl.String: "a string"}
+
+
+@dataclass(frozen=True)
+class DerivedColumn:
+    column: str
+    formula: str
+
+
+@dataclass(frozen=True)
+class ValidatedConfigurations:
+    """The task's configurations as a typed frame, with what validation noticed on the way."""
+
+    path: str
+    task: str
+    frame: pl.DataFrame
+    ignored_columns: tuple[str, ...]
+    derived_columns: tuple[DerivedColumn, ...]
+
+
+def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations:
+    """Parse and validate a task file; raise ValidationFailed listing every broken rule."""
+    document = _task_document(task_file)
+    configurations: list[dict] = document["configurations"]
+    present = set().union(*(c.keys() for c in configurations)) if configurations else set()
+
+    wanted = {**SCHEMA.columns, **OPTIONAL_COLUMNS}
+    derived = _derivable_missing(task_file.path, present)
+    columns = [name for name in wanted if name in present]
+    frame, type_failures = _typed_frame(configurations, columns, wanted)
+
+    for column in derived:
+        _, formula, expression = DERIVABLE[column.column]
+        frame = frame.with_columns(expression.alias(column.column))
+
+    schema = SCHEMA.add_columns({k: v for k, v in OPTIONAL_COLUMNS.items() if k in present})
+    failures = type_failures + _rule_failures(schema, frame, type_failures)
+    if failures:
+        raise ValidationFailed(path=task_file.path, failures=failures)
+
+    ignored = tuple(sorted(present - set(wanted) - UNUSED_COLUMNS))
+    return ValidatedConfigurations(
+        path=task_file.path,
+        task=str(document.get("task", "")),
+        frame=frame.select([name for name in wanted if name in frame.columns]),
+        ignored_columns=ignored,
+        derived_columns=tuple(derived),
+    )
+
+
+def _task_document(task_file: UpstreamFile) -> dict:
+    def problem(text: str) -> UpstreamFormatError:
+        return UpstreamFormatError(path=task_file.path, problem=text)
+
+    try:
+        document = json.loads(task_file.content)
+    except (ValueError, UnicodeDecodeError) as error:
+        start = task_file.content[:80].decode("utf-8", "replace")
+        raise problem(
+            f"not valid JSON ({error}); {task_file.bytes} bytes, starting {start!r}"
+        ) from error
+    if not isinstance(document, dict):
+        raise problem(f"expected a JSON object with 'configurations', got a {_json_type(document)}")
+    if "configurations" not in document:
+        keys = ", ".join(sorted(document)) or "none"
+        raise problem(f"has no 'configurations' array (top-level keys: {keys})")
+    configurations = document["configurations"]
+    if not isinstance(configurations, list):
+        raise problem(f"'configurations' is a {_json_type(configurations)}, expected an array")
+    if not configurations:
+        raise problem("'configurations' is empty")
+    for position, item in enumerate(configurations):
+        if not isinstance(item, dict):
+            raise problem(f"configurations[{position}] is a {_json_type(item)}, expected an object")
+    return document
+
+
+def _json_type(value: object) -> str:
+    names = {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}
+    return names.get(type(value), "number")
+
+
+def _derivable_missing(path: str, present: set[str]) -> list[DerivedColumn]:
+    derived, unrecoverable = [], []
+    for column in SCHEMA.columns:
+        if column in present:
+            continue
+        recipe = DERIVABLE.get(column)
+        if recipe and all(source in present for source in recipe[0]):
+            derived.append(DerivedColumn(column=column, formula=recipe[1]))
+        else:
+            unrecoverable.append(column)
+    if unrecoverable:
+        raise UpstreamFormatError(
+            path=path,
+            problem=f"required column(s) missing from every configuration: "
+            f"{', '.join(unrecoverable)}",
+        )
+    return derived
+
+
+def _typed_frame(
+    configurations: Sequence[dict], columns: Sequence[str], wanted: dict[str, pa.Column]
+) -> tuple[pl.DataFrame, list[Failure]]:
+    """Build the frame column by column, refusing values of the wrong JSON type.
+
+    polars would quietly turn ``true`` into 1.0, ``"3"`` into 3.0 and 2.5 into the integer 2, so
+    each value's JSON type is checked before polars sees it; a wrong one becomes a failure and a
+    null in the frame.
+    """
+    series, failures = [], []
+    for name in columns:
+        dtype = wanted[name].dtype.type
+        allowed = _PYTHON_TYPES[dtype]
+        values = [configuration.get(name) for configuration in configurations]
+        kinds = set(map(type, values)) - {type(None)}
+        if not kinds.issubset(allowed) or (dtype is pl.Int64 and _has_huge_int(values)):
+            for position, value in enumerate(values):
+                if value is not None and not _is_a(value, allowed):
+                    failures.append(
+                        Failure(
+                            row=_row_name(configurations[position], position),
+                            column=name,
+                            problem=f"must be {_TYPE_NAMES[dtype]}",
+                            value=json.dumps(value)[:60],
+                        )
+                    )
+                    values[position] = None
+        series.append(pl.Series(name, values, dtype=dtype))
+    return pl.DataFrame(series), failures
+
+
+def _has_huge_int(values: Sequence[object]) -> bool:
+    return any(isinstance(v, int) and abs(v) >= 2**63 for v in values)
+
+
+def _is_a(value: object, allowed: tuple[type, ...]) -> bool:
+    if isinstance(value, bool) or not isinstance(value, allowed):
+        return False
+    return not (isinstance(value, int) and abs(value) >= 2**63)
+
+
+def _rule_failures(
+    schema: pa.DataFrameSchema, frame: pl.DataFrame, already: Sequence[Failure]
+) -> list[Failure]:
+    try:
+        schema.validate(frame, lazy=True)
+    except SchemaErrors as errors:
+        cases = errors.failure_cases
+    else:
+        return []
+    keys = frame.select(KEY_COLUMNS).to_dicts()
+    reported = {(failure.row, failure.column) for failure in already}
+    failures = []
+    for case in cases.sort("index", "column", "check", nulls_last=True).iter_rows(named=True):
+        position = case["index"]
+        row = _row_name(keys[position], position) if position is not None else "every row"
+        column = case["column"] or "(row)"
+        if (row, column) in reported:
+            continue  # a value of the wrong type is reported once, not again as a null
+        failures.append(
+            Failure(row=row, column=column, problem=_problem(case), value=case["failure_case"])
+        )
+    return failures
+
+
+def _problem(case: dict) -> str:
+    check = case["check"]
+    if check == "not_nullable":
+        return "must be present (missing, null or NaN)"
+    return str(check)
+
+
+def _row_name(configuration: dict, position: int) -> str:
+    key = ", ".join(f"{k}={_plain(configuration.get(k))}" for k in KEY_COLUMNS)
+    return f"configurations[{position}] ({key})"
+
+
+def _plain(value: object) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def leaderboard_compiled(index_file: UpstreamFile) -> str:
+    """The date the leaderboard says its data was compiled: ``last_updated`` in its index.json."""
+    try:
+        document = json.loads(index_file.content)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise UpstreamFormatError(
+            path=index_file.path, problem=f"not valid JSON ({error})"
+        ) from None
+    value = document.get("last_updated") if isinstance(document, dict) else None
+    if not isinstance(value, str) or not _is_iso_date(value):
+        raise UpstreamFormatError(
+            path=index_file.path,
+            problem=f"'last_updated' must be a date YYYY-MM-DD, got {json.dumps(value)}",
+        )
+    return value
+
+
+def _is_iso_date(text: str) -> bool:
+    try:
+        return date.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
