@@ -28,7 +28,7 @@ REPORT_TITLE = "energy-index build report"
 
 @dataclass(frozen=True)
 class Dates:
-    """The dates an index carries: when the data was retrieved, the file written, the data changed."""
+    """The dates an index carries: data retrieved, file written, data last changed."""
 
     retrieved: str
     updated: str
@@ -129,7 +129,7 @@ def _reach(stable: pl.DataFrame, deadline_ms: float, words: dict[str, str]) -> s
     exceeding = int((itl > deadline_ms).sum())
     if exceeding:
         return words["some_exceed"].format(exceeding=exceeding, total=stable.height)
-    if stable.height and itl.max() == deadline_ms:  # type: ignore[operator]
+    if stable.height and itl.max() == deadline_ms:
         return words["none_exceed"]
     return words["none_reach"]
 

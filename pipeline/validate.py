@@ -167,7 +167,7 @@ def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations
     frame, type_failures = _typed_frame(configurations, columns, wanted)
 
     for column in derived:
-        _, formula, expression = DERIVABLE[column.column]
+        expression = DERIVABLE[column.column][2]
         frame = frame.with_columns(expression.alias(column.column))
 
     schema = SCHEMA.add_columns({k: v for k, v in OPTIONAL_COLUMNS.items() if k in present})

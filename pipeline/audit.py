@@ -1,0 +1,148 @@
+"""Compare a published index with a rebuild, key by key and row by row.
+
+Rows are matched by ``row_id``; every field of a matched row and every header key must be equal.
+The dates that move without the data changing (``updated``, ``data_version``,
+``source.retrieved``) are volatile: shown, never failing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+VOLATILE = ("updated", "data_version", "source.retrieved")
+
+
+@dataclass(frozen=True)
+class Difference:
+    where: str
+    published: Any
+    rebuilt: Any
+
+    def __str__(self) -> str:
+        return f"{self.where}: {_shown(self.published)} → {_shown(self.rebuilt)}"
+
+
+@dataclass(frozen=True)
+class Audit:
+    rows_compared: int
+    rows_identical: int
+    published_rows: int
+    rebuilt_rows: int
+    row_differences: list[Difference] = field(default_factory=list)
+    only_published: list[str] = field(default_factory=list)
+    only_rebuilt: list[str] = field(default_factory=list)
+    header_differences: list[Difference] = field(default_factory=list)
+    volatile: list[Difference] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        """True when nothing but the volatile keys differs."""
+        return not (
+            self.row_differences
+            or self.only_published
+            or self.only_rebuilt
+            or self.header_differences
+        )
+
+    def lines(self) -> list[str]:
+        header = "header differs" if self.header_differences else "header identical"
+        volatile = "; ".join(
+            str(d) if d.published != d.rebuilt else f"{d.where} = {_shown(d.published)}"
+            for d in self.volatile
+        )
+        lines = [
+            f"{self.rows_identical}/{self.published_rows} rows identical, {header} "
+            f"(volatile: {volatile})"
+        ]
+        lines += [str(d) for d in self.row_differences]
+        lines += [f"only in published: {row_id}" for row_id in self.only_published]
+        lines += [f"only in rebuilt: {row_id}" for row_id in self.only_rebuilt]
+        lines += [str(d) for d in self.header_differences]
+        return lines
+
+    def as_json(self) -> dict[str, Any]:
+        def listed(differences: list[Difference]) -> list[dict[str, Any]]:
+            return [vars(d) for d in differences]
+
+        return {
+            "identical": self.identical,
+            "published_rows": self.published_rows,
+            "rebuilt_rows": self.rebuilt_rows,
+            "rows_identical": self.rows_identical,
+            "row_differences": listed(self.row_differences),
+            "only_published": self.only_published,
+            "only_rebuilt": self.only_rebuilt,
+            "header_differences": listed(self.header_differences),
+            "volatile": listed(self.volatile),
+        }
+
+
+def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:
+    """Every difference between two index documents (see the module docstring)."""
+    published_rows = _rows_by_id(published)
+    rebuilt_rows = _rows_by_id(rebuilt)
+    row_differences: list[Difference] = []
+    identical = 0
+    for row_id in sorted(published_rows.keys() & rebuilt_rows.keys()):
+        differences = _differences(published_rows[row_id], rebuilt_rows[row_id], prefix=row_id)
+        row_differences += differences
+        identical += not differences
+    header = _differences(_header(published), _header(rebuilt), prefix="")
+    volatile_paths = set(VOLATILE)
+    return Audit(
+        rows_compared=len(published_rows.keys() & rebuilt_rows.keys()),
+        rows_identical=identical,
+        published_rows=len(published_rows),
+        rebuilt_rows=len(rebuilt_rows),
+        row_differences=row_differences,
+        only_published=sorted(published_rows.keys() - rebuilt_rows.keys()),
+        only_rebuilt=sorted(rebuilt_rows.keys() - published_rows.keys()),
+        header_differences=[d for d in header if d.where not in volatile_paths],
+        volatile=[
+            Difference(path, _lookup(published, path), _lookup(rebuilt, path)) for path in VOLATILE
+        ],
+    )
+
+
+def _rows_by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    rows = document.get("rows")
+    if not isinstance(rows, list):
+        return {}
+    return {str(row.get("row_id")): row for row in rows if isinstance(row, dict)}
+
+
+def _header(document: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in document.items() if key != "rows"}
+
+
+def _differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference]:
+    if isinstance(published, dict) and isinstance(rebuilt, dict):
+        found = []
+        for key in [*published, *(k for k in rebuilt if k not in published)]:
+            where = f"{prefix}.{key}" if prefix else key
+            if key not in published or key not in rebuilt:
+                found.append(Difference(where, published.get(key), rebuilt.get(key)))
+            else:
+                found += _differences(published[key], rebuilt[key], prefix=where)
+        return found
+    # bool is an int to Python: compare JSON types too, so that 1 and true differ.
+    if type(published) is not type(rebuilt) and not (_is_number(published) and _is_number(rebuilt)):
+        return [Difference(prefix, published, rebuilt)]
+    return [] if published == rebuilt else [Difference(prefix, published, rebuilt)]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _lookup(document: dict[str, Any], path: str) -> Any:
+    value: Any = document
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
