@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from pipeline.derive import index_rows
 from pipeline.document import Dates, build_report, index_document, serialized
 from pipeline.editorial import editorial_text, task_text
 from pipeline.emit import checked, write_files
-from pipeline.fetch import upstream_snapshot
+from pipeline.fetch import UpstreamSnapshot, upstream_snapshot
 from pipeline.selection import DEFAULT_ITL_DEADLINE_MS, selected_configurations
 from pipeline.stability import StabilityThresholds, stable_configurations
 from pipeline.validate import leaderboard_compiled, validated_configurations
@@ -29,14 +30,43 @@ class BuildSettings:
     updated: str | None = None
     data_version: str | None = None
 
-    def dates(self, snapshot_retrieved: str) -> Dates:
-        # Defaults come from the snapshot, not the clock, so that a rebuild of the same
-        # snapshot gives the same bytes on any day.
-        retrieved = self.retrieved or snapshot_retrieved
-        updated = self.updated or retrieved
-        return Dates(
-            retrieved=retrieved, updated=updated, data_version=self.data_version or updated
+    def dates(self, snapshot: UpstreamSnapshot, previous: Previous | None) -> Dates:
+        """Explicit dates win; else those of a previous build from the same input bytes; else
+        the snapshot's. Never the clock: a rebuild of unchanged input is byte-identical."""
+        carried = previous.dates if previous and previous.inputs == _inputs(snapshot) else None
+        retrieved = self.retrieved or (carried.retrieved if carried else snapshot.retrieved)
+        updated = self.updated or (carried.updated if carried else retrieved)
+        data_version = self.data_version or (carried.data_version if carried else updated)
+        return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
+
+
+@dataclass(frozen=True)
+class Previous:
+    """What an earlier build at the same output path was made from, and the dates it carried."""
+
+    inputs: dict[str, str]
+    dates: Dates
+
+
+def previous_build(out: Path) -> Previous | None:
+    """The earlier index at ``out`` and its report, if both are there and readable."""
+    try:
+        document = json.loads(out.read_bytes())
+        report = json.loads(report_path(out).read_bytes())
+        return Previous(
+            inputs={i["path"]: i["sha256"] for i in report["inputs"]},
+            dates=Dates(
+                retrieved=document["source"]["retrieved"],
+                updated=document["updated"],
+                data_version=document["data_version"],
+            ),
         )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _inputs(snapshot: UpstreamSnapshot) -> dict[str, str]:
+    return {f.path: f.sha256 for f in (snapshot.task_file, snapshot.index_file)}
 
 
 @dataclass(frozen=True)
@@ -54,9 +84,15 @@ def report_path(index_path: Path) -> Path:
     return index_path.with_name(f"{index_path.stem}.report.json")
 
 
-def build(source: Path, *, settings: BuildSettings) -> Build:
+def build(
+    source: Path,
+    *,
+    settings: BuildSettings,
+    previous: Previous | None = None,
+    editorial: dict[str, Any] | None = None,
+) -> Build:
     """Build the index from a snapshot directory, in memory; raise on any bad input."""
-    editorial = editorial_text()
+    editorial = editorial or editorial_text()
     wording = task_text(editorial, settings.task)
     snapshot = upstream_snapshot(source, task=settings.task)
     validated = validated_configurations(snapshot.task_file)
@@ -69,7 +105,7 @@ def build(source: Path, *, settings: BuildSettings) -> Build:
         compiled=leaderboard_compiled(snapshot.index_file),
         stability=stability,
         selection=selection,
-        dates=settings.dates(snapshot.retrieved),
+        dates=settings.dates(snapshot, previous),
         editorial=editorial,
         task_text=wording,
     )
@@ -86,8 +122,11 @@ def build(source: Path, *, settings: BuildSettings) -> Build:
     return Build(document, report, index_bytes, serialized(report))
 
 
-def run(source: Path, *, out: Path, settings: BuildSettings) -> Build:
+def run(
+    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any] | None = None
+) -> Build:
     """Build the index and write it with its report; on any failure nothing is written."""
-    result = build(source, settings=settings)
-    write_files({out: result.index_bytes, report_path(out): result.report_bytes})
+    result = build(source, settings=settings, previous=previous_build(out), editorial=editorial)
+    # The index is written last: it is replaced only once its report is in place.
+    write_files({report_path(out): result.report_bytes, out: result.index_bytes})
     return result
