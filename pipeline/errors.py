@@ -51,6 +51,7 @@ class Failure:
     column: str
     problem: str
     value: str
+    position: int = -1  # the row's index in the input, for ordering
 
     def __str__(self) -> str:
         return f"{self.row}: {self.column}: {self.problem} (got {self.value})"

@@ -32,16 +32,24 @@ def _finite(data: pa.PolarsData) -> pl.LazyFrame:
     return data.lazyframe.select(pl.col(data.key).is_finite())
 
 
+# Cross-column checks pass where the other side is itself missing or not finite: that value is
+# reported on its own, and one bad cell should not show up as several failures.
+def _unusable(expression: pl.Expr) -> pl.Expr:
+    return expression.is_null() | ~expression.cast(pl.Float64).is_finite()
+
+
 def _at_least(other: str) -> Callable[[pa.PolarsData], pl.LazyFrame]:
     def check(data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(pl.col(data.key) >= pl.col(other))
+        other_side = pl.col(other)
+        return data.lazyframe.select((pl.col(data.key) >= other_side) | _unusable(other_side))
 
     return check
 
 
 def _at_most(other: str) -> Callable[[pa.PolarsData], pl.LazyFrame]:
     def check(data: pa.PolarsData) -> pl.LazyFrame:
-        return data.lazyframe.select(pl.col(data.key) <= pl.col(other))
+        other_side = pl.col(other)
+        return data.lazyframe.select((pl.col(data.key) <= other_side) | _unusable(other_side))
 
     return check
 
@@ -49,7 +57,8 @@ def _at_most(other: str) -> Callable[[pa.PolarsData], pl.LazyFrame]:
 def _request_energy_consistent(data: pa.PolarsData) -> pl.LazyFrame:
     expected = pl.col("energy_per_token_joules") * pl.col("avg_output_len")
     deviation = (pl.col(data.key) - expected).abs()
-    return data.lazyframe.select(deviation <= ENERGY_PER_REQUEST_RTOL * pl.col(data.key).abs())
+    consistent = deviation <= ENERGY_PER_REQUEST_RTOL * pl.col(data.key).abs()
+    return data.lazyframe.select(consistent | _unusable(expected))
 
 
 FINITE = pa.Check(_finite, name="finite", error="must be a finite number")
@@ -171,7 +180,8 @@ def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations
         frame = frame.with_columns(expression.alias(column.column))
 
     schema = SCHEMA.add_columns({k: v for k, v in OPTIONAL_COLUMNS.items() if k in present})
-    failures = type_failures + _rule_failures(schema, frame, type_failures)
+    failures = type_failures + _rule_failures(schema, frame, configurations, type_failures)
+    failures.sort(key=lambda failure: (failure.position, failure.column))
     if failures:
         raise ValidationFailed(path=task_file.path, failures=failures)
 
@@ -260,6 +270,7 @@ def _typed_frame(
                             column=name,
                             problem=f"must be {_TYPE_NAMES[dtype]}",
                             value=json.dumps(value)[:60],
+                            position=position,
                         )
                     )
                     values[position] = None
@@ -278,7 +289,10 @@ def _is_a(value: object, allowed: tuple[type, ...]) -> bool:
 
 
 def _rule_failures(
-    schema: pa.DataFrameSchema, frame: pl.DataFrame, already: Sequence[Failure]
+    schema: pa.DataFrameSchema,
+    frame: pl.DataFrame,
+    configurations: Sequence[dict],
+    already: Sequence[Failure],
 ) -> list[Failure]:
     try:
         schema.validate(frame, lazy=True)
@@ -286,17 +300,27 @@ def _rule_failures(
         cases = errors.failure_cases
     else:
         return []
-    keys = frame.select(KEY_COLUMNS).to_dicts()
+    # One failure per cell: a value of the wrong type is not reported again as a null, and a
+    # NaN is not reported both as missing and as not finite.
     reported = {(failure.row, failure.column) for failure in already}
     failures = []
-    for case in cases.sort("index", "column", "check", nulls_last=True).iter_rows(named=True):
+    for case in cases.sort("index", "column", nulls_last=True, maintain_order=True).iter_rows(
+        named=True
+    ):
         position = case["index"]
-        row = _row_name(keys[position], position) if position is not None else "every row"
+        row = _row_name(configurations[position], position) if position is not None else "all"
         column = case["column"] or "(row)"
         if (row, column) in reported:
-            continue  # a value of the wrong type is reported once, not again as a null
+            continue
+        reported.add((row, column))
         failures.append(
-            Failure(row=row, column=column, problem=_problem(case), value=case["failure_case"])
+            Failure(
+                row=row,
+                column=column,
+                problem=_problem(case),
+                value=case["failure_case"],
+                position=-1 if position is None else position,
+            )
         )
     return failures
 

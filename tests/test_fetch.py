@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import ChecksumMismatch, SourceError
+from pipeline.fetch import upstream_snapshot
+from tests.conftest import SNAPSHOT, TASK_PATH, UPSTREAM
+
+
+def test_reads_the_shared_snapshot_and_its_provenance():
+    snapshot = upstream_snapshot(SNAPSHOT, task="lm-arena-chat")
+    assert snapshot.commit == "0cd52dab897c5d91a45f4d413038f3b8b4251b0f"
+    assert snapshot.task_file.path == TASK_PATH
+    assert snapshot.task_file.bytes == 286127
+    assert snapshot.task_file.sha256.startswith("24e25d46")
+    assert snapshot.index_file.last_commit.startswith("7885788e")
+
+
+def test_a_folder_holding_one_snapshot_names_it():
+    assert upstream_snapshot(UPSTREAM, task="lm-arena-chat").location == str(SNAPSHOT)
+
+
+def test_tampered_file_is_refused_with_expected_and_actual(tmp_path: Path):
+    copy = tmp_path / "snap"
+    shutil.copytree(SNAPSHOT, copy)
+    task_file = copy / TASK_PATH
+    task_file.write_bytes(task_file.read_bytes() + b" ")
+    with pytest.raises(ChecksumMismatch) as caught:
+        upstream_snapshot(copy, task="lm-arena-chat")
+    message = str(caught.value)
+    assert str(task_file) in message
+    assert "24e25d46cdd6a9d9d58f8de63928d6f42601f9966d22e4d7a478e5f11f89a7ec" in message
+    assert caught.value.actual != caught.value.expected
+
+
+@pytest.mark.parametrize(
+    ("task", "fragment"),
+    [
+        ("../../etc/passwd", "is not a task name"),
+        ("no-such-task", "does not list public/data/tasks/no-such-task.json"),
+    ],
+)
+def test_unknown_or_unsafe_task_names_are_refused(task: str, fragment: str):
+    with pytest.raises(SourceError) as caught:
+        upstream_snapshot(SNAPSHOT, task=task)
+    assert fragment in str(caught.value)
+
+
+def test_a_directory_without_snapshot_json_is_refused(tmp_path: Path):
+    with pytest.raises(SourceError, match="not a snapshot directory"):
+        upstream_snapshot(tmp_path, task="lm-arena-chat")
+
+
+def test_a_missing_source_is_refused(tmp_path: Path):
+    with pytest.raises(SourceError, match="no such snapshot directory"):
+        upstream_snapshot(tmp_path / "nowhere", task="lm-arena-chat")
+
+
+def test_a_listed_file_that_is_absent_is_named(tmp_path: Path):
+    copy = tmp_path / "snap"
+    shutil.copytree(SNAPSHOT, copy)
+    (copy / TASK_PATH).unlink()
+    with pytest.raises(SourceError, match="lm-arena-chat.json: cannot be read"):
+        upstream_snapshot(copy, task="lm-arena-chat")
+
+
+def test_a_manifest_missing_keys_is_named(tmp_path: Path):
+    copy = tmp_path / "snap"
+    shutil.copytree(SNAPSHOT, copy)
+    manifest = json.loads((copy / "snapshot.json").read_text())
+    del manifest["commit"]
+    (copy / "snapshot.json").write_text(json.dumps(manifest))
+    with pytest.raises(SourceError, match="missing key"):
+        upstream_snapshot(copy, task="lm-arena-chat")

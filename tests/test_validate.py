@@ -1,0 +1,136 @@
+from __future__ import annotations
+
+import json
+
+import polars as pl
+import pytest
+
+from pipeline.errors import UpstreamFormatError, ValidationFailed
+from pipeline.validate import leaderboard_compiled, validated_configurations
+from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
+
+
+def validated(name: str):
+    return validated_configurations(upstream_file(fixture_bytes(name)))
+
+
+def failures_of(name: str) -> list[str]:
+    with pytest.raises(ValidationFailed) as caught:
+        validated(name)
+    return [str(f) for f in caught.value.failures]
+
+
+def test_the_real_task_file_passes_with_every_column_typed():
+    result = validated_configurations(upstream_file((SNAPSHOT / TASK_PATH).read_bytes()))
+    assert result.frame.height == 328
+    assert result.frame.schema["energy_per_token_joules"] == pl.Float64
+    assert result.frame.schema["num_gpus"] == pl.Int64
+    assert result.ignored_columns == ()
+    assert result.derived_columns == ()
+
+
+def test_unknown_column_first_seen_on_the_last_row_is_listed_as_ignored():
+    result = validated("edge-cases.json")
+    assert result.ignored_columns == ("future_metric",)
+    assert "future_metric" not in result.frame.columns
+    assert "steady_state_duration_seconds" in result.frame.columns
+
+
+def test_a_dropped_column_that_others_give_exactly_is_derived_and_noted():
+    result = validated("drifted-columns.json")
+    assert [d.column for d in result.derived_columns] == ["avg_output_len"]
+    assert (
+        result.derived_columns[0].formula == "energy_per_request_joules / energy_per_token_joules"
+    )
+    assert result.frame.get_column("avg_output_len").to_list() == pytest.approx([500.0] * 6)
+
+
+def test_a_dropped_column_that_cannot_be_derived_is_named():
+    with pytest.raises(
+        UpstreamFormatError, match="missing from every configuration: median_itl_ms"
+    ):
+        validated("missing-column.json")
+
+
+EXPECTED_BAD = [
+    # (row position, column, words in the problem)
+    (0, "energy_per_token_joules", "must be present (missing, null or NaN)"),
+    (1, "avg_power_watts", "must be a finite number"),
+    (2, "energy_per_token_joules", "must be > 0"),
+    (2, "energy_per_request_joules", "must be > 0"),
+    (3, "num_gpus", "must be an integer"),
+    (4, "max_num_seqs", "must be >= 1"),
+    (4, "avg_batch_size", "must be <= max_num_seqs"),  # true of 0, and said once
+    (5, "p90_itl_ms", "must be >= median_itl_ms"),
+    (6, "avg_batch_size", "must be <= max_num_seqs"),
+    (7, "energy_per_request_joules", "must equal energy_per_token_joules × avg_output_len"),
+    (8, "nickname", "must be present"),
+    (9, "num_gpus", "must be an integer"),
+    (10, "max_num_seqs", "must be an integer"),
+]
+
+
+@pytest.mark.parametrize(("position", "column", "problem"), EXPECTED_BAD)
+def test_each_bad_value_is_reported_by_row_key_and_column(position, column, problem):
+    failures = failures_of("bad-values.json")
+    matching = [
+        f
+        for f in failures
+        if f.startswith(f"configurations[{position}] (") and f": {column}: " in f
+    ]
+    assert matching, f"no failure for row {position} column {column} in:\n" + "\n".join(failures)
+    assert any(problem in f for f in matching)
+    assert "model_id=org/bad, gpu_model=H100" in matching[0]
+
+
+def test_all_failures_are_reported_together_with_no_others():
+    failures = failures_of("bad-values.json")
+    reported = {(int(f.split("[")[1].split("]")[0]), f.split(": ")[1]) for f in failures}
+    assert reported == {(p, c) for p, c, _ in EXPECTED_BAD}
+
+
+def test_the_error_message_names_the_file():
+    with pytest.raises(ValidationFailed) as caught:
+        validated("bad-values.json")
+    assert str(caught.value).startswith(f"{TASK_PATH}: 13 validation failure(s):")
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("not-an-object.json", "expected a JSON object with 'configurations', got a array"),
+        ("html-page.json", "not valid JSON"),
+        ("truncated.json", "not valid JSON"),
+        ("no-configurations.json", "has no 'configurations' array"),
+    ],
+)
+def test_malformed_files_are_refused_by_name(name, fragment):
+    with pytest.raises(UpstreamFormatError) as caught:
+        validated(name)
+    assert fragment in str(caught.value)
+    assert TASK_PATH in str(caught.value)
+
+
+def test_an_html_page_shows_its_first_bytes():
+    with pytest.raises(UpstreamFormatError, match="<!DOCTYPE html>"):
+        validated("html-page.json")
+
+
+def test_configurations_must_be_objects_and_not_empty():
+    with pytest.raises(UpstreamFormatError, match=r"configurations\[1\] is a number"):
+        validated_configurations(upstream_file(b'{"configurations": [{}, 3]}'))
+    with pytest.raises(UpstreamFormatError, match="'configurations' is empty"):
+        validated_configurations(upstream_file(b'{"configurations": []}'))
+
+
+def test_an_integer_beyond_64_bits_is_a_failure_not_a_crash():
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    document["configurations"][0]["max_num_seqs"] = 2**70
+    with pytest.raises(ValidationFailed, match="max_num_seqs: must be an integer"):
+        validated_configurations(upstream_file(json.dumps(document).encode()))
+
+
+def test_leaderboard_compiled_date_is_read_and_checked():
+    assert leaderboard_compiled(upstream_file(b'{"last_updated": "2026-02-16"}')) == "2026-02-16"
+    with pytest.raises(UpstreamFormatError, match="must be a date"):
+        leaderboard_compiled(upstream_file(b'{"last_updated": "16/02/2026"}'))
