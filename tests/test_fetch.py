@@ -64,7 +64,7 @@ def test_a_listed_file_that_is_absent_is_named(tmp_path: Path):
     copy = tmp_path / "snap"
     shutil.copytree(SNAPSHOT, copy)
     (copy / TASK_PATH).unlink()
-    with pytest.raises(SourceError, match="lm-arena-chat.json: cannot be read"):
+    with pytest.raises(SourceError, match=r"lm-arena-chat\.json: cannot be read"):
         upstream_snapshot(copy, task="lm-arena-chat")
 
 

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from pipeline.derive import index_rows, slug, wh_per_million_tokens
+from pipeline.editorial import editorial_text
+from pipeline.errors import DerivationError
+from pipeline.selection import selected_configurations
+from pipeline.stability import stable_configurations
+from pipeline.validate import validated_configurations
+from tests.conftest import fixture_bytes, upstream_file
+
+LABELS = editorial_text()["precision_labels"]
+PUBLISHED_KEYS = [
+    "model", "slug", "model_id", "params_b", "active_params_b", "precision", "gpu", "num_gpus",
+    "wh_per_million_output_tokens", "joules_per_output_token", "median_itl_ms",
+    "avg_requests_in_flight", "gpu_power_watts_total", "avg_output_tokens", "avg_running_batch",
+    "max_num_seqs", "row_id",
+]  # fmt: skip
+
+
+def rows_of(name: str):
+    frame = validated_configurations(upstream_file(fixture_bytes(name))).frame
+    selection = selected_configurations(stable_configurations(frame).stable)
+    return index_rows(selection.selected, precision_labels=LABELS)
+
+
+def test_rows_carry_the_published_keys_in_order(published):
+    assert list(published["rows"][0]) == PUBLISHED_KEYS
+    assert all(list(row) == PUBLISHED_KEYS for row in rows_of("edge-cases.json"))
+
+
+def test_rounding_is_pythons_round_where_polars_differs():
+    row = {r["model_id"]: r for r in rows_of("edge-cases.json")}["org/test-8b"]
+    full = wh_per_million_tokens(0.215694)
+    assert row["wh_per_million_output_tokens"] == round(full, 2) == 59.91
+    # The trap this guards against: polars rounds the same float to 59.92.
+    assert pl.Series([full]).round(2)[0] == 59.92
+
+
+def test_derived_fields_of_one_row():
+    row = {r["model_id"]: r for r in rows_of("edge-cases.json")}["org/repeat-fp8"]
+    assert row["precision"] == "FP8"
+    assert row["slug"] == "repeat-model-fp8"
+    assert row["row_id"] == "repeat-model-fp8/H100/2/256"
+    assert row["joules_per_output_token"] == 0.1
+    assert row["avg_requests_in_flight"] == row["avg_running_batch"] == 251.0
+    assert row["gpu_power_watts_total"] == 700
+    assert isinstance(row["gpu_power_watts_total"], int)
+    assert isinstance(row["avg_output_tokens"], int)
+    assert isinstance(row["params_b"], float)
+
+
+def test_rows_are_sorted_by_wh_then_row_id():
+    rows = rows_of("edge-cases.json")
+    keys = [(r["wh_per_million_output_tokens"], r["row_id"]) for r in rows]
+    assert keys == sorted(keys)
+
+
+@pytest.mark.parametrize(
+    ("nickname", "expected"),
+    [
+        ("Llama 3.1 8B Instruct", "llama-3-1-8b-instruct"),
+        ("Qwen 3 235B A22B Instruct FP8", "qwen-3-235b-a22b-instruct-fp8"),
+        ("PixArt-Σ", "pixart"),
+        ("  GPT (oss) 20B ", "gpt-oss-20b"),
+    ],
+)
+def test_slug(nickname, expected):
+    assert slug(nickname) == expected
+
+
+def test_a_precision_without_a_label_is_a_clear_error():
+    with pytest.raises(DerivationError, match="weight_precision 'int3' has no label"):
+        rows_of("unknown-precision.json")
+
+
+def test_two_models_whose_slugs_collide_are_refused():
+    frame = pl.DataFrame(
+        {
+            "model_id": ["a/x", "b/x"],
+            "nickname": ["Model X", "Model-X"],
+            "gpu_model": ["H100", "H100"],
+            "num_gpus": [1, 1],
+            "max_num_seqs": [8, 8],
+            "weight_precision": ["bfloat16", "bfloat16"],
+            "total_params_billions": [1.0, 1.0],
+            "activated_params_billions": [1.0, 1.0],
+            "energy_per_token_joules": [0.1, 0.1],
+            "avg_output_len": [10.0, 10.0],
+            "avg_batch_size": [8.0, 8.0],
+            "avg_power_watts": [100.0, 100.0],
+            "median_itl_ms": [10.0, 10.0],
+        }
+    )
+    with pytest.raises(DerivationError, match="model-x/H100/1/8 stands for two models"):
+        index_rows(frame, precision_labels=LABELS)

@@ -1,0 +1,174 @@
+"""The whole pipeline, from the shared snapshot and from fixtures."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import DerivationError
+from pipeline.run import BuildSettings, build, report_path, run
+from tests.conftest import REPO, SNAPSHOT, TASK_PATH, write_snapshot
+
+PUBLISHED_DATES = BuildSettings(retrieved="2026-09-26", updated="2026-09-27")
+
+
+@pytest.fixture(scope="module")
+def rebuilt():
+    return build(SNAPSHOT, settings=PUBLISHED_DATES)
+
+
+def test_the_rebuild_equals_the_published_index_in_every_key_and_row(rebuilt, published):
+    assert list(rebuilt.document) == list(published)
+    for key in published:
+        if key != "rows":
+            assert rebuilt.document[key] == published[key], key
+    assert len(rebuilt.document["rows"]) == len(published["rows"]) == 32
+    for mine, theirs in zip(rebuilt.document["rows"], published["rows"], strict=True):
+        assert list(mine.items()) == list(theirs.items())
+    assert rebuilt.document == published
+
+
+def test_the_committed_output_equals_the_published_index(published):
+    committed = json.loads((REPO / "output" / "index.json").read_bytes())
+    assert committed == published
+
+
+def test_two_builds_give_the_same_bytes(tmp_path: Path):
+    first = run(SNAPSHOT, out=tmp_path / "a" / "index.json", settings=PUBLISHED_DATES)
+    second = run(SNAPSHOT, out=tmp_path / "b" / "index.json", settings=PUBLISHED_DATES)
+    assert (tmp_path / "a" / "index.json").read_bytes() == (
+        tmp_path / "b" / "index.json"
+    ).read_bytes()
+    assert first.report_bytes == second.report_bytes
+    assert (tmp_path / "a" / "index.report.json").read_bytes() == first.report_bytes
+
+
+def test_shuffling_configurations_and_their_keys_changes_no_byte(tmp_path: Path, rebuilt):
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    shuffler = random.Random(20261130)
+    shuffler.shuffle(document["configurations"])
+    shuffled = []
+    for configuration in document["configurations"]:
+        items = list(configuration.items())
+        shuffler.shuffle(items)
+        shuffled.append(dict(items))
+    document = {
+        "configurations": shuffled,
+        **{k: v for k, v in document.items() if k != "configurations"},
+    }
+    task_bytes = json.dumps(document).encode()
+    assert task_bytes != (SNAPSHOT / TASK_PATH).read_bytes()
+    snapshot = write_snapshot(
+        tmp_path, task_bytes, index_bytes=(SNAPSHOT / "public/data/index.json").read_bytes()
+    )
+    again = build(snapshot, settings=PUBLISHED_DATES)
+    assert again.index_bytes == rebuilt.index_bytes
+
+
+def test_the_report_records_inputs_counts_and_what_was_left_out(rebuilt):
+    report = rebuilt.report
+    assert report["report"] == "energy-index build report"
+    assert "rows" not in report and "version" not in report
+    assert report["counts"] == {
+        "configurations": 328,
+        "stable": 328,
+        "excluded_unstable": 0,
+        "eligible_under_deadline": 328,
+        "groups": 32,
+        "groups_without_eligible": 0,
+        "rows": 32,
+    }
+    assert "excluded no configuration" in report["stability"]
+    assert report["source"]["data_url_at_commit"].endswith(
+        "/0cd52dab897c5d91a45f4d413038f3b8b4251b0f/public/data/tasks/lm-arena-chat.json"
+    )
+    assert [i["path"] for i in report["inputs"]] == [TASK_PATH, "public/data/index.json"]
+    assert {(r["num_gpus"], r["max_num_seqs"]) for r in report["repeated_runs"]} == {
+        (2, 256),
+        (2, 512),
+    }
+    spreads = sorted(r["spread"] for r in report["repeated_runs"])
+    assert spreads == [pytest.approx(0.1015, abs=1e-4), pytest.approx(0.1897, abs=1e-4)]
+
+
+def test_a_lower_deadline_changes_the_sentences_that_state_it():
+    at_100 = build(SNAPSHOT, settings=BuildSettings(itl_deadline_ms=100)).document
+    assert at_100["itl_deadline_ms"] == 100
+    for sentence in (at_100["selection"], at_100["source"]["selection"]):
+        assert "no measured configuration reaches it" not in sentence
+        assert "default ceiling" not in sentence
+        assert "of 328 stable configurations exceed it" in sentence
+    assert "does not exceed 100 ms" in at_100["source"]["selection"]
+    exceeding = int(at_100["selection"].split("(")[1].split(" of ")[0])
+    snapshot_rows = json.loads((SNAPSHOT / TASK_PATH).read_bytes())["configurations"]
+    assert exceeding == sum(1 for c in snapshot_rows if c["median_itl_ms"] > 100)
+
+
+def test_a_build_from_fixtures_reports_exclusions_and_columns(fixture_snapshot, fixture_editorial):
+    result = build(
+        fixture_snapshot("edge-cases.json"), settings=BuildSettings(), editorial=fixture_editorial
+    )
+    report = result.report
+    assert report["counts"]["excluded_unstable"] == 4
+    assert {(e["model_id"], e["max_num_seqs"], e["reason"]) for e in report["excluded"]} == {
+        ("org/unstable", 128, "low_batch_utilization"),
+        ("org/unstable", 256, "cascade_from_unstable_batch"),
+        ("org/short", 32, "short_steady_state"),
+        ("org/short", 64, "cascade_from_unstable_batch"),
+    }
+    assert [g["model_id"] for g in report["groups_without_eligible"]] == ["org/slow"]
+    assert report["columns"]["ignored"] == ["future_metric"]
+    assert "excluded 4 of 17" in report["stability"]
+    assert len(result.document["rows"]) == 5
+    assert result.document["source"]["configurations"].startswith("13 stable configurations:")
+
+
+def test_a_derived_column_is_noted_in_the_report(fixture_snapshot, fixture_editorial):
+    report = build(
+        fixture_snapshot("drifted-columns.json"),
+        settings=BuildSettings(),
+        editorial=fixture_editorial,
+    ).report
+    assert report["columns"]["derived"] == [
+        {
+            "column": "avg_output_len",
+            "formula": "energy_per_request_joules / energy_per_token_joules",
+        }
+    ]
+
+
+def test_a_reference_row_that_matches_no_row_is_an_error(fixture_snapshot):
+    # The real editorial text names Qwen 3 32B on 2×H100, which the fixture does not have.
+    with pytest.raises(DerivationError, match="reference_row Qwen 3 32B on 2×H100"):
+        build(fixture_snapshot("edge-cases.json"), settings=BuildSettings())
+
+
+def test_dates_default_to_the_snapshot_then_carry_over_while_the_bytes_stay(tmp_path: Path):
+    snapshot_bytes = (SNAPSHOT / TASK_PATH).read_bytes()
+    index_bytes = (SNAPSHOT / "public/data/index.json").read_bytes()
+    out = tmp_path / "out" / "index.json"
+    first = write_snapshot(
+        tmp_path / "s1", snapshot_bytes, index_bytes=index_bytes, retrieved="2026-10-01"
+    )
+    run(first, out=out, settings=BuildSettings())
+    written = out.read_bytes()
+    assert json.loads(written)["source"]["retrieved"] == "2026-10-01"
+    assert json.loads(written)["updated"] == "2026-10-01"
+
+    # Same bytes fetched again later: nothing moves.
+    later = write_snapshot(
+        tmp_path / "s2", snapshot_bytes, index_bytes=index_bytes, retrieved="2026-11-01"
+    )
+    run(later, out=out, settings=BuildSettings())
+    assert out.read_bytes() == written
+
+    # Different bytes: the snapshot's date is taken.
+    changed = write_snapshot(
+        tmp_path / "s3", snapshot_bytes + b"\n", index_bytes=index_bytes, retrieved="2026-11-02"
+    )
+    run(changed, out=out, settings=BuildSettings())
+    assert json.loads(out.read_bytes())["source"]["retrieved"] == "2026-11-02"
+    assert report_path(out).exists()

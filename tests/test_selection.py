@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from pipeline.selection import selected_configurations
+from pipeline.stability import stable_configurations
+from pipeline.validate import validated_configurations
+from tests.conftest import fixture_bytes, upstream_file
+
+
+@pytest.fixture
+def stable() -> pl.DataFrame:
+    frame = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
+    return stable_configurations(frame).stable
+
+
+def chosen(selection) -> dict[str, tuple[int, int, float]]:
+    return {
+        r["model_id"]: (r["num_gpus"], r["max_num_seqs"], r["energy_per_token_joules"])
+        for r in selection.selected.iter_rows(named=True)
+    }
+
+
+def test_lowest_energy_within_the_deadline(stable):
+    got = chosen(selected_configurations(stable))
+    # 1×256 has lower energy (0.2) but a median ITL of 600 ms, past the deadline.
+    assert got["org/test-8b"] == (1, 128, 0.215694)
+
+
+def test_an_energy_tie_is_broken_by_lower_median_itl(stable):
+    # 1×128 (40 ms) and 2×128 (45 ms) share 0.215694 J/token.
+    assert chosen(selected_configurations(stable))["org/test-8b"][:2] == (1, 128)
+
+
+def test_a_full_tie_is_broken_by_the_smaller_max_num_seqs(stable):
+    assert chosen(selected_configurations(stable))["org/tie"] == (1, 32, 0.25)
+
+
+def test_repeated_runs_compete_and_are_reported(stable):
+    selection = selected_configurations(stable)
+    assert chosen(selection)["org/repeat-fp8"] == (2, 256, 0.10)
+    repeated = selection.repeated_runs.to_dicts()
+    assert len(repeated) == 1
+    assert repeated[0]["max_num_seqs"] == 256
+    assert repeated[0]["runs"] == 2
+    assert repeated[0]["spread"] == pytest.approx(0.2)
+
+
+def test_unstable_runs_are_never_chosen(stable):
+    assert chosen(selected_configurations(stable))["org/unstable"] == (1, 64, 0.5)
+    assert chosen(selected_configurations(stable))["org/short"] == (1, 16, 0.6)
+
+
+def test_a_group_with_nothing_under_the_deadline_is_left_out_and_reported(stable):
+    selection = selected_configurations(stable)
+    assert "org/slow" not in chosen(selection)
+    assert selection.groups_without_eligible.to_dicts() == [
+        {
+            "model_id": "org/slow",
+            "gpu_model": "H100",
+            "configurations": 2,
+            "fastest_median_itl_ms": 650.0,
+        }
+    ]
+
+
+def test_the_deadline_is_inclusive(stable):
+    at_600 = chosen(selected_configurations(stable, itl_deadline_ms=600.0))
+    assert at_600["org/test-8b"] == (1, 256, 0.2)
+    just_under = chosen(selected_configurations(stable, itl_deadline_ms=599.999))
+    assert just_under["org/test-8b"] == (1, 128, 0.215694)
+
+
+def test_one_row_per_model_and_gpu_sorted_by_group(stable):
+    selected = selected_configurations(stable).selected
+    groups = selected.select("model_id", "gpu_model").rows()
+    assert groups == sorted(set(groups))
