@@ -1,0 +1,186 @@
+"""The command line, as users and scripts call it: exit codes, messages, files left alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from tests.conftest import PUBLISHED, REPO, SNAPSHOT, TASK_PATH
+
+DATES = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture
+def previous_output(tmp_path: Path) -> Path:
+    """An index already written at the output path, which a failed build must not touch."""
+    out = tmp_path / "out" / "index.json"
+    result = invoke("build", "--from", SNAPSHOT, "--out", out, *DATES)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def snapshot_of(directory: Path, fixture: str) -> Path:
+    from tests.conftest import fixture_bytes, write_snapshot
+
+    return write_snapshot(directory, fixture_bytes(fixture))
+
+
+@pytest.mark.parametrize("command", [[], ["build"], ["audit"], ["validate"]])
+def test_every_command_has_help_with_an_example(command):
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0
+    assert "Example:" in result.output
+    assert "Exit codes:" in result.output
+
+
+def test_every_registered_command_is_covered_by_the_help_test():
+    assert sorted(main.commands) == ["audit", "build", "validate"]
+
+
+def test_python_dash_m_and_the_console_script_both_answer():
+    by_module = subprocess.run(
+        [sys.executable, "-m", "pipeline", "--help"], capture_output=True, text=True, cwd=REPO
+    )
+    assert by_module.returncode == 0
+    assert "Usage:" in by_module.stdout
+    script = Path(sys.executable).parent / "energy-index"
+    by_script = subprocess.run([script, "--version"], capture_output=True, text=True)
+    assert by_script.returncode == 0
+    assert "energy-index, version" in by_script.stdout
+
+
+def test_build_writes_the_index_and_its_report(previous_output: Path):
+    published = json.loads(PUBLISHED.read_bytes())
+    assert json.loads(previous_output.read_bytes()) == published
+    report = json.loads((previous_output.parent / "index.report.json").read_bytes())
+    assert report["report"] == "energy-index build report"
+
+
+def test_build_says_what_it_wrote(tmp_path: Path):
+    out = tmp_path / "index.json"
+    result = invoke("build", "--from", SNAPSHOT, "--out", out)
+    assert result.exit_code == 0
+    assert f"wrote {out} (32 rows from 328 stable of 328 configurations)" in result.output
+
+
+BAD_INPUTS = [
+    ("bad-values.json", "13 validation failure(s)"),
+    ("not-an-object.json", "expected a JSON object"),
+    ("html-page.json", "not valid JSON"),
+    ("truncated.json", "not valid JSON"),
+    ("no-configurations.json", "has no 'configurations' array"),
+    ("missing-column.json", "missing from every configuration: median_itl_ms"),
+    ("unknown-precision.json", "weight_precision 'int3' has no label"),
+]
+
+
+@pytest.mark.parametrize(("fixture", "message"), BAD_INPUTS)
+def test_bad_input_exits_1_and_leaves_the_previous_output_alone(
+    tmp_path: Path, previous_output: Path, fixture: str, message: str
+):
+    before = previous_output.read_bytes()
+    report_before = (previous_output.parent / "index.report.json").read_bytes()
+    source = snapshot_of(tmp_path / "bad", fixture)
+    result = invoke("build", "--from", source, "--out", previous_output)
+    assert result.exit_code == 1
+    assert message in result.output
+    assert TASK_PATH in result.output or "int3" in result.output
+    assert previous_output.read_bytes() == before
+    assert (previous_output.parent / "index.report.json").read_bytes() == report_before
+    assert sorted(p.name for p in previous_output.parent.iterdir()) == [
+        "index.json",
+        "index.report.json",
+    ]
+
+
+def test_a_tampered_snapshot_exits_1_and_leaves_the_output_alone(tmp_path, previous_output):
+    before = previous_output.read_bytes()
+    copy = tmp_path / "tampered"
+    shutil.copytree(SNAPSHOT, copy)
+    (copy / TASK_PATH).write_bytes((copy / TASK_PATH).read_bytes().replace(b"H100", b"H200", 1))
+    result = invoke("build", "--from", copy, "--out", previous_output)
+    assert result.exit_code == 1
+    assert "sha256 mismatch" in result.output
+    assert previous_output.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["build", "--updated", "2026-13-01"],
+        ["build", "--itl-deadline-ms", "0"],
+        ["build", "--no-such-option"],
+        ["audit"],
+        ["frobnicate"],
+    ],
+)
+def test_usage_errors_exit_2(args):
+    assert invoke(*args).exit_code == 2
+
+
+def test_audit_passes_on_the_published_index():
+    result = invoke("audit", "--published", PUBLISHED, "--from", SNAPSHOT)
+    assert result.exit_code == 0, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith("32/32 rows identical, header identical (volatile: ")
+    assert 'source.retrieved: "2026-09-26" → "2026-11-30"' in first
+
+
+def test_audit_names_a_changed_figure_and_exits_1(tmp_path: Path):
+    document = json.loads(PUBLISHED.read_bytes())
+    row = document["rows"][3]
+    row["wh_per_million_output_tokens"] = 99.99
+    document["caveat"] = "changed"
+    document["updated"] = "2030-01-01"  # volatile: shown, not failing
+    copy = tmp_path / "index.json"
+    copy.write_text(json.dumps(document))
+    result = invoke("audit", "--published", copy, "--from", SNAPSHOT)
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].startswith("31/32 rows identical, header differs")
+    assert f"{row['row_id']}.wh_per_million_output_tokens: 99.99 → 15.67" in lines
+    assert any(line.startswith('caveat: "changed" → "GPU energy only') for line in lines)
+    assert not any(line.startswith("updated:") for line in lines[1:])
+
+
+def test_audit_reports_rows_on_one_side_only_as_json(tmp_path: Path):
+    document = json.loads(PUBLISHED.read_bytes())
+    removed = document["rows"].pop(0)
+    copy = tmp_path / "index.json"
+    copy.write_text(json.dumps(document))
+    result = invoke("audit", "--published", copy, "--from", SNAPSHOT, "--json")
+    assert result.exit_code == 1
+    verdict = json.loads(result.output)
+    assert verdict["identical"] is False
+    assert verdict["only_rebuilt"] == [removed["row_id"]]
+    assert verdict["rows_identical"] == 31
+
+
+def test_audit_of_a_file_that_is_not_json_exits_1(tmp_path: Path):
+    copy = tmp_path / "index.json"
+    copy.write_text("<html>")
+    result = invoke("audit", "--published", copy, "--from", SNAPSHOT)
+    assert result.exit_code == 1
+    assert "not valid JSON" in result.output
+
+
+def test_validate_accepts_the_published_index_and_names_problems_in_a_broken_one(tmp_path):
+    assert invoke("validate", PUBLISHED).exit_code == 0
+    document = json.loads(PUBLISHED.read_bytes())
+    document["rows"][0]["slug"] = "Bad Slug"
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document))
+    result = invoke("validate", broken)
+    assert result.exit_code == 1
+    assert "$.rows[0].slug: 'Bad Slug' does not match" in result.output
