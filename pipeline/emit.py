@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Mapping
 from functools import cache
@@ -92,3 +93,31 @@ def _json_path(parts: Any) -> str:
     for part in parts:
         text += f"[{part}]" if isinstance(part, int) else f".{part}"
     return text
+
+
+def write_directory(target: Path, files: Mapping[str, bytes]) -> None:
+    """Replace a directory by one holding exactly ``files`` (relative paths), all or nothing.
+
+    The new tree is written beside the target and renamed into place; a failure part-way leaves
+    the previous directory as it was and no partial tree behind.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
+    retired = staging.with_suffix(".old")
+    try:
+        for relative, data in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        os.chmod(staging, 0o755)
+        if target.exists():
+            os.rename(target, retired)
+        try:
+            os.rename(staging, target)
+        except OSError:
+            if retired.exists():
+                os.rename(retired, target)
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(retired, ignore_errors=True)
