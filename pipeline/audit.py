@@ -86,10 +86,10 @@ def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:
     row_differences: list[Difference] = []
     identical = 0
     for row_id in sorted(published_rows.keys() & rebuilt_rows.keys()):
-        differences = _differences(published_rows[row_id], rebuilt_rows[row_id], prefix=row_id)
-        row_differences += differences
-        identical += not differences
-    header = _differences(_header(published), _header(rebuilt), prefix="")
+        found = differences(published_rows[row_id], rebuilt_rows[row_id], prefix=row_id)
+        row_differences += found
+        identical += not found
+    header = differences(_header(published), _header(rebuilt), prefix="")
     volatile_paths = set(VOLATILE)
     return Audit(
         rows_compared=len(published_rows.keys() & rebuilt_rows.keys()),
@@ -117,7 +117,7 @@ def _header(document: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in document.items() if key != "rows"}
 
 
-def _differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference]:
+def differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference]:
     if isinstance(published, dict) and isinstance(rebuilt, dict):
         found = []
         for key in [*published, *(k for k in rebuilt if k not in published)]:
@@ -125,7 +125,7 @@ def _differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Differenc
             if key not in published or key not in rebuilt:
                 found.append(Difference(where, published.get(key), rebuilt.get(key)))
             else:
-                found += _differences(published[key], rebuilt[key], prefix=where)
+                found += differences(published[key], rebuilt[key], prefix=where)
         return found
     # bool is an int to Python: compare JSON types too, so that 1 and true differ.
     if type(published) is not type(rebuilt) and not (_is_number(published) and _is_number(rebuilt)):

@@ -7,6 +7,7 @@
     ├── ValidationFailed        one or more configurations broke a rule (all are listed)
     ├── DerivationError         a selected row cannot be turned into an index row
     ├── SchemaViolation         the document to be written does not match its JSON Schema
+    ├── LockBusy                another regeneration of the same output is running
     └── NetworkError            a download failed after its retries; exit code 3
 
 The CLI prints ``str(error)`` and exits with ``error.exit_code``; nothing is written.
@@ -74,6 +75,10 @@ class SchemaViolation(EnergyIndexError):
         self.schema, self.problems = schema, list(problems)
         lines = [f"the document does not match {schema}:"] + [f"  {p}" for p in self.problems]
         super().__init__("\n".join(lines))
+
+
+class LockBusy(EnergyIndexError):
+    """Another regeneration holds the lock on the same output."""
 
 
 class NetworkError(EnergyIndexError):

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.audit import audit
+from pipeline.changes import Changelog, changelog
 from pipeline.derive import index_rows
 from pipeline.document import Dates, build_report, index_document, serialized
 from pipeline.editorial import editorial_text, task_text
 from pipeline.emit import checked, write_files
+from pipeline.errors import LockBusy, SourceError
 from pipeline.fetch import UpstreamSnapshot, upstream_snapshot
-from pipeline.selection import DEFAULT_ITL_DEADLINE_MS, selected_configurations
-from pipeline.stability import StabilityThresholds, stable_configurations
-from pipeline.validate import leaderboard_compiled, validated_configurations
+from pipeline.selection import DEFAULT_ITL_DEADLINE_MS, Selection, selected_configurations
+from pipeline.stability import StabilityThresholds, StableConfigurations, stable_configurations
+from pipeline.validate import (
+    ValidatedConfigurations,
+    leaderboard_compiled,
+    validated_configurations,
+)
 
 DEFAULT_TASK = "lm-arena-chat"
 
@@ -84,14 +95,24 @@ def report_path(index_path: Path) -> Path:
     return index_path.with_name(f"{index_path.stem}.report.json")
 
 
-def build(
-    source: Path,
-    *,
-    settings: BuildSettings,
-    previous: Previous | None = None,
-    editorial: dict[str, Any] | None = None,
-) -> Build:
-    """Build the index from a snapshot directory, in memory; raise on any bad input."""
+@dataclass(frozen=True)
+class Stages:
+    """What the stages computed, before dates are put on it."""
+
+    snapshot: UpstreamSnapshot
+    validated: ValidatedConfigurations
+    stability: StableConfigurations
+    selection: Selection
+    rows: tuple[dict[str, Any], ...]
+    compiled: str
+    editorial: dict[str, Any]
+    wording: dict[str, Any]
+
+
+def index_stages(
+    source: Path, *, settings: BuildSettings, editorial: dict[str, Any] | None = None
+) -> Stages:
+    """Fetch → validate → stability filter → selection → derive; raise on any bad input."""
     editorial = editorial or editorial_text()
     wording = task_text(editorial, settings.task)
     snapshot = upstream_snapshot(source, task=settings.task)
@@ -99,27 +120,45 @@ def build(
     stability = stable_configurations(validated.frame, thresholds=settings.thresholds)
     selection = selected_configurations(stability.stable, itl_deadline_ms=settings.itl_deadline_ms)
     rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
+    compiled = leaderboard_compiled(snapshot.index_file)
+    return Stages(snapshot, validated, stability, selection, rows, compiled, editorial, wording)
+
+
+def assembled(stages: Stages, dates: Dates) -> Build:
+    """The index document and its report, checked against the schema, as bytes to write."""
     document = index_document(
-        rows=rows,
-        snapshot=snapshot,
-        compiled=leaderboard_compiled(snapshot.index_file),
-        stability=stability,
-        selection=selection,
-        dates=settings.dates(snapshot, previous),
-        editorial=editorial,
-        task_text=wording,
+        rows=stages.rows,
+        snapshot=stages.snapshot,
+        compiled=stages.compiled,
+        stability=stages.stability,
+        selection=stages.selection,
+        dates=dates,
+        editorial=stages.editorial,
+        task_text=stages.wording,
     )
     checked(document)
     index_bytes = serialized(document)
     report = build_report(
         index_bytes=index_bytes,
-        snapshot=snapshot,
-        validated=validated,
-        stability=stability,
-        selection=selection,
-        rows=rows,
+        snapshot=stages.snapshot,
+        validated=stages.validated,
+        stability=stages.stability,
+        selection=stages.selection,
+        rows=stages.rows,
     )
     return Build(document, report, index_bytes, serialized(report))
+
+
+def build(
+    source: Path,
+    *,
+    settings: BuildSettings,
+    previous: Previous | None = None,
+    editorial: dict[str, Any] | None = None,
+) -> Build:
+    """Build the index from a snapshot directory, in memory."""
+    stages = index_stages(source, settings=settings, editorial=editorial)
+    return assembled(stages, settings.dates(stages.snapshot, previous))
 
 
 def run(
@@ -130,3 +169,100 @@ def run(
     # The index is written last: it is replaced only once its report is in place.
     write_files({report_path(out): result.report_bytes, out: result.index_bytes})
     return result
+
+
+@dataclass(frozen=True)
+class Regeneration:
+    """What a regeneration did: nothing (``changelog`` is None), or wrote a changed index."""
+
+    commit: str
+    changelog: Changelog | None
+
+
+def changelog_path(index_path: Path) -> Path:
+    """``output/index.json`` → ``output/index.changelog.json`` (the latest change)."""
+    return index_path.with_name(f"{index_path.stem}.changelog.json")
+
+
+def regenerate(
+    source: Path,
+    *,
+    out: Path,
+    settings: BuildSettings,
+    today: str,
+    editorial: dict[str, Any] | None = None,
+) -> Regeneration:
+    """Rebuild; write only if rows or non-volatile header keys changed, with a changelog.
+
+    Unchanged: nothing is written, so the index keeps its bytes and dates. Changed: ``updated``
+    becomes ``today``; ``data_version`` too if rows changed, else it keeps its previous value.
+    Call it under :func:`regeneration_lock`.
+    """
+    previous_document = _existing_index(out)
+    stages = index_stages(source, settings=settings, editorial=editorial)
+    candidate = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
+    commit = stages.snapshot.commit
+    if previous_document is not None and audit(previous_document, candidate.document).identical:
+        return Regeneration(commit=commit, changelog=None)
+
+    log = changelog(previous_document, candidate.document, date=today, commit=commit)
+    data_version = today
+    if previous_document is not None and not log.rows_changed:
+        data_version = previous_document["data_version"]
+    dates = Dates(
+        retrieved=candidate.document["source"]["retrieved"],
+        updated=today,
+        data_version=data_version,
+    )
+    result = assembled(stages, dates)
+    history = out.parent / "CHANGELOG.md"
+    earlier = history.read_text("utf-8") if history.exists() else "# Changes to the index\n\n"
+    write_files(
+        {
+            report_path(out): result.report_bytes,
+            changelog_path(out): serialized(log.as_json()),
+            history: (earlier + log.markdown()).encode("utf-8"),
+            out: result.index_bytes,
+        }
+    )
+    return Regeneration(commit=commit, changelog=log)
+
+
+def _existing_index(out: Path) -> dict[str, Any] | None:
+    try:
+        content = out.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise SourceError(f"{out}: cannot be read ({error.strerror})") from None
+    try:
+        document = json.loads(content)
+    except ValueError as error:
+        raise SourceError(
+            f"{out}: the existing index is not valid JSON ({error}); move it away to start afresh"
+        ) from None
+    return document if isinstance(document, dict) else None
+
+
+@contextmanager
+def regeneration_lock(out: Path, *, wait_seconds: float) -> Iterator[None]:
+    """Hold ``.<name>.lock`` beside the index; wait for another holder up to ``wait_seconds``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    path = out.with_name(f".{out.name}.lock")
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockBusy(
+                        f"{path}: another regeneration of {out} is running; "
+                        f"waited {wait_seconds:.0f} s (see --lock-timeout)"
+                    ) from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
