@@ -8,28 +8,38 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
-from collections.abc import Callable
-from datetime import date
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from pipeline import __version__
 
-# Until the live fetch lands, builds read the snapshot that sits beside a checkout.
-DEFAULT_SOURCE = (
-    Path(__file__).resolve().parent.parent.parent / "shared/upstream/ml-energy-leaderboard"
-)
+if TYPE_CHECKING:
+    from pipeline.download import Downloader
+
+DEFAULT_SOURCE = "https://github.com/ml-energy/leaderboard"
 DEFAULT_OUT = Path("output/index.json")
+DEFAULT_CACHE = Path(".cache/upstream")
+OFFLINE_HINT = (
+    "hint: to build without network, pass a snapshot directory: --from DIR "
+    "(make index FROM=DIR), e.g. ../shared/upstream/ml-energy-leaderboard"
+)
+CHANGED_EXIT_CODE = 10
 
 EXIT_CODES = """\b
 Exit codes:
-  0  success
+  0  success (regenerate: unchanged, or changed without --exit-code)
   1  data or validation failure (bad input, schema violation, audit difference)
   2  usage error (unknown option, bad value)
-  3  network failure after retries"""
+  3  network failure after retries (the message names the URL and the last error)
+  10 regenerate --exit-code: the index changed"""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -51,15 +61,139 @@ def reports_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from pipeline.errors import EnergyIndexError
+        from pipeline.errors import EnergyIndexError, NetworkError
 
         try:
             return command(*args, **kwargs)
         except EnergyIndexError as error:
             click.echo(f"error: {error}", err=True)
+            if isinstance(error, NetworkError):
+                click.echo(OFFLINE_HINT, err=True)
             sys.exit(error.exit_code)
 
     return wrapper  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Network:
+    """The network settings every command that may download shares."""
+
+    ref: str | None
+    api_base: str
+    raw_base: str
+    retries: int
+    timeout: float
+    backoff: float
+    max_bytes: int
+    quiet: bool
+
+    @contextmanager
+    def downloader(self) -> Iterator[Downloader]:
+        from pipeline.download import Downloader, HttpSettings
+
+        settings = HttpSettings(
+            retries=self.retries,
+            timeout=self.timeout,
+            backoff=self.backoff,
+            max_bytes=self.max_bytes,
+            progress=not self.quiet and sys.stderr.isatty(),
+            token=os.environ.get("GITHUB_TOKEN") or None,
+            token_scope=self.api_base,
+        )
+        with Downloader(settings) as downloader:
+            yield downloader
+
+
+_NETWORK_OPTIONS = [
+    click.option("--ref", help="Upstream branch, tag or commit [default: master]."),
+    click.option(
+        "--api-base", envvar="ENERGY_INDEX_API_BASE", default="https://api.github.com",
+        show_default=True, show_envvar=True, help="GitHub API base URL.",
+    ),
+    click.option(
+        "--raw-base", envvar="ENERGY_INDEX_RAW_BASE", default="https://raw.githubusercontent.com",
+        show_default=True, show_envvar=True, help="Base URL of raw files.",
+    ),
+    click.option(
+        "--retries", envvar="ENERGY_INDEX_RETRIES", type=click.IntRange(min=0), default=3,
+        show_default=True, show_envvar=True, help="Attempts after the first, per request.",
+    ),
+    click.option(
+        "--timeout", envvar="ENERGY_INDEX_TIMEOUT", type=click.FloatRange(min=0, min_open=True),
+        default=30.0, show_default=True, show_envvar=True,
+        help="Seconds for each of connect, read and the whole of one attempt.",
+    ),
+    click.option(
+        "--backoff", envvar="ENERGY_INDEX_BACKOFF", type=click.FloatRange(min=0), default=1.0,
+        show_default=True, show_envvar=True,
+        help="First delay between attempts in seconds; doubles each time, with jitter.",
+    ),
+    click.option(
+        "--max-bytes", envvar="ENERGY_INDEX_MAX_BYTES", type=click.IntRange(min=1),
+        default=64 << 20, show_default=True, show_envvar=True,
+        help="Largest response body accepted; a larger one is refused while it streams.",
+    ),
+    click.option("--quiet", is_flag=True, help="No progress display."),
+]  # fmt: skip
+
+
+def network_options(command: F) -> F:
+    """Add the network options to a command and hand them to it as one ``network`` value."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        names = (
+            "ref",
+            "api_base",
+            "raw_base",
+            "retries",
+            "timeout",
+            "backoff",
+            "max_bytes",
+            "quiet",
+        )
+        network = Network(**{name: kwargs.pop(name) for name in names})
+        return command(*args, network=network, **kwargs)
+
+    for option in reversed(_NETWORK_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+source_option = click.option(
+    "--from",
+    "source",
+    default=DEFAULT_SOURCE,
+    show_default=True,
+    help="Snapshot directory (upstream paths plus snapshot.json), or the upstream GitHub "
+    "repository URL to fetch from.",
+)
+cache_option = click.option(
+    "--cache",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_CACHE,
+    show_default=True,
+    envvar="ENERGY_INDEX_CACHE",
+    show_envvar=True,
+    help="Where a fetched snapshot is kept, so that the next fetch is conditional.",
+)
+task_option = click.option(
+    "--task", default="lm-arena-chat", show_default=True, help="Upstream task to index."
+)
+deadline_option = click.option(
+    "--itl-deadline-ms",
+    type=click.FloatRange(min=0, min_open=True),
+    default=500.0,
+    show_default=True,
+    help="Median inter-token latency ceiling, inclusive.",
+)
+out_option = click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="Index file to write; its build report goes beside it as <name>.report.json.",
+)
 
 
 @click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
@@ -76,53 +210,103 @@ def main() -> None:
     """
 
 
-source_option = click.option(
-    "--from",
-    "source",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_SOURCE,
-    show_default="the snapshot in ../shared beside the checkout",
-    help="Snapshot directory to build from (upstream paths plus snapshot.json).",
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
+
+
+def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -> Path:
+    from pipeline.live import snapshot_source
+
+    if not source.startswith(("https://", "http://")):
+        return Path(source)
+    with network.downloader() as downloader:
+        directory, outcome = snapshot_source(
+            source,
+            ref=network.ref,
+            api_base=network.api_base,
+            raw_base=network.raw_base,
+            tasks=tasks,
+            cache=cache,
+            downloader=downloader,
+            today=_today(),
+        )
+    if outcome and not network.quiet:
+        state = "changed" if outcome.changed else "unchanged"
+        click.echo(
+            f"fetched upstream {outcome.commit} into {directory} ({state}, "
+            f"{outcome.downloaded} file(s) downloaded)",
+            err=True,
+        )
+    return directory
+
+
+@main.command(epilog=EXIT_CODES)
+@click.option(
+    "--to", type=click.Path(path_type=Path), required=True, help="Snapshot directory to write."
 )
-task_option = click.option(
-    "--task", default="lm-arena-chat", show_default=True, help="Upstream task to index."
-)
-deadline_option = click.option(
-    "--itl-deadline-ms",
-    type=click.FloatRange(min=0, min_open=True),
-    default=500.0,
+@click.option(
+    "--task",
+    "tasks",
+    multiple=True,
+    default=["lm-arena-chat"],
     show_default=True,
-    help="Median inter-token latency ceiling, inclusive.",
+    help="Task file to fetch; repeat for several.",
 )
+@click.option(
+    "--repository",
+    default=DEFAULT_SOURCE,
+    show_default=True,
+    help="Upstream GitHub repository URL.",
+)
+@network_options
+@reports_errors
+def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: Network) -> None:
+    """Download upstream files into a snapshot directory, with checksums and provenance.
+
+    The ref is resolved to a commit and every file is taken from that commit. With a previous
+    snapshot in --to, an unchanged commit costs one API request, and each download is
+    conditional (ETag / Last-Modified). Written atomically: a failed fetch leaves --to as it
+    was. GITHUB_TOKEN, when set, is sent to the API only, and never printed.
+
+    Example:
+
+        energy-index fetch --to snapshots/latest --task lm-arena-chat --task gpqa
+    """
+    if not repository.startswith(("https://", "http://")):
+        raise click.BadParameter(
+            "must be a https://github.com/<owner>/<repo> URL", param_hint="--repository"
+        )
+    _snapshot(repository, network, tasks=list(tasks), cache=to)
 
 
 @main.command(epilog=EXIT_CODES)
 @source_option
 @task_option
 @deadline_option
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=DEFAULT_OUT,
-    show_default=True,
-    help="Index file to write; its build report goes beside it as <name>.report.json.",
-)
+@out_option
 @click.option(
     "--retrieved", type=IsoDate(), help="Date the data was retrieved [default: the snapshot's]."
 )
 @click.option("--updated", type=IsoDate(), help="Date the file is written [default: --retrieved].")
+@cache_option
+@network_options
 @reports_errors
 def build(
-    source: Path,
+    source: str,
     task: str,
     itl_deadline_ms: float,
     out: Path,
     retrieved: str | None,
     updated: str | None,
+    cache: Path,
+    network: Network,
 ) -> None:
-    """Build the index from a snapshot and write it with its build report.
+    """Build the index and write it with its build report.
 
-    Nothing is written unless every stage succeeds: an existing index stays as it was.
+    --from takes a snapshot directory or the upstream repository URL (the default), which is
+    fetched into --cache first. Dates not given are kept from the index already at --out when it
+    was built from the same input bytes, else taken from the snapshot, so rebuilding unchanged
+    input gives the same bytes. Nothing is written unless every stage succeeds.
 
     Example:
 
@@ -131,10 +315,11 @@ def build(
     """
     from pipeline.run import BuildSettings, report_path, run
 
+    snapshot = _snapshot(source, network, tasks=[task], cache=cache)
     settings = BuildSettings(
         task=task, itl_deadline_ms=itl_deadline_ms, retrieved=retrieved, updated=updated
     )
-    result = run(source, out=out, settings=settings)
+    result = run(snapshot, out=out, settings=settings)
     counts = result.report["counts"]
     click.echo(
         f"wrote {out} ({counts['rows']} rows from {counts['stable']} stable of "
@@ -143,16 +328,81 @@ def build(
 
 
 @main.command(epilog=EXIT_CODES)
+@source_option
+@task_option
+@deadline_option
+@out_option
+@click.option(
+    "--exit-code",
+    is_flag=True,
+    help=f"Exit {CHANGED_EXIT_CODE} when the index changed, so a scheduler can tell.",
+)
+@click.option(
+    "--date", "today", type=IsoDate(), help="Date to stamp a change with [default: today, UTC]."
+)
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait for another regeneration of the same --out to finish.",
+)
+@cache_option
+@network_options
+@reports_errors
+def regenerate(
+    source: str,
+    task: str,
+    itl_deadline_ms: float,
+    out: Path,
+    exit_code: bool,
+    today: str | None,
+    lock_timeout: float,
+    cache: Path,
+    network: Network,
+) -> None:
+    """Fetch, rebuild, and replace the index only if its data changed.
+
+    Unchanged (same rows and non-volatile header): the file keeps its bytes and dates, and this
+    prints "unchanged (upstream <commit>)". Changed: the index is written with updated = today
+    (and data_version = today if rows changed), the changelog is printed, appended to
+    CHANGELOG.md beside the index, and written as <name>.changelog.json. Two regenerations of
+    the same --out never interleave: the second waits for the first (see --lock-timeout).
+
+    Example:
+
+    \b
+        energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
+    """
+    from pipeline.run import BuildSettings, regeneration_lock
+    from pipeline.run import regenerate as regenerated
+
+    settings = BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms)
+    with regeneration_lock(out, wait_seconds=lock_timeout):
+        snapshot = _snapshot(source, network, tasks=[task], cache=cache)
+        outcome = regenerated(snapshot, out=out, settings=settings, today=today or _today())
+    if outcome.changelog is None:
+        click.echo(f"unchanged (upstream {outcome.commit})")
+        return
+    click.echo(f"changed (upstream {outcome.commit}): wrote {out}")
+    for line in outcome.changelog.lines():
+        click.echo(f"  {line}")
+    if exit_code:
+        sys.exit(CHANGED_EXIT_CODE)
+
+
+@main.command(epilog=EXIT_CODES)
 @click.option(
     "--published",
-    type=click.Path(path_type=Path),
     required=True,
-    help="The published index file to check.",
+    help="The published index to check: a file, or an https:// URL where it is served.",
 )
 @source_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@cache_option
+@network_options
 @reports_errors
-def audit(published: Path, source: Path, as_json: bool) -> None:
+def audit(published: str, source: str, as_json: bool, cache: Path, network: Network) -> None:
     """Rebuild the index in memory and compare it with a published copy.
 
     Rows are matched by row_id and compared field by field; header keys too. The dates updated,
@@ -161,16 +411,17 @@ def audit(published: Path, source: Path, as_json: bool) -> None:
 
     Example:
 
-        energy-index audit --published ../shared/published/index.json
+        energy-index audit --published ../shared/published/index.json \\
+            --from ../shared/upstream/ml-energy-leaderboard
     """
     from pipeline.audit import audit as compare
     from pipeline.run import BuildSettings, build
 
-    document = _read_index(published)
-    settings = BuildSettings(
-        task=_task_of(document), itl_deadline_ms=float(document.get("itl_deadline_ms", 500))
-    )
-    result = compare(document, build(source, settings=settings).document)
+    document = _published(published, network)
+    task = _task_of(document)
+    settings = BuildSettings(task=task, itl_deadline_ms=float(document.get("itl_deadline_ms", 500)))
+    snapshot = _snapshot(source, network, tasks=[task], cache=cache)
+    result = compare(document, build(snapshot, settings=settings).document)
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -197,6 +448,14 @@ def validate(path: Path) -> None:
     if problems:
         sys.exit(1)
     click.echo(f"{path}: valid against schemas/index.schema.json")
+
+
+def _published(location: str, network: Network) -> dict[str, Any]:
+    if not location.startswith(("https://", "http://")):
+        return _read_index(Path(location))
+    with network.downloader() as downloader:
+        document: dict[str, Any] = downloader.get_json(location, expect=dict)
+    return document
 
 
 def _read_index(path: Path) -> dict[str, Any]:

@@ -7,7 +7,7 @@
   ``HTTPTransport(retries=N)`` only retries failed connects, so the loop is here.
 - A body larger than ``max_bytes`` is refused while it streams (or at once, from its
   Content-Length), never read whole first.
-- A token is sent only to its own host and is scrubbed from every message.
+- A token is sent only to URLs under its scope (the API) and is scrubbed from every message.
 - Only ``https://`` URLs, except loopback addresses (for the tests' stand-in server).
 """
 
@@ -45,7 +45,7 @@ class HttpSettings:
     max_retry_after: float = 600.0
     progress: bool = False
     token: str | None = field(default=None, repr=False)
-    token_host: str | None = None
+    token_scope: str | None = None  # the token goes only to URLs under this prefix
 
 
 @dataclass(frozen=True)
@@ -165,8 +165,8 @@ class Downloader:
             headers["If-None-Match"] = etag  # verbatim: raw.githubusercontent.com sends W/"…"
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        token, host = self.settings.token, self.settings.token_host
-        if token and host and urlsplit(url).netloc == host:
+        token, scope = self.settings.token, self.settings.token_scope
+        if token and scope and url.startswith(scope.rstrip("/") + "/"):
             headers["Authorization"] = f"Bearer {token}"
         return headers
 

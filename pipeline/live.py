@@ -203,3 +203,22 @@ def _previous(directory: Path) -> _Previous | None:
     if not isinstance(manifest, dict) or "commit" not in manifest:
         return None
     return _Previous(directory=directory, manifest=manifest)
+
+
+def snapshot_source(
+    source: str,
+    *,
+    ref: str | None,
+    api_base: str,
+    raw_base: str,
+    tasks: Sequence[str],
+    cache: Path,
+    downloader: Downloader,
+    today: str,
+) -> tuple[Path, FetchOutcome | None]:
+    """The snapshot directory a ``--from`` value stands for, fetching it first if it is a URL."""
+    if not source.startswith(("https://", "http://")):
+        return Path(source), None
+    upstream = upstream_of(source, ref=ref, api_base=api_base, raw_base=raw_base)
+    outcome = fetched_snapshot(upstream, tasks=tasks, to=cache, downloader=downloader, today=today)
+    return outcome.directory, outcome

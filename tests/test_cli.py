@@ -36,7 +36,9 @@ def snapshot_of(directory: Path, fixture: str) -> Path:
     return write_snapshot(directory, fixture_bytes(fixture))
 
 
-@pytest.mark.parametrize("command", [[], ["build"], ["audit"], ["validate"]])
+@pytest.mark.parametrize(
+    "command", [[], ["build"], ["audit"], ["validate"], ["fetch"], ["regenerate"]]
+)
 def test_every_command_has_help_with_an_example(command):
     result = invoke(*command, "--help")
     assert result.exit_code == 0
@@ -45,7 +47,7 @@ def test_every_command_has_help_with_an_example(command):
 
 
 def test_every_registered_command_is_covered_by_the_help_test():
-    assert sorted(main.commands) == ["audit", "build", "validate"]
+    assert sorted(main.commands) == ["audit", "build", "fetch", "regenerate", "validate"]
 
 
 def test_python_dash_m_and_the_console_script_both_answer():

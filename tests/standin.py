@@ -1,0 +1,228 @@
+"""A stand-in for GitHub on 127.0.0.1: the two API endpoints and raw files, with faults on request.
+
+It serves a snapshot directory (the shared one by default) as the branch ``master`` of
+``ml-energy/leaderboard``:
+
+- ``GET /api/repos/<repo>/commits/<ref>``                     the commit a ref resolves to
+- ``GET /api/repos/<repo>/commits?sha=&path=&per_page=1``     the last commit to change a file
+- ``GET /raw/<repo>/<commit>/<path>``                         the file, with an ETag (``W/"…"``)
+
+``fail(route, *faults)`` queues faults for the next requests on a route (``head``, ``history``,
+``raw``); ``publish({path: bytes})`` makes a new commit. ``hits`` counts requests per route.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import struct
+import threading
+import time
+from collections import Counter, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+REPOSITORY = "ml-energy/leaderboard"
+
+
+@dataclass
+class Fault:
+    kind: str  # delay | status | reset | truncate | html | big | ratelimit | list
+    status: int = 200
+    seconds: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
+    size: int = 0
+
+
+class StandIn:
+    def __init__(self, snapshot: Path) -> None:
+        manifest = json.loads((snapshot / "snapshot.json").read_text())
+        self.head = manifest["commit"]
+        self.head_date = manifest["commit_date"]
+        self.contents: dict[tuple[str, str], bytes] = {}
+        self.changed_by: dict[tuple[str, str], tuple[str, str]] = {}
+        self.paths = sorted(manifest["files"])
+        for path, record in manifest["files"].items():
+            self.contents[(self.head, path)] = (snapshot / path).read_bytes()
+            self.changed_by[(self.head, path)] = (record["last_commit"], record["last_commit_date"])
+        self.faults: dict[str, deque[Fault]] = {"head": deque(), "history": deque(), "raw": deque()}
+        self.hits: Counter[str] = Counter()
+        self.authorization: dict[str, list[str | None]] = {"api": [], "raw": []}
+        self.conditional: list[str | None] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    # -- control ----------------------------------------------------------------------------
+    @property
+    def base(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def api_base(self) -> str:
+        return f"{self.base}/api"
+
+    @property
+    def raw_base(self) -> str:
+        return f"{self.base}/raw"
+
+    def start(self) -> StandIn:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def fail(self, route: str, *faults: Fault) -> None:
+        with self._lock:
+            self.faults[route].extend(faults)
+
+    def publish(self, changes: dict[str, bytes], *, date: str = "2026-11-29T10:00:00Z") -> str:
+        """A new commit on master that changes some files."""
+        with self._lock:
+            parent = self.head
+            commit = hashlib.sha1(
+                parent.encode() + repr(sorted(changes.items())).encode()
+            ).hexdigest()
+            for path in self.paths:
+                key = (commit, path)
+                if path in changes:
+                    self.contents[key] = changes[path]
+                    self.changed_by[key] = (commit, date)
+                else:
+                    self.contents[key] = self.contents[(parent, path)]
+                    self.changed_by[key] = self.changed_by[(parent, path)]
+            self.head, self.head_date = commit, date
+            return commit
+
+    # -- serving ----------------------------------------------------------------------------
+    def _next_fault(self, route: str) -> Fault | None:
+        with self._lock:
+            self.hits[route] += 1
+            queue = self.faults[route]
+            return queue.popleft() if queue else None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_GET(self) -> None:
+                parts = urlsplit(self.path)
+                prefix = f"/api/repos/{REPOSITORY}/commits"
+                if parts.path.startswith(f"{prefix}/"):
+                    standin.authorization["api"].append(self.headers.get("Authorization"))
+                    self._answer("head", lambda: self._head(parts.path[len(prefix) + 1 :]))
+                elif parts.path == prefix:
+                    standin.authorization["api"].append(self.headers.get("Authorization"))
+                    self._answer("history", lambda: self._history(parse_qs(parts.query)))
+                elif parts.path.startswith(f"/raw/{REPOSITORY}/"):
+                    standin.authorization["raw"].append(self.headers.get("Authorization"))
+                    rest = parts.path[len(f"/raw/{REPOSITORY}/") :]
+                    commit, _, path = rest.partition("/")
+                    self._answer("raw", lambda: self._raw(commit, path))
+                else:
+                    self._send(404, b'{"message": "Not Found"}')
+
+            def _head(self, ref: str) -> tuple[int, bytes, dict[str, str]]:
+                commit = standin.head if ref in ("master", standin.head) else None
+                if commit is None:
+                    return 404, b'{"message": "No commit found for SHA: ' + ref.encode() + b'"}', {}
+                return 200, _commit_json(commit, standin.head_date), {}
+
+            def _history(self, query: dict[str, list[str]]) -> tuple[int, bytes, dict[str, str]]:
+                key = (query.get("sha", [""])[0], query.get("path", [""])[0])
+                if key not in standin.changed_by:
+                    return 200, b"[]", {}
+                last, date = standin.changed_by[key]
+                return 200, b"[" + _commit_json(last, date) + b"]", {}
+
+            def _raw(self, commit: str, path: str) -> tuple[int, bytes, dict[str, str]]:
+                content = standin.contents.get((commit, path))
+                if content is None:
+                    return 404, b"404: Not Found", {}
+                etag = f'W/"{hashlib.sha256(content).hexdigest()[:32]}"'
+                standin.conditional.append(self.headers.get("If-None-Match"))
+                if self.headers.get("If-None-Match") == etag:
+                    return 304, b"", {"ETag": etag}
+                return 200, content, {"ETag": etag, "Content-Type": "text/plain; charset=utf-8"}
+
+            def _answer(self, route: str, normal: Any) -> None:
+                fault = standin._next_fault(route)
+                if fault is None:
+                    status, body, headers = normal()
+                    self._send(status, body, headers)
+                elif fault.kind == "delay":
+                    time.sleep(fault.seconds)
+                    status, body, headers = normal()
+                    self._send(status, body, headers)
+                elif fault.kind == "status":
+                    self._send(fault.status, b'{"message": "injected"}', fault.headers)
+                elif fault.kind == "ratelimit":
+                    headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1900000000"}
+                    self._send(403, b'{"message": "API rate limit exceeded"}', headers)
+                elif fault.kind == "html":
+                    page = b"<!DOCTYPE html><html><body>Please sign in</body></html>"
+                    self._send(200, page, {"Content-Type": "text/html"})
+                elif fault.kind == "list":
+                    self._send(200, b"[1, 2, 3]")
+                elif fault.kind == "truncate":
+                    _, body, _ = normal()
+                    self._send_partial(body, reset=False)
+                elif fault.kind == "reset":
+                    _, body, _ = normal()
+                    self._send_partial(body, reset=True)
+                elif fault.kind == "big":
+                    self._send_unsized(b"x" * fault.size)
+
+            def _send(
+                self, status: int, body: bytes, headers: dict[str, str] | None = None
+            ) -> None:
+                self.send_response(status)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                if status != 304:
+                    self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if status != 304:
+                    self.wfile.write(body)
+
+            def _send_partial(self, body: bytes, *, reset: bool) -> None:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[: len(body) // 3])
+                self.wfile.flush()
+                if reset:  # an RST, not a clean close: SO_LINGER with a zero timeout
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )
+                self.close_connection = True
+
+            def _send_unsized(self, body: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    for start in range(0, len(body), 65536):
+                        self.wfile.write(body[start : start + 65536])
+                except OSError:
+                    pass  # the client hung up once it had seen enough: that is the point
+                self.close_connection = True
+
+        return Handler
+
+
+def _commit_json(sha: str, date: str) -> bytes:
+    return json.dumps({"sha": sha, "commit": {"committer": {"date": date}}}).encode()
