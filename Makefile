@@ -3,11 +3,14 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 SHARED := ../shared
-FROM ?= $(SHARED)/upstream/ml-energy-leaderboard
+# The live upstream by default; FROM=<snapshot dir> builds offline, e.g.
+# FROM=../shared/upstream/ml-energy-leaderboard
+FROM ?= https://github.com/ml-energy/leaderboard
 OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
+TASKS := lm-arena-chat gpqa sourcegraph-fim image-chat video-chat text-to-image text-to-video
 
-.PHONY: help index test audit check clean
+.PHONY: help setup index regenerate test audit check clean shared
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
@@ -18,8 +21,13 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $@
 
-index: $(VENV)/.installed ## Build output/index.json (FROM=snapshot dir, OUT=path)
+setup: $(VENV)/.installed ## Create .venv with the pipeline and its test tools
+
+index: $(VENV)/.installed ## Build output/index.json from the live upstream (FROM=snapshot dir to build offline)
 	$(BIN)/energy-index build --from $(FROM) --out $(OUT)
+
+regenerate: $(VENV)/.installed ## Fetch, rebuild, and rewrite output/index.json only if upstream data changed
+	$(BIN)/energy-index regenerate --from $(FROM) --out $(OUT)
 
 test: $(VENV)/.installed ## Run the test suite
 	$(BIN)/python -m pytest -q
@@ -31,6 +39,12 @@ check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
 	$(BIN)/ruff check pipeline tests
 	$(BIN)/ruff format --check pipeline tests
 	$(BIN)/mypy
+
+shared: $(VENV)/.installed ## Recreate ../shared where it is missing (a snapshot of upstream master, the published copy)
+	ls $(SHARED)/upstream/ml-energy-leaderboard/*/snapshot.json >/dev/null 2>&1 || \
+	  $(BIN)/energy-index fetch $(addprefix --task ,$(TASKS)) --to $(SHARED)/upstream/ml-energy-leaderboard/master
+	test -f $(SHARED)/published/index.json || \
+	  { mkdir -p $(SHARED)/published && cp output/index.json $(SHARED)/published/index.json; }
 
 clean: ## Remove the virtualenv and caches (output/ is committed and stays)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -15,7 +15,8 @@ from pipeline.editorial import editorial_text
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 UPSTREAM = SHARED / "upstream" / "ml-energy-leaderboard"
-SNAPSHOT = UPSTREAM / "0cd52dab897c5d91a45f4d413038f3b8b4251b0f"
+# The one snapshot there (named by its commit in ../shared; `make shared` can recreate it).
+SNAPSHOT = next(iter(sorted(UPSTREAM.glob("*/snapshot.json"))), UPSTREAM / "missing").parent
 PUBLISHED = SHARED / "published" / "index.json"
 FIXTURES = REPO / "fixtures"
 TASK_PATH = "public/data/tasks/lm-arena-chat.json"

@@ -82,9 +82,8 @@ def test_the_report_records_inputs_counts_and_what_was_left_out(rebuilt):
         "rows": 32,
     }
     assert "excluded no configuration" in report["stability"]
-    assert report["source"]["data_url_at_commit"].endswith(
-        "/0cd52dab897c5d91a45f4d413038f3b8b4251b0f/public/data/tasks/lm-arena-chat.json"
-    )
+    commit = json.loads((SNAPSHOT / "snapshot.json").read_bytes())["commit"]
+    assert report["source"]["data_url_at_commit"].endswith(f"/{commit}/{TASK_PATH}")
     assert [i["path"] for i in report["inputs"]] == [TASK_PATH, "public/data/index.json"]
     assert {(r["num_gpus"], r["max_num_seqs"]) for r in report["repeated_runs"]} == {
         (2, 256),

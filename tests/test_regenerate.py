@@ -1,0 +1,151 @@
+"""Scheduled regeneration against the stand-in upstream: unchanged, changed, concurrent."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.emit import schema_problems
+from tests.conftest import REPO, SNAPSHOT, TASK_PATH
+from tests.standin import StandIn
+from tests.test_network import FAST, REPOSITORY_URL, cli
+
+SELECTED = ("meta-llama/Llama-3.1-8B-Instruct", "B200", 1, 2048)  # the cheapest published row
+
+
+@pytest.fixture
+def standin():
+    server = StandIn(SNAPSHOT).start()
+    yield server
+    server.stop()
+
+
+def regenerate(standin: StandIn, tmp_path: Path, *extra: str):
+    args = ["regenerate", "--from", REPOSITORY_URL, "--out", tmp_path / "output" / "index.json"]
+    return cli(standin, *args, "--cache", tmp_path / "cache", *FAST, *extra)
+
+
+def with_power_changed(watts: float) -> bytes:
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        key = tuple(configuration[k] for k in ("model_id", "gpu_model", "num_gpus", "max_num_seqs"))
+        if key == SELECTED:
+            configuration["avg_power_watts"] = watts
+    return json.dumps(document).encode()
+
+
+def test_a_first_regeneration_writes_the_index_and_says_what_it_added(standin, tmp_path):
+    result = regenerate(standin, tmp_path, "--date", "2026-11-30", "--exit-code")
+    assert result.exit_code == 10, result.output
+    assert result.output.startswith(f"changed (upstream {standin.head})")
+    index = json.loads((tmp_path / "output" / "index.json").read_bytes())
+    assert index["updated"] == index["data_version"] == "2026-11-30"
+    log = json.loads((tmp_path / "output" / "index.changelog.json").read_bytes())
+    assert len(log["rows_added"]) == 32
+
+
+def test_unchanged_upstream_leaves_the_file_byte_identical(standin, tmp_path):
+    assert regenerate(standin, tmp_path, "--date", "2026-11-30").exit_code == 0
+    output = tmp_path / "output"
+    before = {p.name: p.read_bytes() for p in output.iterdir()}
+
+    again = regenerate(standin, tmp_path, "--date", "2026-12-07", "--exit-code")
+    assert again.exit_code == 0
+    assert again.output == f"unchanged (upstream {standin.head})\n"
+    assert {p.name: p.read_bytes() for p in output.iterdir()} == before
+
+    # A new upstream commit that leaves our files alone is still no change.
+    standin.publish({"public/data/tasks/gpqa.json": b"{}"})
+    third = regenerate(standin, tmp_path, "--date", "2026-12-14", "--exit-code")
+    assert third.exit_code == 0
+    assert third.output == f"unchanged (upstream {standin.head})\n"
+    assert {p.name: p.read_bytes() for p in output.iterdir()} == before
+
+
+def test_one_changed_figure_gives_a_changelog_naming_that_row_and_field(standin, tmp_path):
+    assert regenerate(standin, tmp_path, "--date", "2026-11-30").exit_code == 0
+    # Committed on the day the leaderboard's index says it was compiled, so that no header fact
+    # (compiled_evidence names both dates) changes with it.
+    commit = standin.publish({TASK_PATH: with_power_changed(700.4)}, date="2026-02-16T12:00:00Z")
+
+    result = regenerate(standin, tmp_path, "--date", "2026-12-07", "--exit-code")
+    assert result.exit_code == 10, result.output
+    row_id = "llama-3-1-8b-instruct/B200/1/2048"
+    assert result.output.splitlines() == [
+        f"changed (upstream {commit}): wrote {tmp_path / 'output' / 'index.json'}",
+        f"  changed {row_id}: gpu_power_watts_total: 691 → 700",
+    ]
+    log = json.loads((tmp_path / "output" / "index.changelog.json").read_bytes())
+    assert log["rows_added"] == [] and log["rows_removed"] == [] and log["header_changed"] == []
+    assert log["rows_changed"] == [
+        {
+            "row_id": row_id,
+            "changes": [
+                {"field": "gpu_power_watts_total", "old": 691, "new": 700, "relative_change": None}
+            ],
+        }
+    ]
+    index = json.loads((tmp_path / "output" / "index.json").read_bytes())
+    assert index["updated"] == index["data_version"] == "2026-12-07"
+    history = (tmp_path / "output" / "CHANGELOG.md").read_text()
+    assert history.count("\n## ") == 2
+    entry = f"## 2026-12-07: upstream {commit}\n\n- changed {row_id}: "
+    assert entry + "gpu_power_watts_total: 691 → 700\n" in history
+
+
+def test_an_energy_change_shows_its_relative_size(standin, tmp_path):
+    assert regenerate(standin, tmp_path, "--date", "2026-11-30").exit_code == 0
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        key = tuple(configuration[k] for k in ("model_id", "gpu_model", "num_gpus", "max_num_seqs"))
+        if key == SELECTED:
+            configuration["energy_per_token_joules"] *= 0.9
+            configuration["energy_per_request_joules"] *= 0.9
+    standin.publish({TASK_PATH: json.dumps(document).encode()})
+    result = regenerate(standin, tmp_path, "--date", "2026-12-07")
+    assert result.exit_code == 0
+    assert "wh_per_million_output_tokens: 12.97 → 11.67 (-10.0%)" in result.output
+    assert "joules_per_output_token: 0.0466958 → 0.0420262 (-10.0%)" in result.output
+
+
+def test_two_regenerations_at_once_leave_one_valid_file(standin, tmp_path):
+    standin.publish({TASK_PATH: with_power_changed(650.0)})
+    env = {
+        **os.environ,
+        "ENERGY_INDEX_API_BASE": standin.api_base,
+        "ENERGY_INDEX_RAW_BASE": standin.raw_base,
+    }
+    env.pop("GITHUB_TOKEN", None)
+    command = [
+        sys.executable, "-m", "pipeline", "regenerate", "--from", REPOSITORY_URL,
+        "--out", str(tmp_path / "output" / "index.json"), "--cache", str(tmp_path / "cache"),
+        "--date", "2026-11-30", *FAST,
+    ]  # fmt: skip
+    runs = [
+        subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    outputs = [run.communicate(timeout=120) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    said = sorted(out.decode().split(" ")[0] for out, _ in outputs)
+    assert said == ["changed", "unchanged"]
+    index = json.loads((tmp_path / "output" / "index.json").read_bytes())
+    assert schema_problems(index) == []
+    history = (tmp_path / "output" / "CHANGELOG.md").read_text()
+    assert history.count("\n## ") == 1
+
+
+def test_a_second_regeneration_that_cannot_wait_exits_with_a_clear_message(standin, tmp_path):
+    from pipeline.run import regeneration_lock
+
+    out = tmp_path / "output" / "index.json"
+    with regeneration_lock(out, wait_seconds=0):
+        result = regenerate(standin, tmp_path, "--lock-timeout", "0.2")
+    assert result.exit_code == 1
+    assert "another regeneration of" in result.output
+    assert not out.exists()
