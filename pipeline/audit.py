@@ -89,7 +89,7 @@ def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:
         found = differences(published_rows[row_id], rebuilt_rows[row_id], prefix=row_id)
         row_differences += found
         identical += not found
-    header = differences(_header(published), _header(rebuilt), prefix="")
+    header = differences(header(published), header(rebuilt), prefix="")
     volatile_paths = set(VOLATILE)
     return Audit(
         rows_compared=len(published_rows.keys() & rebuilt_rows.keys()),
@@ -113,7 +113,8 @@ def _rows_by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(row.get("row_id")): row for row in rows if isinstance(row, dict)}
 
 
-def _header(document: dict[str, Any]) -> dict[str, Any]:
+def header(document: dict[str, Any]) -> dict[str, Any]:
+    """Every top-level key but the rows."""
     return {key: value for key, value in document.items() if key != "rows"}
 
 

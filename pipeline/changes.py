@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.audit import VOLATILE, Difference, differences
+from pipeline.audit import VOLATILE, Difference, differences, header
 
 ENERGY_FIELDS = ("wh_per_million_output_tokens", "joules_per_output_token")
 
@@ -85,7 +85,7 @@ def changelog(
             changed.append(RowChange(row_id=row_id, changes=found))
     header = [
         d
-        for d in differences(_header(previous or {}), _header(current), prefix="")
+        for d in differences(header(previous or {}), header(current), prefix="")
         if d.where not in VOLATILE
     ]
     return Changelog(
@@ -100,10 +100,6 @@ def changelog(
 
 def _rows_by_key(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return {(row["model_id"], row["gpu"]): row for row in document.get("rows", [])}
-
-
-def _header(document: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in document.items() if key != "rows"}
 
 
 def _relative(difference: Difference) -> float | None:
