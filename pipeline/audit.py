@@ -89,7 +89,7 @@ def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:
         found = differences(published_rows[row_id], rebuilt_rows[row_id], prefix=row_id)
         row_differences += found
         identical += not found
-    header = differences(header(published), header(rebuilt), prefix="")
+    header_found = differences(header(published), header(rebuilt), prefix="")
     volatile_paths = set(VOLATILE)
     return Audit(
         rows_compared=len(published_rows.keys() & rebuilt_rows.keys()),
@@ -99,7 +99,7 @@ def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:
         row_differences=row_differences,
         only_published=sorted(published_rows.keys() - rebuilt_rows.keys()),
         only_rebuilt=sorted(rebuilt_rows.keys() - published_rows.keys()),
-        header_differences=[d for d in header if d.where not in volatile_paths],
+        header_differences=[d for d in header_found if d.where not in volatile_paths],
         volatile=[
             Difference(path, _lookup(published, path), _lookup(rebuilt, path)) for path in VOLATILE
         ],

@@ -83,7 +83,7 @@ def changelog(
         found = differences(old[key], new[key], prefix=row_id)
         if found:
             changed.append(RowChange(row_id=row_id, changes=found))
-    header = [
+    header_changes = [
         d
         for d in differences(header(previous or {}), header(current), prefix="")
         if d.where not in VOLATILE
@@ -94,7 +94,7 @@ def changelog(
         added=sorted(new[k]["row_id"] for k in new.keys() - old.keys()),
         removed=sorted(old[k]["row_id"] for k in old.keys() - new.keys()),
         changed=changed,
-        header=header if previous else [],
+        header=header_changes if previous else [],
     )
 
 
