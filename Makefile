@@ -10,7 +10,7 @@ OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 TASKS := lm-arena-chat gpqa sourcegraph-fim image-chat video-chat text-to-image text-to-video
 
-.PHONY: help setup index regenerate test audit check clean shared
+.PHONY: help setup index regenerate test audit check bench clean shared
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
@@ -36,9 +36,13 @@ audit: $(VENV)/.installed ## Compare a published index (PUBLISHED=path, default 
 	$(BIN)/energy-index audit --published $(PUBLISHED) --from $(FROM)
 
 check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
-	$(BIN)/ruff check pipeline tests
-	$(BIN)/ruff format --check pipeline tests
+	$(BIN)/ruff check pipeline tests bench
+	$(BIN)/ruff format --check pipeline tests bench
 	$(BIN)/mypy
+
+SIZES ?= 1000,10000,100000,1000000
+bench: $(VENV)/.installed ## Time pipeline vs plain-Python reference (SIZES=…); writes docs/benchmarks.md
+	cd bench && ../$(BIN)/python run.py --sizes $(SIZES) --out ../docs/benchmarks.md
 
 shared: $(VENV)/.installed ## Recreate ../shared where it is missing (a snapshot of upstream master, the published copy)
 	ls $(SHARED)/upstream/ml-energy-leaderboard/*/snapshot.json >/dev/null 2>&1 || \

@@ -12,7 +12,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
+from operator import attrgetter
+from typing import Annotated, Any
 
+import msgspec
 import pandera.polars as pa
 import polars as pl
 from pandera.errors import SchemaErrors
@@ -164,35 +167,120 @@ class ValidatedConfigurations:
     derived_columns: tuple[DerivedColumn, ...]
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """A task file read into typed columns, before the rules are checked."""
+
+    task: str
+    present: frozenset[str]  # columns found in at least one configuration
+    frame: pl.DataFrame
+    type_failures: list[Failure]
+    row_name: Callable[[int], str]
+
+
 def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations:
     """Parse and validate a task file; raise ValidationFailed listing every broken rule."""
-    document = _task_document(task_file)
-    configurations: list[dict] = document["configurations"]
-    present = set().union(*(c.keys() for c in configurations)) if configurations else set()
-
+    parsed = _quick_parse(task_file) or _careful_parse(task_file)
     wanted = {**SCHEMA.columns, **OPTIONAL_COLUMNS}
-    derived = _derivable_missing(task_file.path, present)
-    columns = [name for name in wanted if name in present]
-    frame, type_failures = _typed_frame(configurations, columns, wanted)
-
+    derived = _derivable_missing(task_file.path, parsed.present)
+    frame = parsed.frame
     for column in derived:
         expression = DERIVABLE[column.column][2]
         frame = frame.with_columns(expression.alias(column.column))
 
-    schema = SCHEMA.add_columns({k: v for k, v in OPTIONAL_COLUMNS.items() if k in present})
-    failures = type_failures + _rule_failures(schema, frame, configurations, type_failures)
+    schema = SCHEMA.add_columns({k: v for k, v in OPTIONAL_COLUMNS.items() if k in parsed.present})
+    failures = parsed.type_failures + _rule_failures(
+        schema, frame, parsed.row_name, parsed.type_failures
+    )
     failures.sort(key=lambda failure: (failure.position, failure.column))
     if failures:
         raise ValidationFailed(path=task_file.path, failures=failures)
 
-    ignored = tuple(sorted(present - set(wanted) - UNUSED_COLUMNS))
+    ignored = tuple(sorted(parsed.present - set(wanted) - UNUSED_COLUMNS))
     return ValidatedConfigurations(
         path=task_file.path,
-        task=str(document.get("task", "")),
+        task=parsed.task,
         frame=frame.select([name for name in wanted if name in frame.columns]),
         ignored_columns=ignored,
         derived_columns=tuple(derived),
     )
+
+
+# The quick path: msgspec decodes straight into typed structs, checking every value's JSON type
+# as it goes, several times faster than json.loads and in far less memory (bench/: 1.4 s and
+# 0.8 GB for 10⁶ configurations, against 7.7 s and 2.4 GB). It takes only files with nothing
+# to report (no wrong type, no null, no NaN, no unknown column); anything else goes the careful
+# way, which finds and names every problem.
+_MSGSPEC_TYPES: dict[Any, Any] = {
+    pl.Float64: float,
+    pl.Int64: Annotated[int, msgspec.Meta(ge=-(2**63), le=2**63 - 1)],
+    pl.String: str,
+}
+
+
+def _struct_fields() -> list[tuple[Any, ...]]:
+    fields: list[tuple[Any, ...]] = []
+    for name, column in SCHEMA.columns.items():
+        kind = _MSGSPEC_TYPES[column.dtype.type]
+        fields.append(
+            (name, kind | msgspec.UnsetType, msgspec.UNSET) if name in DERIVABLE else (name, kind)
+        )
+    for name, column in OPTIONAL_COLUMNS.items():
+        kind = _MSGSPEC_TYPES[column.dtype.type]
+        fields.append((name, kind | None | msgspec.UnsetType, msgspec.UNSET))
+    fields += [(name, msgspec.Raw, msgspec.UNSET) for name in sorted(UNUSED_COLUMNS)]
+    return fields
+
+
+_Configuration = msgspec.defstruct(
+    "_Configuration", _struct_fields(), forbid_unknown_fields=True, kw_only=True, gc=False
+)
+_TaskDocument = msgspec.defstruct(
+    "_TaskDocument",
+    [("configurations", list[_Configuration]), ("task", str, "")],  # type: ignore[valid-type]
+)
+
+
+def _quick_parse(task_file: UpstreamFile) -> _Parsed | None:
+    try:
+        document: Any = msgspec.json.decode(task_file.content, type=_TaskDocument)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return None
+    configurations = document.configurations
+    if not configurations:
+        return None
+    series, present = [], set()
+    for name, column in {**SCHEMA.columns, **OPTIONAL_COLUMNS}.items():
+        values = list(map(attrgetter(name), configurations))
+        if name in DERIVABLE or name in OPTIONAL_COLUMNS:
+            unset = values.count(msgspec.UNSET)
+            if unset == len(values):
+                continue
+            if unset:
+                return None  # missing in some rows only: the careful path names them
+        present.add(name)
+        series.append(pl.Series(name, values, dtype=column.dtype.type))
+    del configurations
+    frame = pl.DataFrame(series)
+
+    def row_name(position: int) -> str:
+        return _row_name(frame.row(position, named=True), position)
+
+    return _Parsed(document.task, frozenset(present), frame, [], row_name)
+
+
+def _careful_parse(task_file: UpstreamFile) -> _Parsed:
+    document = _task_document(task_file)
+    configurations: list[dict] = document["configurations"]
+    present = frozenset(set().union(*(c.keys() for c in configurations)))
+    wanted = {**SCHEMA.columns, **OPTIONAL_COLUMNS}
+    columns = [name for name in wanted if name in present]
+    frame, type_failures = _typed_frame(configurations, columns, wanted)
+
+    def row_name(position: int) -> str:
+        return _row_name(configurations[position], position)
+
+    return _Parsed(str(document.get("task", "")), present, frame, type_failures, row_name)
 
 
 def _task_document(task_file: UpstreamFile) -> dict:
@@ -227,7 +315,7 @@ def _json_type(value: object) -> str:
     return names.get(type(value), "number")
 
 
-def _derivable_missing(path: str, present: set[str]) -> list[DerivedColumn]:
+def _derivable_missing(path: str, present: frozenset[str]) -> list[DerivedColumn]:
     derived, unrecoverable = [], []
     for column in SCHEMA.columns:
         if column in present:
@@ -291,7 +379,7 @@ def _is_a(value: object, allowed: tuple[type, ...]) -> bool:
 def _rule_failures(
     schema: pa.DataFrameSchema,
     frame: pl.DataFrame,
-    configurations: Sequence[dict],
+    row_name: Callable[[int], str],
     already: Sequence[Failure],
 ) -> list[Failure]:
     try:
@@ -308,7 +396,7 @@ def _rule_failures(
         named=True
     ):
         position = case["index"]
-        row = _row_name(configurations[position], position) if position is not None else "all"
+        row = row_name(position) if position is not None else "all"
         column = case["column"] or "(row)"
         if (row, column) in reported:
             continue
