@@ -215,10 +215,10 @@ def _today() -> str:
 
 
 def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -> Path:
-    from pipeline.live import snapshot_source
-
     if not source.startswith(("https://", "http://")):
         return Path(source)
+    from pipeline.live import snapshot_source
+
     with network.downloader() as downloader:
         directory, outcome = snapshot_source(
             source,

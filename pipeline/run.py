@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from pipeline.audit import audit
 from pipeline.changes import Changelog, changelog
 from pipeline.derive import index_rows
@@ -59,20 +61,39 @@ class Previous:
     dates: Dates
 
 
+class _IndexDates(msgspec.Struct):
+    updated: str
+    data_version: str
+    source: dict[str, Any]
+
+
+class _ReportInput(msgspec.Struct):
+    path: str
+    sha256: str
+
+
+class _ReportInputs(msgspec.Struct):
+    inputs: list[_ReportInput]
+
+
 def previous_build(out: Path) -> Previous | None:
-    """The earlier index at ``out`` and its report, if both are there and readable."""
+    """The earlier index at ``out`` and its report, if both are there and readable.
+
+    Read with msgspec into just the fields needed: the rows and the report's lists are skipped,
+    not built into Python objects.
+    """
     try:
-        document = json.loads(out.read_bytes())
-        report = json.loads(report_path(out).read_bytes())
+        index = msgspec.json.decode(out.read_bytes(), type=_IndexDates)
+        report = msgspec.json.decode(report_path(out).read_bytes(), type=_ReportInputs)
         return Previous(
-            inputs={i["path"]: i["sha256"] for i in report["inputs"]},
+            inputs={i.path: i.sha256 for i in report.inputs},
             dates=Dates(
-                retrieved=document["source"]["retrieved"],
-                updated=document["updated"],
-                data_version=document["data_version"],
+                retrieved=str(index.source["retrieved"]),
+                updated=index.updated,
+                data_version=index.data_version,
             ),
         )
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, KeyError, msgspec.DecodeError, msgspec.ValidationError):
         return None
 
 

@@ -1,13 +1,22 @@
 from __future__ import annotations
 
 import copy
+import json
 import os
 from pathlib import Path
 
+import jsonschema
 import pytest
 
-from pipeline.emit import checked, schema_problems, write_files
+from pipeline.emit import INDEX_SCHEMA, checked, schema_path, schema_problems, write_files
 from pipeline.errors import SchemaViolation
+
+
+def test_the_schema_is_a_valid_2020_12_schema_and_its_formats_are_checked():
+    schema = json.loads(schema_path(INDEX_SCHEMA).read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert "date" in jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers
 
 
 def test_the_published_index_matches_the_schema(published):

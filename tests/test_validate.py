@@ -134,3 +134,33 @@ def test_leaderboard_compiled_date_is_read_and_checked():
     assert leaderboard_compiled(upstream_file(b'{"last_updated": "2026-02-16"}')) == "2026-02-16"
     with pytest.raises(UpstreamFormatError, match="must be a date"):
         leaderboard_compiled(upstream_file(b'{"last_updated": "16/02/2026"}'))
+
+
+def test_the_quick_and_the_careful_parse_agree_on_a_clean_file():
+    from pipeline.validate import _careful_parse, _quick_parse
+
+    task_file = upstream_file((SNAPSHOT / TASK_PATH).read_bytes())
+    quick = _quick_parse(task_file)
+    careful = _careful_parse(task_file)
+    assert quick is not None
+    assert quick.frame.equals(careful.frame)
+    assert quick.present - careful.present == frozenset()
+    assert quick.task == careful.task == "lm-arena-chat"
+
+
+@pytest.mark.parametrize("name", ["edge-cases.json", "bad-values.json", "missing-column.json"])
+def test_files_with_something_to_report_take_the_careful_path(name):
+    from pipeline.validate import _quick_parse
+
+    # An unknown column, a wrong type, NaN, a required column dropped: the quick path declines.
+    assert _quick_parse(upstream_file(fixture_bytes(name))) is None
+
+
+def test_a_derivable_column_dropped_everywhere_is_handled_the_same_by_both_paths():
+    from pipeline.validate import _careful_parse, _quick_parse
+
+    task_file = upstream_file(fixture_bytes("drifted-columns.json"))
+    quick, careful = _quick_parse(task_file), _careful_parse(task_file)
+    assert quick is not None
+    assert "avg_output_len" not in quick.present | careful.present
+    assert quick.frame.equals(careful.frame.select(quick.frame.columns))
