@@ -42,6 +42,7 @@ check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
 
 SIZES ?= 1000,10000,100000,1000000
 bench: $(VENV)/.installed ## Time pipeline vs plain-Python reference (SIZES=…); writes docs/benchmarks.md
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	cd bench && ../$(BIN)/python run.py --sizes $(SIZES) --out ../docs/benchmarks.md
 
 shared: $(VENV)/.installed ## Recreate ../shared where it is missing (a snapshot of upstream master, the published copy)

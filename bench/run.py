@@ -153,14 +153,32 @@ def main() -> None:
             f"{shared[0]:.2f} ({shared[0] / floor[0]:.2f}× the floor) | {shared[1]:,.0f} |",
         ]
     )
-    print(f"\n{cold}\n\nmachine: {machine()}")
+    largest = snapshot_for(max(sizes), arguments.seed)
+    breakdown = json.loads(
+        subprocess.run(
+            [PYTHON, "stages.py", str(largest)],
+            check=True, capture_output=True, text=True, cwd=Path(__file__).parent,
+        ).stdout
+    )  # fmt: skip
+    total = sum(seconds for _, seconds in breakdown["stages"])
+    stages = "\n".join(
+        ["| stage | s | share |", "| --- | ---: | ---: |"]
+        + [f"| {name} | {sec:.2f} | {sec / total:.0%} |" for name, sec in breakdown["stages"]]
+    )
+    parsers = "\n".join(
+        ["| parser | time, peak RSS (bytes in memory included) |", "| --- | --- |"]
+        + [f"| {name} | {result} |" for name, result in breakdown["parsers"]]
+    )
+    print(f"\n{cold}\n\n{stages}\n\n{parsers}\n\nmachine: {machine()}")
     if arguments.out:
         arguments.out.write_text(
             f"# Benchmarks\n\nMachine: {machine()}.\n\nMeasured by `make bench` "
             f"(`bench/run.py`, seed {arguments.seed}; best of {arguments.runs} runs, one at 10⁶, "
             f"best of {cold_runs} for the cold start); each command in its own process.\n\n"
             f"## Cold start\n\n{cold}\n\n"
-            f"## Scale\n\n{table}\n"
+            f"## Scale\n\n{table}\n\n"
+            f"## Where the time goes at {max(sizes):,} configurations (one process, after imports)"
+            f"\n\n{stages}\n\n## JSON parsers on the same file\n\n{parsers}\n"
         )
 
 
