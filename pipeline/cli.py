@@ -279,25 +279,77 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: Network) -
     _snapshot(repository, network, tasks=list(tasks), cache=to)
 
 
+class Deadlines(click.ParamType):
+    """One deadline, or several separated by commas (a sweep)."""
+
+    name = "MS[,MS…]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[float, ...]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            deadlines = tuple(float(part) for part in str(value).split(","))
+        except ValueError:
+            self.fail(
+                f"{value!r} is not a number of milliseconds or a comma-separated list", param, ctx
+            )
+        if any(not (d > 0 and d < float("inf")) for d in deadlines):
+            self.fail(f"{value!r}: every deadline must be a positive number", param, ctx)
+        return tuple(sorted(set(deadlines)))
+
+
 @main.command(epilog=EXIT_CODES)
 @source_option
 @task_option
-@deadline_option
+@click.option(
+    "--itl-deadline-ms",
+    "deadlines",
+    type=Deadlines(),
+    default="500",
+    show_default=True,
+    help="Median inter-token latency ceiling, inclusive. Several, comma-separated "
+    "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
+    "then uses the largest.",
+)
 @out_option
 @click.option(
     "--retrieved", type=IsoDate(), help="Date the data was retrieved [default: the snapshot's]."
 )
 @click.option("--updated", type=IsoDate(), help="Date the file is written [default: --retrieved].")
+@click.option(
+    "--all-tasks",
+    is_flag=True,
+    help="Build one index per LLM and multimodal task, as tasks/<task>/index.json beside --out "
+    "(which is not written).",
+)
+@click.option("--curves", is_flag=True, help="Also write curves.json (concurrency curves).")
+@click.option(
+    "--extended",
+    is_flag=True,
+    help="Also write <name>.extended.json: the index with robustness figures per row "
+    "(format 1-extended); the index itself is unchanged.",
+)
+@click.option(
+    "--format",
+    "formats",
+    type=click.Choice(["csv", "parquet"]),
+    multiple=True,
+    help="Also write the rows as <name>.csv or <name>.parquet; repeat for both.",
+)
 @cache_option
 @network_options
 @reports_errors
 def build(
     source: str,
     task: str,
-    itl_deadline_ms: float,
+    deadlines: tuple[float, ...],
     out: Path,
     retrieved: str | None,
     updated: str | None,
+    all_tasks: bool,
+    curves: bool,
+    extended: bool,
+    formats: tuple[str, ...],
     cache: Path,
     network: Network,
 ) -> None:
@@ -306,20 +358,40 @@ def build(
     --from takes a snapshot directory or the upstream repository URL (the default), which is
     fetched into --cache first. Dates not given are kept from the index already at --out when it
     was built from the same input bytes, else taken from the snapshot, so rebuilding unchanged
-    input gives the same bytes. Nothing is written unless every stage succeeds.
+    input gives the same bytes. Nothing is written unless every stage succeeds. Diffusion tasks
+    (energy per image or video) are refused.
 
     Example:
 
+    \b
         energy-index build --from ../shared/upstream/ml-energy-leaderboard \\
             --retrieved 2026-09-26 --updated 2026-09-27 --out output/index.json
+        energy-index build --from ../shared/upstream/ml-energy-leaderboard \\
+            --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
-    from pipeline.run import BuildSettings, report_path, run
+    from pipeline.editorial import editorial_text
+    from pipeline.run import BuildSettings, Extras, report_path, run, run_all_tasks
 
-    snapshot = _snapshot(source, network, tasks=[task], cache=cache)
+    tasks = sorted(editorial_text()["tasks"]) if all_tasks else [task]
+    snapshot = _snapshot(source, network, tasks=tasks, cache=cache)
     settings = BuildSettings(
-        task=task, itl_deadline_ms=itl_deadline_ms, retrieved=retrieved, updated=updated
+        task=task, itl_deadline_ms=max(deadlines), retrieved=retrieved, updated=updated
     )
-    result = run(snapshot, out=out, settings=settings)
+    extras = Extras(
+        sweep_deadlines_ms=deadlines if len(deadlines) > 1 else (),
+        curves=curves,
+        extended=extended,
+        formats=formats,
+    )
+    if all_tasks:
+        results = run_all_tasks(
+            snapshot, out_dir=out.parent / "tasks", settings=settings, extras=extras
+        )
+        for name, result in results.items():
+            rows = len(result.document["rows"])
+            click.echo(f"wrote {out.parent / 'tasks' / name / 'index.json'} ({rows} rows)")
+        return
+    result = run(snapshot, out=out, settings=settings, extras=extras)
     counts = result.report["counts"]
     click.echo(
         f"wrote {out} ({counts['rows']} rows from {counts['stable']} stable of "

@@ -25,6 +25,12 @@ def slug(nickname: str) -> str:
     return _NOT_ALPHANUMERIC.sub("-", nickname.lower()).strip("-")
 
 
+def row_id(configuration: Mapping[str, Any]) -> str:
+    """``slug/gpu/num_gpus/max_num_seqs``: a row's name, from its configuration."""
+    c = configuration
+    return f"{slug(c['nickname'])}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}"
+
+
 def wh_per_million_tokens(joules_per_token: float) -> float:
     return joules_per_token * TOKENS_PER_MILLION / JOULES_PER_WATT_HOUR
 
@@ -74,5 +80,5 @@ def _index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> d
         "avg_output_tokens": round(c["avg_output_len"]),
         "avg_running_batch": round(c["avg_batch_size"], 1),
         "max_num_seqs": c["max_num_seqs"],
-        "row_id": f"{model_slug}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}",
+        "row_id": row_id(c),
     }

@@ -162,6 +162,7 @@ def build_report(
     stability: StableConfigurations,
     selection: Selection,
     rows: tuple[dict[str, Any], ...],
+    robustness: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
     """How the index was built: inputs, parameters, counts per stage, and what was left out."""
     excluded = stability.excluded
@@ -208,6 +209,7 @@ def build_report(
         ),
         "groups_without_eligible": _records(selection.groups_without_eligible),
         "repeated_runs": _records(selection.repeated_runs),
+        "robustness": {row["row_id"]: robustness[row["row_id"]] for row in rows},
         "columns": {
             "ignored": list(validated.ignored_columns),
             "derived": [
@@ -230,3 +232,51 @@ def _input(file: UpstreamFile) -> dict[str, Any]:
 
 def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
     return frame.to_dicts()
+
+
+def _provenance(snapshot: UpstreamSnapshot) -> dict[str, Any]:
+    return {
+        "task": snapshot.task,
+        "upstream_commit": snapshot.commit,
+        "data_url": branch_url(snapshot, snapshot.task_file),
+        "data_sha256": snapshot.task_file.sha256,
+    }
+
+
+def sweep_document(
+    *, groups: list[dict[str, Any]], deadlines_ms: list[float], snapshot: UpstreamSnapshot
+) -> dict[str, Any]:
+    """The deadline sweep as a document (schemas/deadlines.schema.json)."""
+    return {
+        "version": "1",
+        "kind": "deadline sweep",
+        **_provenance(snapshot),
+        "unit": "Wh per million output tokens",
+        "deadlines_ms": [_number(d) for d in deadlines_ms],
+        "binding": "true where the deadline excluded the configuration that would be chosen "
+        "with no deadline (the lowest-energy one)",
+        "groups": groups,
+    }
+
+
+def curves_document(*, curves: list[dict[str, Any]], snapshot: UpstreamSnapshot) -> dict[str, Any]:
+    """Concurrency curves as a document (schemas/curves.schema.json)."""
+    return {
+        "version": "1",
+        "kind": "concurrency curves",
+        **_provenance(snapshot),
+        "pareto": "true where no other configuration of the curve has both lower or equal energy "
+        "per token and lower or equal median ITL, one of them strictly lower",
+        "curves": curves,
+    }
+
+
+EXTENDED_VERSION = "1-extended"
+
+
+def extended_document(
+    document: dict[str, Any], *, figures: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The index with each row's robustness figures (schemas/index-extended.schema.json)."""
+    rows = [{**row, "robustness": figures[row["row_id"]]} for row in document["rows"]]
+    return {**document, "version": EXTENDED_VERSION, "rows": rows}

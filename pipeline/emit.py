@@ -6,6 +6,7 @@ failure at any point leaves the previous file exactly as it was, never half-writ
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -17,10 +18,16 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import polars as pl
+from referencing import Registry, Resource
 
 from pipeline.errors import SchemaViolation
 
 INDEX_SCHEMA = "index.schema.json"
+EXTENDED_SCHEMA = "index-extended.schema.json"
+DEADLINES_SCHEMA = "deadlines.schema.json"
+CURVES_SCHEMA = "curves.schema.json"
+SCHEMAS = (INDEX_SCHEMA, EXTENDED_SCHEMA, DEADLINES_SCHEMA, CURVES_SCHEMA)
 # jsonschema skips a format it has no checker for; these are the ones the schemas rely on.
 REQUIRED_FORMATS = ("date",)
 
@@ -35,14 +42,26 @@ def schema_path(name: str) -> Path:
 
 @cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
-    # The schema itself is checked against the 2020-12 meta-schema by the tests, not here on
-    # every run (a tenth of a cold build).
-    schema = _rows_inlined(json.loads(schema_path(name).read_text("utf-8")))
     checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
     missing = [f for f in REQUIRED_FORMATS if f not in checker.checkers]
     if missing:
         raise RuntimeError(f"jsonschema has no checker for format(s) {missing}")
-    return jsonschema.Draft202012Validator(schema, format_checker=checker)
+    # The schema itself is checked against the 2020-12 meta-schema by the tests, not here on
+    # every run (a tenth of a cold build).
+    schema = _rows_inlined(_schema(name))
+    return jsonschema.Draft202012Validator(schema, format_checker=checker, registry=_registry(name))
+
+
+def _schema(name: str) -> dict[str, Any]:
+    return dict(json.loads(schema_path(name).read_text("utf-8")))
+
+
+def _registry(name: str) -> Registry:
+    """The other schemas a schema refers to (``index.schema.json#/$defs/row``), by their $id."""
+    others = [_schema(other) for other in SCHEMAS if other != name]
+    return Registry().with_resources(
+        (schema["$id"], Resource.from_contents(schema)) for schema in others
+    )
 
 
 def _rows_inlined(schema: dict[str, Any]) -> dict[str, Any]:
@@ -138,3 +157,30 @@ def write_directory(target: Path, files: Mapping[str, bytes]) -> None:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         shutil.rmtree(retired, ignore_errors=True)
+
+
+TABLE_FORMATS = ("csv", "parquet")
+
+
+def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
+    """The index rows as CSV or Parquet (polars writers), same columns, rows and order."""
+    frame = pl.DataFrame(rows, schema=_row_types())
+    buffer = io.BytesIO()
+    if format == "csv":
+        frame.write_csv(buffer)
+    elif format == "parquet":
+        frame.write_parquet(buffer, statistics=False)
+    else:
+        raise ValueError(f"unknown table format {format!r}; known: {', '.join(TABLE_FORMATS)}")
+    return buffer.getvalue()
+
+
+def _row_types() -> dict[str, Any]:
+    # From the schema, not from the values, so that 8.0 stays a float and a column never
+    # changes type with the data.
+    schema = _schema(INDEX_SCHEMA)
+    types = {"number": pl.Float64, "integer": pl.Int64, "string": pl.String}
+    return {
+        name: types[spec.get("type", "string")]
+        for name, spec in schema["$defs"]["row"]["properties"].items()
+    }

@@ -5,6 +5,7 @@
     │   └── ChecksumMismatch    a file's bytes do not match the sha256 its snapshot records
     ├── UpstreamFormatError     a task file is not the JSON object the pipeline knows
     ├── ValidationFailed        one or more configurations broke a rule (all are listed)
+    ├── UnsupportedTask         a task measured per image or video, not per token
     ├── DerivationError         a selected row cannot be turned into an index row
     ├── SchemaViolation         the document to be written does not match its JSON Schema
     ├── LockBusy                another regeneration of the same output is running
@@ -68,6 +69,10 @@ class ValidationFailed(EnergyIndexError):
 
 class DerivationError(EnergyIndexError):
     pass
+
+
+class UnsupportedTask(EnergyIndexError):
+    """A task whose unit is not energy per output token (the diffusion tasks)."""
 
 
 class SchemaViolation(EnergyIndexError):

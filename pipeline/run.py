@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +15,36 @@ import msgspec
 
 from pipeline.audit import audit
 from pipeline.changes import Changelog, changelog
+from pipeline.curves import concurrency_curves
 from pipeline.derive import index_rows
-from pipeline.document import Dates, build_report, index_document, serialized
+from pipeline.document import (
+    Dates,
+    build_report,
+    curves_document,
+    extended_document,
+    index_document,
+    serialized,
+    sweep_document,
+)
 from pipeline.editorial import editorial_text, task_text
-from pipeline.emit import checked, write_files
+from pipeline.emit import (
+    CURVES_SCHEMA,
+    DEADLINES_SCHEMA,
+    EXTENDED_SCHEMA,
+    checked,
+    table_bytes,
+    write_files,
+)
 from pipeline.errors import LockBusy, SourceError
 from pipeline.fetch import UpstreamSnapshot, upstream_snapshot
+from pipeline.robustness import robustness_figures
 from pipeline.selection import DEFAULT_ITL_DEADLINE_MS, Selection, selected_configurations
 from pipeline.stability import StabilityThresholds, StableConfigurations, stable_configurations
+from pipeline.sweep import deadline_sweep
 from pipeline.validate import (
     ValidatedConfigurations,
     leaderboard_compiled,
+    refuse_unsupported_task,
     validated_configurations,
 )
 
@@ -128,6 +147,7 @@ class Stages:
     compiled: str
     editorial: dict[str, Any]
     wording: dict[str, Any]
+    robustness: dict[str, dict[str, Any]]
 
 
 def index_stages(
@@ -135,14 +155,18 @@ def index_stages(
 ) -> Stages:
     """Fetch → validate → stability filter → selection → derive; raise on any bad input."""
     editorial = editorial or editorial_text()
-    wording = task_text(editorial, settings.task)
     snapshot = upstream_snapshot(source, task=settings.task)
+    refuse_unsupported_task(snapshot.index_file, settings.task)
+    wording = task_text(editorial, settings.task)
     validated = validated_configurations(snapshot.task_file)
     stability = stable_configurations(validated.frame, thresholds=settings.thresholds)
     selection = selected_configurations(stability.stable, itl_deadline_ms=settings.itl_deadline_ms)
     rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
     compiled = leaderboard_compiled(snapshot.index_file)
-    return Stages(snapshot, validated, stability, selection, rows, compiled, editorial, wording)
+    figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
+    return Stages(
+        snapshot, validated, stability, selection, rows, compiled, editorial, wording, figures
+    )
 
 
 def assembled(stages: Stages, dates: Dates) -> Build:
@@ -166,6 +190,7 @@ def assembled(stages: Stages, dates: Dates) -> Build:
         stability=stages.stability,
         selection=stages.selection,
         rows=stages.rows,
+        robustness=stages.robustness,
     )
     return Build(document, report, index_bytes, serialized(report))
 
@@ -182,14 +207,93 @@ def build(
     return assembled(stages, settings.dates(stages.snapshot, previous))
 
 
+@dataclass(frozen=True)
+class Extras:
+    """What a build may write beside the index; none of it changes the index itself."""
+
+    sweep_deadlines_ms: tuple[float, ...] = ()
+    curves: bool = False
+    extended: bool = False
+    formats: tuple[str, ...] = ()
+
+
+def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
+    """The documents the extras ask for, each checked against its schema, keyed by path."""
+    files: dict[Path, bytes] = {}
+    if extras.sweep_deadlines_ms:
+        groups = deadline_sweep(
+            stages.stability.stable,
+            deadlines_ms=extras.sweep_deadlines_ms,
+            precision_labels=stages.editorial["precision_labels"],
+        )
+        sweep = sweep_document(
+            groups=groups, deadlines_ms=list(extras.sweep_deadlines_ms), snapshot=stages.snapshot
+        )
+        checked(sweep, schema=DEADLINES_SCHEMA)
+        files[out.with_name("deadlines.json")] = serialized(sweep)
+    if extras.curves:
+        curves = curves_document(
+            curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
+        )
+        checked(curves, schema=CURVES_SCHEMA)
+        files[out.with_name("curves.json")] = serialized(curves)
+    if extras.extended:
+        extended = extended_document(result.document, figures=stages.robustness)
+        checked(extended, schema=EXTENDED_SCHEMA)
+        files[out.with_name(f"{out.stem}.extended.json")] = serialized(extended)
+    for table_format in extras.formats:
+        files[out.with_suffix(f".{table_format}")] = table_bytes(
+            result.document["rows"], format=table_format
+        )
+    return files
+
+
 def run(
-    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any] | None = None
+    source: Path,
+    *,
+    out: Path,
+    settings: BuildSettings,
+    extras: Extras = Extras(),
+    editorial: dict[str, Any] | None = None,
 ) -> Build:
-    """Build the index and write it with its report; on any failure nothing is written."""
-    result = build(source, settings=settings, previous=previous_build(out), editorial=editorial)
-    # The index is written last: it is replaced only once its report is in place.
-    write_files({report_path(out): result.report_bytes, out: result.index_bytes})
+    """Build the index and write it with its report (and extras); on failure nothing is written."""
+    stages = index_stages(source, settings=settings, editorial=editorial)
+    result = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
+    files = extra_files(stages, result, out=out, extras=extras)
+    # The index is written last: it is replaced only once everything beside it is in place.
+    write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
     return result
+
+
+def llm_tasks(source: Path, editorial: dict[str, Any] | None = None) -> list[str]:
+    """The tasks every index is built for: those with editorial text, checked against upstream."""
+    editorial = editorial or editorial_text()
+    index_file = upstream_snapshot(source, task=DEFAULT_TASK).index_file
+    tasks = sorted(editorial["tasks"])
+    for task in tasks:
+        refuse_unsupported_task(index_file, task)
+    return tasks
+
+
+def run_all_tasks(
+    source: Path, *, out_dir: Path, settings: BuildSettings, extras: Extras = Extras()
+) -> dict[str, Build]:
+    """One index per task under ``out_dir/<task>/index.json``, each with its report.
+
+    Every task is built before any is written, so one bad task leaves all outputs as they were.
+    """
+    staged: dict[Path, bytes] = {}
+    results = {}
+    for task in llm_tasks(source):
+        out = out_dir / task / "index.json"
+        task_settings = replace(settings, task=task)
+        stages = index_stages(source, settings=task_settings)
+        result = assembled(stages, task_settings.dates(stages.snapshot, previous_build(out)))
+        staged.update(extra_files(stages, result, out=out, extras=extras))
+        staged.update({report_path(out): result.report_bytes, out: result.index_bytes})
+        results[task] = result
+    write_files(staged)
+    return results
 
 
 @dataclass(frozen=True)

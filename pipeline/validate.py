@@ -20,7 +20,7 @@ import pandera.polars as pa
 import polars as pl
 from pandera.errors import SchemaErrors
 
-from pipeline.errors import Failure, UpstreamFormatError, ValidationFailed
+from pipeline.errors import Failure, UnsupportedTask, UpstreamFormatError, ValidationFailed
 from pipeline.fetch import UpstreamFile
 
 KEY_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")
@@ -120,18 +120,15 @@ OPTIONAL_COLUMNS = {
     "steady_state_duration_seconds": pa.Column(
         pl.Float64, checks=[pa.Check.ge(0, error="must be >= 0"), FINITE], nullable=True
     ),
+    # The parallel degrees complete a configuration's key in the robustness figures.
+    **{
+        name: pa.Column(pl.Int64, checks=pa.Check.ge(1, error="must be >= 1"), nullable=True)
+        for name in ("tensor_parallel", "expert_parallel", "data_parallel")
+    },
 }
 
 # Known upstream columns that no stage uses: not reported as unknown.
-UNUSED_COLUMNS = frozenset(
-    {
-        "architecture",
-        "output_throughput_tokens_per_sec",
-        "tensor_parallel",
-        "expert_parallel",
-        "data_parallel",
-    }
-)
+UNUSED_COLUMNS = frozenset({"architecture", "output_throughput_tokens_per_sec"})
 
 # A needed column that upstream may drop but that other columns give exactly.
 DERIVABLE = {
@@ -456,3 +453,17 @@ def _is_iso_date(text: str) -> bool:
         return date.fromisoformat(text).isoformat() == text
     except ValueError:
         return False
+
+
+def refuse_unsupported_task(index_file: UpstreamFile, task: str) -> None:
+    """Refuse a task the leaderboard lists as diffusion: its unit is not energy per token."""
+    try:
+        architectures = json.loads(index_file.content).get("architectures", {})
+    except (ValueError, AttributeError):
+        architectures = {}
+    kinds = [kind for kind, tasks in architectures.items() if task in tasks]
+    if "diffusion" in kinds:
+        raise UnsupportedTask(
+            f"{task} is a diffusion task: the leaderboard measures it in energy per image or "
+            "video, not per output token, so it has no place in this index"
+        )

@@ -1,0 +1,293 @@
+"""Beyond one file: every task, the deadline sweep, robustness figures, curves and exports."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from pipeline.curves import concurrency_curves
+from pipeline.editorial import editorial_text
+from pipeline.emit import (
+    CURVES_SCHEMA,
+    DEADLINES_SCHEMA,
+    EXTENDED_SCHEMA,
+    INDEX_SCHEMA,
+    schema_path,
+    schema_problems,
+)
+from pipeline.errors import UnsupportedTask
+from pipeline.run import BuildSettings, index_stages
+from tests.conftest import REPO, SNAPSHOT
+
+LLM_TASKS = ["gpqa", "image-chat", "lm-arena-chat", "sourcegraph-fim", "video-chat"]
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def all_tasks(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("all") / "index.json"
+    result = invoke(
+        "build", "--from", SNAPSHOT, "--out", out, "--all-tasks", "--itl-deadline-ms",
+        "50,100,250,500", "--curves", "--extended", "--format", "csv", "--format", "parquet",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out.parent / "tasks"
+
+
+def test_all_tasks_builds_five_indexes_that_pass_the_schema(all_tasks: Path):
+    assert sorted(p.name for p in all_tasks.iterdir()) == LLM_TASKS
+    for task in LLM_TASKS:
+        document = json.loads((all_tasks / task / "index.json").read_bytes())
+        assert schema_problems(document) == [], task
+        assert document["source"]["data_url"].endswith(f"/{task}.json")
+        assert (all_tasks / task / "index.report.json").exists()
+
+
+def test_all_tasks_does_not_touch_the_chat_index(all_tasks: Path):
+    assert not (all_tasks.parent / "index.json").exists()
+
+
+def test_each_task_has_its_own_workload_and_an_existing_reference_row(all_tasks: Path):
+    workloads = set()
+    for task in LLM_TASKS:
+        document = json.loads((all_tasks / task / "index.json").read_bytes())
+        reference = document["reference_row"]
+        assert any(
+            (r["model"], r["gpu"], r["num_gpus"])
+            == (reference["model"], reference["gpu"], reference["num_gpus"])
+            for r in document["rows"]
+        ), task
+        workloads.add(document["workload"])
+        assert task in document["source"]["workload"]
+    assert len(workloads) == 5
+
+
+def test_gpqa_labels_mxfp4_weights(all_tasks: Path):
+    rows = json.loads((all_tasks / "gpqa" / "index.json").read_bytes())["rows"]
+    assert "MXFP4" in {row["precision"] for row in rows}
+
+
+def test_the_chat_index_built_among_all_tasks_equals_the_default_one(all_tasks: Path, published):
+    chat = json.loads((all_tasks / "lm-arena-chat" / "index.json").read_bytes())
+    assert chat["rows"] == published["rows"]
+
+
+@pytest.mark.parametrize("task", ["text-to-image", "text-to-video"])
+def test_a_diffusion_task_is_refused_with_a_clear_message(task, tmp_path):
+    with pytest.raises(UnsupportedTask, match=f"{task} is a diffusion task"):
+        index_stages(SNAPSHOT, settings=BuildSettings(task=task))
+    result = invoke("build", "--from", SNAPSHOT, "--task", task, "--out", tmp_path / "i.json")
+    assert result.exit_code == 1
+    assert "energy per image or video, not per output token" in result.output
+    assert not (tmp_path / "i.json").exists()
+
+
+# -- deadline sweep ------------------------------------------------------------------------------
+
+
+def sweep_of(all_tasks: Path, task: str = "lm-arena-chat") -> dict:
+    return json.loads((all_tasks / task / "deadlines.json").read_bytes())
+
+
+def test_the_sweep_passes_its_schema(all_tasks: Path):
+    for task in LLM_TASKS:
+        assert schema_problems(sweep_of(all_tasks, task), schema=DEADLINES_SCHEMA) == [], task
+
+
+def test_the_500_ms_column_of_the_sweep_equals_the_main_index(all_tasks: Path, published):
+    sweep = sweep_of(all_tasks)
+    at_500 = [group["by_deadline"][-1] for group in sweep["groups"]]
+    assert all(cell["itl_deadline_ms"] == 500 for cell in at_500)
+    rows = sorted((cell["row"] for cell in at_500), key=lambda r: r["row_id"])
+    assert rows == sorted(published["rows"], key=lambda r: r["row_id"])
+    assert not any(cell["binding"] for cell in at_500)
+
+
+def test_at_100_ms_seven_of_the_32_chat_picks_change_and_bind(all_tasks: Path):
+    sweep = sweep_of(all_tasks)
+    index = sweep["deadlines_ms"].index(100)
+    changed = [
+        g for g in sweep["groups"]
+        if g["by_deadline"][index]["row"]["row_id"] != g["by_deadline"][-1]["row"]["row_id"]
+    ]  # fmt: skip
+    binding = [g for g in sweep["groups"] if g["by_deadline"][index]["binding"]]
+    assert len(sweep["groups"]) == 32
+    assert len(changed) == len(binding) == 7
+    assert {g["model_id"] for g in changed} == {g["model_id"] for g in binding}
+
+
+def test_a_group_with_nothing_under_a_deadline_says_so():
+    stable = index_stages(SNAPSHOT, settings=BuildSettings()).stability.stable
+    from pipeline.sweep import NO_CONFIGURATION, deadline_sweep
+
+    groups = deadline_sweep(
+        stable, deadlines_ms=[5.0], precision_labels=editorial_text()["precision_labels"]
+    )
+    empty = [g for g in groups if g["by_deadline"][0]["row"] is None]
+    assert empty, "5 ms should be below some group's fastest configuration"
+    assert all(g["by_deadline"][0]["status"] == NO_CONFIGURATION for g in empty)
+    assert all(g["by_deadline"][0]["binding"] for g in empty)
+
+
+# -- robustness ----------------------------------------------------------------------------------
+
+
+def test_the_extended_index_passes_its_schema_and_keeps_every_row(all_tasks: Path, published):
+    extended = json.loads((all_tasks / "lm-arena-chat" / "index.extended.json").read_bytes())
+    assert extended["version"] == "1-extended"
+    assert schema_problems(extended, schema=EXTENDED_SCHEMA) == []
+    assert [
+        {k: v for k, v in r.items() if k != "robustness"} for r in extended["rows"]
+    ] == published["rows"]
+
+
+def test_the_repeated_runs_upstream_show_their_spread(all_tasks: Path):
+    report = json.loads((all_tasks / "lm-arena-chat" / "index.report.json").read_bytes())
+    figures = report["robustness"]
+    assert len(figures) == 32
+    qwen = figures["qwen-3-30b-a3b-instruct/H100/2/1024"]
+    assert qwen["repeated_runs"] == 1
+    spreads = {
+        row_id: f["repeat_spread"]
+        for row_id, f in figures.items()
+        if f["repeat_spread"] is not None
+    }
+    # The 2×H100 repeats are at 256 and 512, which are not picked: no pick has a repeat here.
+    assert spreads == {}
+    key = qwen["key"]
+    assert (key["num_gpus"], key["max_num_seqs"]) == (2, 1024)
+    assert key["tensor_parallel"] * key["data_parallel"] >= 1
+    assert qwen["source"]["sha256"] == report["inputs"][0]["sha256"]
+
+
+def test_the_runner_up_is_the_next_configuration_and_never_cheaper(all_tasks: Path):
+    figures = json.loads((all_tasks / "lm-arena-chat" / "index.report.json").read_bytes())[
+        "robustness"
+    ]
+    for row_id, f in figures.items():
+        runner_up = f["runner_up"]
+        if runner_up is None:
+            continue
+        assert runner_up["energy_margin"] >= 0, row_id
+        assert (runner_up["num_gpus"], runner_up["max_num_seqs"]) != (
+            f["key"]["num_gpus"], f["key"]["max_num_seqs"],
+        )  # fmt: skip
+
+
+def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial):
+    from pipeline.run import build
+
+    report = build(
+        fixture_snapshot("edge-cases.json"), settings=BuildSettings(), editorial=fixture_editorial
+    ).report
+    figures = report["robustness"]["repeat-model-fp8/H100/2/256"]
+    assert figures["repeated_runs"] == 2
+    assert figures["repeat_spread"] == 0.2
+    assert figures["runner_up"]["max_num_seqs"] == 128
+    assert figures["runner_up"]["energy_margin"] == 0.5
+
+
+# -- curves --------------------------------------------------------------------------------------
+
+
+def test_curves_pass_their_schema_and_cover_every_stable_configuration(all_tasks: Path):
+    curves = json.loads((all_tasks / "lm-arena-chat" / "curves.json").read_bytes())
+    assert schema_problems(curves, schema=CURVES_SCHEMA) == []
+    assert sum(len(c["points"]) for c in curves["curves"]) == 328
+    for curve in curves["curves"]:
+        seqs = [p["max_num_seqs"] for p in curve["points"]]
+        assert seqs == sorted(seqs)
+        assert any(p["pareto"] for p in curve["points"])
+
+
+def dominates(a: dict, b: dict) -> bool:
+    return (
+        a["energy_per_token_joules"] <= b["energy_per_token_joules"]
+        and a["median_itl_ms"] <= b["median_itl_ms"]
+        and (
+            a["energy_per_token_joules"] < b["energy_per_token_joules"]
+            or a["median_itl_ms"] < b["median_itl_ms"]
+        )
+    )
+
+
+def test_a_frontier_point_is_never_dominated_and_every_other_point_is(all_tasks: Path):
+    for task in LLM_TASKS:
+        curves = json.loads((all_tasks / task / "curves.json").read_bytes())["curves"]
+        for curve in curves:
+            points = curve["points"]
+            for p in points:
+                dominated = any(dominates(q, p) for q in points)
+                assert dominated != p["pareto"], (task, curve["model_id"], p)
+
+
+def test_the_frontier_on_a_tiny_curve():
+    frame = pl.DataFrame(
+        {
+            "model_id": ["m"] * 4, "gpu_model": ["H100"] * 4, "num_gpus": [1] * 4,
+            "nickname": ["M"] * 4, "max_num_seqs": [8, 16, 32, 64],
+            "energy_per_token_joules": [0.4, 0.3, 0.35, 0.2],
+            "median_itl_ms": [10.0, 20.0, 30.0, 40.0], "avg_power_watts": [300.0] * 4,
+        }
+    )  # fmt: skip
+    points = concurrency_curves(frame)[0]["points"]
+    assert [p["pareto"] for p in points] == [True, True, False, True]
+
+
+# -- exports -------------------------------------------------------------------------------------
+
+
+def test_csv_and_parquet_hold_the_same_rows_in_the_same_order(all_tasks: Path):
+    for task in LLM_TASKS:
+        rows = json.loads((all_tasks / task / "index.json").read_bytes())["rows"]
+        parquet = pl.read_parquet(all_tasks / task / "index.parquet")
+        assert parquet.to_dicts() == rows
+        text = (all_tasks / task / "index.csv").read_text()
+        records = list(csv.DictReader(io.StringIO(text)))
+        assert [r["row_id"] for r in records] == [r["row_id"] for r in rows]
+        assert list(records[0]) == list(rows[0])
+        assert [float(r["wh_per_million_output_tokens"]) for r in records] == [
+            r["wh_per_million_output_tokens"] for r in rows
+        ]
+
+
+def test_the_default_output_is_unchanged_by_the_extras(tmp_path: Path, published):
+    plain, extra = tmp_path / "plain" / "index.json", tmp_path / "extra" / "index.json"
+    dates = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
+    assert invoke("build", "--from", SNAPSHOT, "--out", plain, *dates).exit_code == 0
+    result = invoke(
+        "build", "--from", SNAPSHOT, "--out", extra, *dates, "--itl-deadline-ms",
+        "100,500", "--curves", "--extended", "--format", "csv",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert plain.read_bytes() == extra.read_bytes() == (REPO / "output" / "index.json").read_bytes()
+    assert sorted(p.name for p in extra.parent.iterdir()) == [
+        "curves.json", "deadlines.json", "index.csv", "index.extended.json", "index.json",
+        "index.report.json",
+    ]  # fmt: skip
+
+
+def test_the_extended_schema_keeps_every_key_of_the_index_schema():
+    base = json.loads(schema_path(INDEX_SCHEMA).read_text())
+    extended = json.loads(schema_path(EXTENDED_SCHEMA).read_text())
+    for key, spec in base["properties"].items():
+        if key != "version":
+            assert extended["properties"][key] == spec, key
+    base_row, extended_row = base["$defs"]["row"], extended["$defs"]["row"]
+    for key, spec in base_row["properties"].items():
+        assert extended_row["properties"][key] == spec, key
+    assert extended_row["required"] == [*base_row["required"], "robustness"]
+    assert math.isfinite(len(extended_row["properties"]))
+    assert copy.deepcopy(base["required"]) == extended["required"]
