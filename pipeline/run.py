@@ -159,6 +159,9 @@ def index_stages(
     refuse_unsupported_task(snapshot.index_file, settings.task)
     wording = task_text(editorial, settings.task)
     validated = validated_configurations(snapshot.task_file)
+    # Past validation only the provenance of the bytes is needed: dropping them here lowers the
+    # peak memory of a large build by the size of the file (870 MB at 10⁶ configurations).
+    snapshot = replace(snapshot, task_file=replace(snapshot.task_file, content=b""))
     stability = stable_configurations(validated.frame, thresholds=settings.thresholds)
     selection = selected_configurations(stability.stable, itl_deadline_ms=settings.itl_deadline_ms)
     rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
