@@ -10,7 +10,7 @@ OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 TASKS := lm-arena-chat gpqa sourcegraph-fim image-chat video-chat text-to-image text-to-video
 
-.PHONY: help setup index regenerate test audit check bench clean shared
+.PHONY: help setup index regenerate test audit check bench report clean shared
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
@@ -36,9 +36,14 @@ audit: $(VENV)/.installed ## Compare a published index (PUBLISHED=path, default 
 	$(BIN)/energy-index audit --published $(PUBLISHED) --from $(FROM)
 
 check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
-	$(BIN)/ruff check pipeline tests bench
-	$(BIN)/ruff format --check pipeline tests bench
+	$(BIN)/ruff check pipeline tests bench scripts
+	$(BIN)/ruff format --check pipeline tests bench scripts
 	$(BIN)/mypy
+
+SNAPSHOT ?= $(SHARED)/upstream/ml-energy-leaderboard
+report: $(VENV)/.installed ## Write output/report.html from the shared snapshot, and its screenshot docs/report.png
+	$(BIN)/energy-index report --from $(SNAPSHOT) --out output/report.html
+	$(BIN)/python scripts/screenshot.py output/report.html docs/report.png
 
 SIZES ?= 1000,10000,100000,1000000
 bench: $(VENV)/.installed ## Time pipeline vs plain-Python reference (SIZES=…); writes docs/benchmarks.md

@@ -503,6 +503,43 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
 
 
 @main.command(epilog=EXIT_CODES)
+@source_option
+@task_option
+@deadline_option
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("output/report.html"),
+    show_default=True,
+    help="The page to write.",
+)
+@cache_option
+@network_options
+@reports_errors
+def report(
+    source: str, task: str, itl_deadline_ms: float, out: Path, cache: Path, network: Network
+) -> None:
+    """Write a self-contained HTML page of the index, to look at.
+
+    The page holds the index as a sortable table, a chart of Wh per million tokens by model and
+    GPU, each model and GPU's energy-vs-latency curves with the pick and the deadline marked,
+    the deadline sweep (50, 100, 250, 500 ms and the deadline), the runs left out with their
+    reasons, and the provenance. Charts are inline SVG: the page needs no network.
+
+    Example:
+
+        energy-index report --from ../shared/upstream/ml-energy-leaderboard
+    """
+    from pipeline.emit import write_files
+    from pipeline.run import BuildSettings, report_page
+
+    snapshot = _snapshot(source, network, tasks=[task], cache=cache)
+    page = report_page(snapshot, settings=BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms))
+    write_files({out: page.encode("utf-8")})
+    click.echo(f"wrote {out} ({len(page) >> 10} KiB)")
+
+
+@main.command(epilog=EXIT_CODES)
 @click.argument("path", type=click.Path(path_type=Path))
 @reports_errors
 def validate(path: Path) -> None:

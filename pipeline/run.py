@@ -268,6 +268,35 @@ def run(
     return result
 
 
+REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)
+
+
+def report_page(
+    source: Path, *, settings: BuildSettings, deadlines_ms: tuple[float, ...] = REPORT_DEADLINES_MS
+) -> str:
+    """The HTML page of one index: table, charts, deadline sweep, exclusions, provenance."""
+    from pipeline.report import report_html  # matplotlib is loaded only for the page
+
+    stages = index_stages(source, settings=settings)
+    result = assembled(stages, settings.dates(stages.snapshot, None))
+    sweep_deadlines = tuple(sorted({*deadlines_ms, settings.itl_deadline_ms}))
+    groups = deadline_sweep(
+        stages.stability.stable,
+        deadlines_ms=sweep_deadlines,
+        precision_labels=stages.editorial["precision_labels"],
+    )
+    return report_html(
+        document=result.document,
+        report=result.report,
+        sweep=sweep_document(
+            groups=groups, deadlines_ms=list(sweep_deadlines), snapshot=stages.snapshot
+        ),
+        curves=curves_document(
+            curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
+        ),
+    )
+
+
 def llm_tasks(source: Path, editorial: dict[str, Any] | None = None) -> list[str]:
     """The tasks every index is built for: those with editorial text, checked against upstream."""
     editorial = editorial or editorial_text()

@@ -37,7 +37,7 @@ def snapshot_of(directory: Path, fixture: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    "command", [[], ["build"], ["audit"], ["validate"], ["fetch"], ["regenerate"]]
+    "command", [[], ["build"], ["audit"], ["validate"], ["fetch"], ["regenerate"], ["report"]]
 )
 def test_every_command_has_help_with_an_example(command):
     result = invoke(*command, "--help")
@@ -47,7 +47,9 @@ def test_every_command_has_help_with_an_example(command):
 
 
 def test_every_registered_command_is_covered_by_the_help_test():
-    assert sorted(main.commands) == ["audit", "build", "fetch", "regenerate", "validate"]
+    assert sorted(main.commands) == [
+        "audit", "build", "fetch", "regenerate", "report", "validate",
+    ]  # fmt: skip
 
 
 def test_python_dash_m_and_the_console_script_both_answer():
