@@ -14,7 +14,8 @@ from playwright.sync_api import sync_playwright
 
 def main() -> None:
     page, out = Path(sys.argv[1]).resolve(), Path(sys.argv[2])
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    names = ("chromium", "chromium-browser", "google-chrome")
+    chromium = next(filter(None, map(shutil.which, names)), None)
     if chromium is None:
         raise SystemExit("no chromium: install it (Debian: apt-get install chromium)")
     with sync_playwright() as playwright:

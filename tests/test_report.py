@@ -15,7 +15,9 @@ from click.testing import CliRunner
 from pipeline.cli import main
 from tests.conftest import SNAPSHOT
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = next(
+    filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
+)
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 # In CI Chromium is installed by .ci/run, and the browser test must run; elsewhere it may skip.
 needs_chromium = pytest.mark.skipif(
