@@ -189,3 +189,17 @@ def test_validate_accepts_the_published_index_and_names_problems_in_a_broken_one
     result = invoke("validate", broken)
     assert result.exit_code == 1
     assert "$.rows[0].slug: 'Bad Slug' does not match" in result.output
+
+
+def test_help_imports_none_of_the_heavy_libraries():
+    program = (
+        "import sys\n"
+        "from pipeline.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('polars', 'pandera', 'httpx', 'jsonschema', 'msgspec', 'matplotlib')"
+        " if m in sys.modules]\n"
+        "print('heavy:' + ','.join(heavy))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "heavy:"

@@ -171,3 +171,8 @@ def test_dates_default_to_the_snapshot_then_carry_over_while_the_bytes_stay(tmp_
     run(changed, out=out, settings=BuildSettings())
     assert json.loads(out.read_bytes())["source"]["retrieved"] == "2026-11-02"
     assert report_path(out).exists()
+
+
+def test_the_committed_build_report_is_current(rebuilt):
+    # output/index.report.json is committed beside the index; it must be what the code writes.
+    assert (REPO / "output" / "index.report.json").read_bytes() == rebuilt.report_bytes
