@@ -369,10 +369,10 @@ def build(
         energy-index build --from ../shared/upstream/ml-energy-leaderboard \\
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
-    from pipeline.editorial import editorial_text
+    from pipeline.editorial import editorial_text, indexed_tasks
     from pipeline.run import BuildSettings, Extras, report_path, run, run_all_tasks
 
-    tasks = sorted(editorial_text()["tasks"]) if all_tasks else [task]
+    tasks = indexed_tasks(editorial_text()) if all_tasks else [task]
     snapshot = _snapshot(source, network, tasks=tasks, cache=cache)
     settings = BuildSettings(
         task=task, itl_deadline_ms=max(deadlines), retrieved=retrieved, updated=updated

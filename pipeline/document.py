@@ -49,7 +49,7 @@ def index_document(
 ) -> dict[str, Any]:
     """The index, header blocks first, in the published key order."""
     words = editorial["selection"]
-    deadline = _number(selection.itl_deadline_ms)
+    deadline = json_number(selection.itl_deadline_ms)
     is_default = selection.itl_deadline_ms == editorial["leaderboard_default_itl_deadline_ms"]
     reach = _reach(stability.stable, selection.itl_deadline_ms, words)
     qualifiers = [words["summary_default_ceiling"]] if is_default else []
@@ -135,7 +135,8 @@ def _reach(stable: pl.DataFrame, deadline_ms: float, words: dict[str, str]) -> s
     return words["none_reach"]
 
 
-def _number(value: float) -> int | float:
+def json_number(value: float) -> int | float:
+    """A whole number as an int (500, not 500.0), anything else as it is."""
     return int(value) if float(value).is_integer() else value
 
 
@@ -188,7 +189,7 @@ def build_report(
         "inputs": [_input(f) for f in (snapshot.task_file, snapshot.index_file)],
         "parameters": {
             "task": snapshot.task,
-            "itl_deadline_ms": _number(selection.itl_deadline_ms),
+            "itl_deadline_ms": json_number(selection.itl_deadline_ms),
             "min_batch_utilization": stability.thresholds.min_batch_utilization,
             "min_steady_state_seconds": stability.thresholds.min_steady_state_seconds,
         },
@@ -252,7 +253,7 @@ def sweep_document(
         "kind": "deadline sweep",
         **_provenance(snapshot),
         "unit": "Wh per million output tokens",
-        "deadlines_ms": [_number(d) for d in deadlines_ms],
+        "deadlines_ms": [json_number(d) for d in deadlines_ms],
         "binding": "true where the deadline excluded the configuration that would be chosen "
         "with no deadline (the lowest-energy one)",
         "groups": groups,

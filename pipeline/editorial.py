@@ -30,3 +30,8 @@ def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
             f"pipeline/editorial.json; known tasks: {', '.join(sorted(tasks))}"
         )
     return tasks[task]
+
+
+def indexed_tasks(editorial: dict[str, Any]) -> list[str]:
+    """The tasks that have an index (``build --all-tasks``): those with editorial text."""
+    return sorted(editorial["tasks"])

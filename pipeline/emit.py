@@ -52,7 +52,9 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema, format_checker=checker, registry=_registry(name))
 
 
+@cache
 def _schema(name: str) -> dict[str, Any]:
+    # Read once per process; callers build new dicts from it and never change it.
     return dict(json.loads(schema_path(name).read_text("utf-8")))
 
 

@@ -26,7 +26,7 @@ from pipeline.document import (
     serialized,
     sweep_document,
 )
-from pipeline.editorial import editorial_text, task_text
+from pipeline.editorial import editorial_text, indexed_tasks, task_text
 from pipeline.emit import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
@@ -220,26 +220,36 @@ class Extras:
     formats: tuple[str, ...] = ()
 
 
+def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
+    """The deadline sweep document, checked against its schema."""
+    groups = deadline_sweep(
+        stages.stability.stable,
+        deadlines_ms=deadlines_ms,
+        precision_labels=stages.editorial["precision_labels"],
+    )
+    sweep = sweep_document(groups=groups, deadlines_ms=list(deadlines_ms), snapshot=stages.snapshot)
+    checked(sweep, schema=DEADLINES_SCHEMA)
+    return sweep
+
+
+def curves_of(stages: Stages) -> dict[str, Any]:
+    """The concurrency curves document, checked against its schema."""
+    curves = curves_document(
+        curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
+    )
+    checked(curves, schema=CURVES_SCHEMA)
+    return curves
+
+
 def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
     """The documents the extras ask for, each checked against its schema, keyed by path."""
     files: dict[Path, bytes] = {}
     if extras.sweep_deadlines_ms:
-        groups = deadline_sweep(
-            stages.stability.stable,
-            deadlines_ms=extras.sweep_deadlines_ms,
-            precision_labels=stages.editorial["precision_labels"],
+        files[out.with_name("deadlines.json")] = serialized(
+            sweep_of(stages, extras.sweep_deadlines_ms)
         )
-        sweep = sweep_document(
-            groups=groups, deadlines_ms=list(extras.sweep_deadlines_ms), snapshot=stages.snapshot
-        )
-        checked(sweep, schema=DEADLINES_SCHEMA)
-        files[out.with_name("deadlines.json")] = serialized(sweep)
     if extras.curves:
-        curves = curves_document(
-            curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
-        )
-        checked(curves, schema=CURVES_SCHEMA)
-        files[out.with_name("curves.json")] = serialized(curves)
+        files[out.with_name("curves.json")] = serialized(curves_of(stages))
     if extras.extended:
         extended = extended_document(result.document, figures=stages.robustness)
         checked(extended, schema=EXTENDED_SCHEMA)
@@ -280,31 +290,12 @@ def report_page(
     stages = index_stages(source, settings=settings)
     result = assembled(stages, settings.dates(stages.snapshot, None))
     sweep_deadlines = tuple(sorted({*deadlines_ms, settings.itl_deadline_ms}))
-    groups = deadline_sweep(
-        stages.stability.stable,
-        deadlines_ms=sweep_deadlines,
-        precision_labels=stages.editorial["precision_labels"],
-    )
     return report_html(
         document=result.document,
         report=result.report,
-        sweep=sweep_document(
-            groups=groups, deadlines_ms=list(sweep_deadlines), snapshot=stages.snapshot
-        ),
-        curves=curves_document(
-            curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
-        ),
+        sweep=sweep_of(stages, sweep_deadlines),
+        curves=curves_of(stages),
     )
-
-
-def llm_tasks(source: Path, editorial: dict[str, Any] | None = None) -> list[str]:
-    """The tasks every index is built for: those with editorial text, checked against upstream."""
-    editorial = editorial or editorial_text()
-    index_file = upstream_snapshot(source, task=DEFAULT_TASK).index_file
-    tasks = sorted(editorial["tasks"])
-    for task in tasks:
-        refuse_unsupported_task(index_file, task)
-    return tasks
 
 
 def run_all_tasks(
@@ -312,11 +303,12 @@ def run_all_tasks(
 ) -> dict[str, Build]:
     """One index per task under ``out_dir/<task>/index.json``, each with its report.
 
-    Every task is built before any is written, so one bad task leaves all outputs as they were.
+    Every task is built before any is written, so one bad task (a diffusion task, say, which
+    index_stages refuses) leaves all outputs as they were.
     """
     staged: dict[Path, bytes] = {}
     results = {}
-    for task in llm_tasks(source):
+    for task in indexed_tasks(editorial_text()):
         out = out_dir / task / "index.json"
         task_settings = replace(settings, task=task)
         stages = index_stages(source, settings=task_settings)

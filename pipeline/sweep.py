@@ -14,6 +14,7 @@ from typing import Any
 import polars as pl
 
 from pipeline.derive import index_rows
+from pipeline.document import json_number
 from pipeline.selection import selected_configurations
 
 NO_CONFIGURATION = "no configuration meets it"
@@ -44,7 +45,7 @@ def deadline_sweep(
             "gpu": group[1],
             "by_deadline": [
                 {
-                    "itl_deadline_ms": _number(deadline),
+                    "itl_deadline_ms": json_number(deadline),
                     "status": "selected" if group in picks[deadline] else NO_CONFIGURATION,
                     "binding": free_itl[group] > deadline,
                     "row": picks[deadline].get(group),
@@ -61,7 +62,3 @@ def _rows_by_group(
 ) -> dict[tuple[str, str], dict[str, Any]]:
     rows = index_rows(selected, precision_labels=labels)
     return {(row["model_id"], row["gpu"]): row for row in rows}
-
-
-def _number(value: float) -> int | float:
-    return int(value) if float(value).is_integer() else value
