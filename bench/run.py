@@ -23,7 +23,7 @@ from snapshot import TASK_PATH, write_snapshot
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / ".data"
-SHARED_SNAPSHOT = ROOT.parent / "shared" / "upstream" / "ml-energy-leaderboard"
+VENDORED_SNAPSHOT = ROOT / "snapshots" / "ml-energy-leaderboard"
 PYTHON = sys.executable
 IMPORT_FLOOR = "import polars, pandera.polars, httpx, jsonschema"
 
@@ -118,7 +118,7 @@ def main() -> None:
     lines = []
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
-        shared = best_of(cold_runs, pipeline_command(SHARED_SNAPSHOT, work / "shared.json"))
+        shared = best_of(cold_runs, pipeline_command(VENDORED_SNAPSHOT, work / "shared.json"))
         for size in sizes:
             snapshot = snapshot_for(size, arguments.seed)
             megabytes = (snapshot / TASK_PATH).stat().st_size / 2**20
@@ -150,7 +150,7 @@ def main() -> None:
             "| --- | ---: | ---: |",
             f"| import floor (`{IMPORT_FLOOR}`) | {floor[0]:.2f} | {floor[1]:,.0f} |",
             f"| `energy-index --help` | {help_time[0]:.2f} | {help_time[1]:,.0f} |",
-            f"| `energy-index build` from the shared snapshot (328 configurations) | "
+            f"| `energy-index build` from the vendored snapshot (328 configurations) | "
             f"{shared[0]:.2f} ({shared[0] / floor[0]:.2f}× the floor) | {shared[1]:,.0f} |",
         ]
     )

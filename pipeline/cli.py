@@ -25,11 +25,15 @@ if TYPE_CHECKING:
     from pipeline.download import Downloader
 
 DEFAULT_SOURCE = "https://github.com/ml-energy/leaderboard"
+# The snapshot the committed output was built from, vendored in the repository: builds and
+# audits default to it, so they run offline and give the committed bytes.
+VENDORED_SNAPSHOT = "snapshots/ml-energy-leaderboard"
+LIVE = "live"  # --from live: the upstream repository itself
 DEFAULT_OUT = Path("output/index.json")
 DEFAULT_CACHE = Path(".cache/upstream")
 OFFLINE_HINT = (
     "hint: to build without network, pass a snapshot directory: --from DIR "
-    "(make index FROM=DIR), e.g. ../shared/upstream/ml-energy-leaderboard"
+    "(make index FROM=DIR), e.g. snapshots/ml-energy-leaderboard"
 )
 CHANGED_EXIT_CODE = 10
 
@@ -160,14 +164,15 @@ def network_options(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-source_option = click.option(
-    "--from",
-    "source",
-    default=DEFAULT_SOURCE,
-    show_default=True,
-    help="Snapshot directory (upstream paths plus snapshot.json), or the upstream GitHub "
-    "repository URL to fetch from.",
-)
+def source_option(default: str) -> Callable[[F], F]:
+    return click.option(
+        "--from",
+        "source",
+        default=default,
+        show_default=True,
+        help="Snapshot directory (upstream paths plus snapshot.json), the upstream GitHub "
+        f"repository URL to fetch from, or 'live' for {DEFAULT_SOURCE}.",
+    )
 cache_option = click.option(
     "--cache",
     type=click.Path(path_type=Path),
@@ -206,7 +211,7 @@ def main() -> None:
 
     Example:
 
-        energy-index build --from ../shared/upstream/ml-energy-leaderboard
+        energy-index build --from snapshots/ml-energy-leaderboard
     """
 
 
@@ -215,6 +220,8 @@ def _today() -> str:
 
 
 def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -> Path:
+    if source == LIVE:
+        source = DEFAULT_SOURCE
     if not source.startswith(("https://", "http://")):
         return Path(source)
     from pipeline.live import snapshot_source
@@ -299,7 +306,7 @@ class Deadlines(click.ParamType):
 
 
 @main.command(epilog=EXIT_CODES)
-@source_option
+@source_option(VENDORED_SNAPSHOT)
 @task_option
 @click.option(
     "--itl-deadline-ms",
@@ -355,8 +362,9 @@ def build(
 ) -> None:
     """Build the index and write it with its build report.
 
-    --from takes a snapshot directory or the upstream repository URL (the default), which is
-    fetched into --cache first. Dates not given are kept from the index already at --out when it
+    --from takes a snapshot directory (the default is the vendored one, the input of the
+    committed output: offline), or the upstream repository URL ('live'), which is fetched into
+    --cache first. Dates not given are kept from the index already at --out when it
     was built from the same input bytes, else taken from the snapshot, so rebuilding unchanged
     input gives the same bytes. Nothing is written unless every stage succeeds. Diffusion tasks
     (energy per image or video) are refused.
@@ -364,9 +372,11 @@ def build(
     Example:
 
     \b
-        energy-index build --from ../shared/upstream/ml-energy-leaderboard \\
+        energy-index build
+        energy-index build --from live --out /tmp/live/index.json
+        energy-index build --from snapshots/ml-energy-leaderboard \\
             --retrieved 2026-09-26 --updated 2026-09-27 --out output/index.json
-        energy-index build --from ../shared/upstream/ml-energy-leaderboard \\
+        energy-index build --from snapshots/ml-energy-leaderboard \\
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
     from pipeline.editorial import editorial_text, indexed_tasks
@@ -400,7 +410,7 @@ def build(
 
 
 @main.command(epilog=EXIT_CODES)
-@source_option
+@source_option(LIVE)
 @task_option
 @deadline_option
 @out_option
@@ -469,7 +479,7 @@ def regenerate(
     required=True,
     help="The published index to check: a file, or an https:// URL where it is served.",
 )
-@source_option
+@source_option(VENDORED_SNAPSHOT)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @cache_option
 @network_options
@@ -483,8 +493,8 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
 
     Example:
 
-        energy-index audit --published ../shared/published/index.json \\
-            --from ../shared/upstream/ml-energy-leaderboard
+        energy-index audit --published output/index.json \\
+            --from snapshots/ml-energy-leaderboard
     """
     from pipeline.audit import audit as compare
     from pipeline.run import BuildSettings, build
@@ -503,7 +513,7 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
 
 
 @main.command(epilog=EXIT_CODES)
-@source_option
+@source_option(VENDORED_SNAPSHOT)
 @task_option
 @deadline_option
 @click.option(
@@ -528,7 +538,7 @@ def report(
 
     Example:
 
-        energy-index report --from ../shared/upstream/ml-energy-leaderboard
+        energy-index report --from snapshots/ml-energy-leaderboard
     """
     from pipeline.emit import write_files
     from pipeline.run import BuildSettings, report_page

@@ -1,6 +1,6 @@
 """Stage 1, fetch: read the upstream files of one task from a snapshot directory.
 
-A snapshot directory is laid out like ``../shared/upstream/ml-energy-leaderboard/<commit>/``:
+A snapshot directory is laid out like ``snapshots/ml-energy-leaderboard/``:
 the upstream repository's paths, plus ``snapshot.json`` recording where and when the files were
 taken and each file's sha256. Every source ends up as such a directory (a live download writes
 one first), so the rest of the pipeline reads exactly one kind of input and every build can name
@@ -77,7 +77,7 @@ def snapshot_directory(source: Path) -> Path:
 def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
     """Read the task file and the leaderboard index from a snapshot, checking each sha256.
 
-    Example: ``upstream_snapshot(Path("../shared/upstream/ml-energy-leaderboard"),
+    Example: ``upstream_snapshot(Path("snapshots/ml-energy-leaderboard"),
     task="lm-arena-chat")``.
     """
     directory = snapshot_directory(source)

@@ -1,4 +1,4 @@
-"""Shared paths and helpers. Tests read ../shared relative to the repository root."""
+"""Shared paths and helpers. Everything a test reads is inside the repository."""
 
 from __future__ import annotations
 
@@ -13,12 +13,11 @@ import pytest
 from pipeline.editorial import editorial_text
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED = REPO.parent / "shared"
-UPSTREAM = SHARED / "upstream" / "ml-energy-leaderboard"
-# The one snapshot there (named by its commit in ../shared; `make shared` can recreate it).
-SNAPSHOT = next(iter(sorted(UPSTREAM.glob("*/snapshot.json"))), UPSTREAM / "missing").parent
-PUBLISHED = SHARED / "published" / "index.json"
+# The vendored upstream snapshot: the input of the committed output/index.json.
+SNAPSHOT = REPO / "snapshots" / "ml-energy-leaderboard"
 FIXTURES = REPO / "fixtures"
+# The published copy of the index, as published: the golden reference a rebuild must equal.
+PUBLISHED = FIXTURES / "published" / "index.json"
 TASK_PATH = "public/data/tasks/lm-arena-chat.json"
 INDEX_PATH = "public/data/index.json"
 

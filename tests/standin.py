@@ -1,6 +1,6 @@
 """A stand-in for GitHub on 127.0.0.1: the two API endpoints and raw files, with faults on request.
 
-It serves a snapshot directory (the shared one by default) as the branch ``master`` of
+It serves a snapshot directory (the vendored one by default) as the branch ``master`` of
 ``ml-energy/leaderboard``:
 
 - ``GET /api/repos/<repo>/commits/<ref>``                     the commit a ref resolves to

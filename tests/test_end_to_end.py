@@ -1,4 +1,4 @@
-"""The whole pipeline, from the shared snapshot and from fixtures."""
+"""The whole pipeline, from the vendored snapshot and from fixtures."""
 
 from __future__ import annotations
 

@@ -8,20 +8,22 @@ import pytest
 
 from pipeline.errors import ChecksumMismatch, SourceError
 from pipeline.fetch import upstream_snapshot
-from tests.conftest import SNAPSHOT, TASK_PATH, UPSTREAM
+from tests.conftest import SNAPSHOT, TASK_PATH
 
 
-def test_reads_the_shared_snapshot_and_its_provenance():
+def test_reads_the_vendored_snapshot_and_its_provenance():
     snapshot = upstream_snapshot(SNAPSHOT, task="lm-arena-chat")
-    assert snapshot.commit == SNAPSHOT.name or SNAPSHOT.name == "master"
+    assert snapshot.commit == "0cd52dab897c5d91a45f4d413038f3b8b4251b0f"
     assert snapshot.task_file.path == TASK_PATH
     assert snapshot.task_file.bytes == 286127
     assert snapshot.task_file.sha256.startswith("24e25d46")
     assert snapshot.index_file.last_commit.startswith("7885788e")
 
 
-def test_a_folder_holding_one_snapshot_names_it():
-    assert upstream_snapshot(UPSTREAM, task="lm-arena-chat").location == str(SNAPSHOT)
+def test_a_folder_holding_one_snapshot_names_it(tmp_path: Path):
+    shutil.copytree(SNAPSHOT, tmp_path / "abc123")
+    found = upstream_snapshot(tmp_path, task="lm-arena-chat").location
+    assert found == str(tmp_path / "abc123")
 
 
 def test_tampered_file_is_refused_with_expected_and_actual(tmp_path: Path):

@@ -46,3 +46,23 @@ def test_regenerate_runs_weekly_and_on_demand_and_opens_a_pull_request():
     opener = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
     assert opener["with"]["body-path"] == "regenerate.log"
     assert "changed == 'true'" in opener["if"]
+
+
+def test_a_step_that_pipes_a_command_fails_when_the_command_fails():
+    # A step's default shell has no pipefail: `make regenerate | tee log` would take tee's status.
+    for name in ("ci.yml", "regenerate.yml"):
+        workflow = yaml.safe_load((WORKFLOWS / name).read_text())
+        for job in workflow["jobs"].values():
+            for step in job["steps"]:
+                run = step.get("run", "")
+                if re.search(r"[^|]\|[^|]", run):
+                    assert step.get("shell") == "bash", (name, step.get("name"))
+                    assert "set -o pipefail" in run, (name, step.get("name"))
+
+
+def test_the_regeneration_pull_request_carries_the_snapshot_with_the_index():
+    workflow = yaml.safe_load((WORKFLOWS / "regenerate.yml").read_text())
+    steps = workflow["jobs"]["regenerate"]["steps"]
+    opener = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
+    paths = opener["with"]["add-paths"].split()
+    assert {"output/", "snapshots/"} <= set(paths)
