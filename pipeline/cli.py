@@ -173,6 +173,8 @@ def source_option(default: str) -> Callable[[F], F]:
         help="Snapshot directory (upstream paths plus snapshot.json), the upstream GitHub "
         f"repository URL to fetch from, or 'live' for {DEFAULT_SOURCE}.",
     )
+
+
 cache_option = click.option(
     "--cache",
     type=click.Path(path_type=Path),

@@ -217,6 +217,8 @@ def build_report(
                 {"column": d.column, "formula": d.formula} for d in validated.derived_columns
             ],
         },
+        # Rules of reported-only columns that rows break (validate.REPORTED_RULES): kept, said.
+        "warnings": [warning.as_json() for warning in validated.warnings],
     }
 
 

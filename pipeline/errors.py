@@ -60,11 +60,55 @@ class Failure:
 
 
 class ValidationFailed(EnergyIndexError):
-    def __init__(self, *, path: str, failures: Sequence[Failure]) -> None:
-        self.path, self.failures = path, list(failures)
-        lines = [f"{path}: {len(self.failures)} validation failure(s):"]
-        lines += [f"  {failure}" for failure in self.failures]
-        super().__init__("\n".join(lines))
+    """Every broken rule of a task file. The message is short whatever their number: a line per
+    (column, rule) with the count of rows it hit and its first rows; ``failures`` has them all,
+    and ``errors_file`` names the file a build wrote them to, when it did."""
+
+    EXAMPLES = 3  # rows shown per (column, rule)
+    RULES = 20  # (column, rule) pairs shown
+
+    def __init__(
+        self, *, path: str, failures: Sequence[Failure], errors_file: str | None = None
+    ) -> None:
+        self.path, self.failures, self.errors_file = path, list(failures), errors_file
+        super().__init__(self._summary())
+
+    def with_errors_file(self, errors_file: str) -> ValidationFailed:
+        return ValidationFailed(path=self.path, failures=self.failures, errors_file=errors_file)
+
+    def _summary(self) -> str:
+        grouped: dict[tuple[str, str], list[Failure]] = {}
+        for failure in self.failures:
+            grouped.setdefault((failure.column, failure.problem), []).append(failure)
+        lines = [f"{self.path}: {len(self.failures)} validation failure(s):"]
+        for (column, problem), hits in list(grouped.items())[: self.RULES]:
+            rows = "1 row" if len(hits) == 1 else f"{len(hits)} rows"
+            lines.append(f"  {column}: {problem} — {rows}")
+            lines += [f"    {hit.row} (got {hit.value})" for hit in hits[: self.EXAMPLES]]
+            if len(hits) > self.EXAMPLES:
+                lines.append(f"    … and {len(hits) - self.EXAMPLES} more")
+        if len(grouped) > self.RULES:
+            lines.append(f"  … and {len(grouped) - self.RULES} more (column, rule) pairs")
+        if self.errors_file:
+            lines.append(f"every failure is listed in {self.errors_file}")
+        return "\n".join(lines)
+
+    def as_json(self) -> dict[str, object]:
+        """The complete list, for the errors file beside the output."""
+        return {
+            "file": self.path,
+            "failures": len(self.failures),
+            "rows": [
+                {
+                    "position": f.position,
+                    "row": f.row,
+                    "column": f.column,
+                    "problem": f.problem,
+                    "value": f.value,
+                }
+                for f in self.failures
+            ],
+        }
 
 
 class DerivationError(EnergyIndexError):

@@ -35,7 +35,7 @@ from pipeline.emit import (
     table_bytes,
     write_files,
 )
-from pipeline.errors import LockBusy, SourceError
+from pipeline.errors import LockBusy, SourceError, ValidationFailed
 from pipeline.fetch import UpstreamSnapshot, upstream_snapshot
 from pipeline.robustness import robustness_figures
 from pipeline.selection import DEFAULT_ITL_DEADLINE_MS, Selection, selected_configurations
@@ -269,13 +269,33 @@ def run(
     extras: Extras = Extras(),
     editorial: dict[str, Any] | None = None,
 ) -> Build:
-    """Build the index and write it with its report (and extras); on failure nothing is written."""
-    stages = index_stages(source, settings=settings, editorial=editorial)
+    """Build the index and write it with its report (and extras); on failure nothing is written
+    but, when the task file broke rules, the complete list of failures (``errors_path``)."""
+    stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
     files = extra_files(stages, result, out=out, extras=extras)
     # The index is written last: it is replaced only once everything beside it is in place.
     write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
+    errors_path(out).unlink(missing_ok=True)  # a list of failures the index no longer has
     return result
+
+
+def errors_path(index_path: Path) -> Path:
+    """``output/index.json`` → ``output/index.errors.json``: every failure of a refused build."""
+    return index_path.with_name(f"{index_path.stem}.errors.json")
+
+
+def staged_or_errors_file(
+    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any] | None = None
+) -> Stages:
+    """``index_stages``; when validation fails, the complete list goes to ``errors_path(out)``
+    and the error names it, so that the message can stay short (a line per rule)."""
+    try:
+        return index_stages(source, settings=settings, editorial=editorial)
+    except ValidationFailed as failed:
+        errors_file = errors_path(out)
+        write_files({errors_file: serialized(failed.as_json())})
+        raise failed.with_errors_file(str(errors_file)) from None
 
 
 REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)
@@ -311,7 +331,7 @@ def run_all_tasks(
     for task in indexed_tasks(editorial_text()):
         out = out_dir / task / "index.json"
         task_settings = replace(settings, task=task)
-        stages = index_stages(source, settings=task_settings)
+        stages = staged_or_errors_file(source, out=out, settings=task_settings)
         result = assembled(stages, task_settings.dates(stages.snapshot, previous_build(out)))
         staged.update(extra_files(stages, result, out=out, extras=extras))
         staged.update({report_path(out): result.report_bytes, out: result.index_bytes})
@@ -348,7 +368,7 @@ def regenerate(
     Call it under :func:`regeneration_lock`.
     """
     previous_document = _existing_index(out)
-    stages = index_stages(source, settings=settings, editorial=editorial)
+    stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     candidate = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
     commit = stages.snapshot.commit
     if previous_document is not None and audit(previous_document, candidate.document).identical:

@@ -24,6 +24,7 @@ from pipeline.errors import Failure, UnsupportedTask, UpstreamFormatError, Valid
 from pipeline.fetch import UpstreamFile
 
 KEY_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")
+TAIL_LATENCIES = ("p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
 
 # Relative tolerance of "energy per request ≈ energy per token × average output length":
 # upstream computes one from the other, so only float noise may separate them.
@@ -42,17 +43,21 @@ def _unusable(expression: pl.Expr) -> pl.Expr:
 
 
 def _at_least(other: str) -> Callable[[pa.PolarsData], pl.LazyFrame]:
-    def check(data: pa.PolarsData) -> pl.LazyFrame:
-        other_side = pl.col(other)
-        return data.lazyframe.select((pl.col(data.key) >= other_side) | _unusable(other_side))
-
-    return check
+    return _compared_with(other, lambda this, that: this >= that)
 
 
 def _at_most(other: str) -> Callable[[pa.PolarsData], pl.LazyFrame]:
+    return _compared_with(other, lambda this, that: this <= that)
+
+
+def _compared_with(
+    other: str, holds: Callable[[pl.Expr, pl.Expr], pl.Expr]
+) -> Callable[[pa.PolarsData], pl.LazyFrame]:
     def check(data: pa.PolarsData) -> pl.LazyFrame:
+        if other not in data.lazyframe.collect_schema().names():
+            return data.lazyframe.select(pl.lit(True).alias(data.key))  # nothing to compare with
         other_side = pl.col(other)
-        return data.lazyframe.select((pl.col(data.key) <= other_side) | _unusable(other_side))
+        return data.lazyframe.select(holds(pl.col(data.key), other_side) | _unusable(other_side))
 
     return check
 
@@ -80,7 +85,9 @@ def _text() -> pa.Column:
     return pa.Column(pl.String, checks=pa.Check.str_length(min_value=1, error="must not be empty"))
 
 
-# The columns later stages use, with their rules. Order is the frame's column order.
+# The columns the index depends on, with their rules: a broken rule refuses the file. They
+# feed a published figure or a decision (the key, energies, median latency, batch sizes, GPU
+# counts, the stability filter). Order is the frame's column order.
 SCHEMA = pa.DataFrameSchema(
     {
         "model_id": _text(),
@@ -106,11 +113,6 @@ SCHEMA = pa.DataFrameSchema(
         ),
         "avg_power_watts": _float(),
         "median_itl_ms": _float(),
-        "p90_itl_ms": _float(
-            pa.Check(_at_least("median_itl_ms"), error="must be >= median_itl_ms")
-        ),
-        "p95_itl_ms": _float(pa.Check(_at_least("p90_itl_ms"), error="must be >= p90_itl_ms")),
-        "p99_itl_ms": _float(pa.Check(_at_least("p95_itl_ms"), error="must be >= p95_itl_ms")),
     },
     strict=False,
 )
@@ -120,12 +122,39 @@ OPTIONAL_COLUMNS = {
     "steady_state_duration_seconds": pa.Column(
         pl.Float64, checks=[pa.Check.ge(0, error="must be >= 0"), FINITE], nullable=True
     ),
-    # The parallel degrees complete a configuration's key in the robustness figures.
+}
+
+# Columns the index only reports (the parallel degrees, in the robustness figures) or ignores
+# (the latency tail): type-checked like the others, but a value out of range is a warning in the
+# build report, not a refusal. Upstream's history has files whose data_parallel and
+# expert_parallel are 0, meaning "not used"; refusing them would refuse a real upstream version.
+REPORTED_COLUMNS = {
     **{
-        name: pa.Column(pl.Int64, checks=pa.Check.ge(1, error="must be >= 1"), nullable=True)
+        name: pa.Column(pl.Int64, nullable=True)
         for name in ("tensor_parallel", "expert_parallel", "data_parallel")
     },
+    **{name: pa.Column(pl.Float64, nullable=True) for name in TAIL_LATENCIES},
 }
+REPORTED_RULES = pa.DataFrameSchema(
+    {
+        **{
+            name: pa.Column(pl.Int64, checks=pa.Check.ge(1, error="must be >= 1"), nullable=True)
+            for name in ("tensor_parallel", "expert_parallel", "data_parallel")
+        },
+        "p90_itl_ms": _float(
+            pa.Check(_at_least("median_itl_ms"), error="must be >= median_itl_ms"), nullable=True
+        ),
+        "p95_itl_ms": _float(
+            pa.Check(_at_least("p90_itl_ms"), error="must be >= p90_itl_ms"), nullable=True
+        ),
+        "p99_itl_ms": _float(
+            pa.Check(_at_least("p95_itl_ms"), error="must be >= p95_itl_ms"), nullable=True
+        ),
+    },
+    strict=False,
+)
+
+_OPTIONAL = {**OPTIONAL_COLUMNS, **REPORTED_COLUMNS}
 
 # Known upstream columns that no stage uses: not reported as unknown.
 UNUSED_COLUMNS = frozenset({"architecture", "output_throughput_tokens_per_sec"})
@@ -162,6 +191,25 @@ class ValidatedConfigurations:
     frame: pl.DataFrame
     ignored_columns: tuple[str, ...]
     derived_columns: tuple[DerivedColumn, ...]
+    warnings: tuple[RuleWarning, ...] = ()
+
+
+@dataclass(frozen=True)
+class RuleWarning:
+    """A rule of a reported-only column that some rows break: how many, and the first one."""
+
+    column: str
+    problem: str
+    rows: int
+    first: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "column": self.column,
+            "problem": self.problem,
+            "rows": self.rows,
+            "first": self.first,
+        }
 
 
 @dataclass(frozen=True)
@@ -178,20 +226,26 @@ class _Parsed:
 def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations:
     """Parse and validate a task file; raise ValidationFailed listing every broken rule."""
     parsed = _quick_parse(task_file) or _careful_parse(task_file)
-    wanted = {**SCHEMA.columns, **OPTIONAL_COLUMNS}
+    wanted = {**SCHEMA.columns, **_OPTIONAL}
     derived = _derivable_missing(task_file.path, parsed.present)
     frame = parsed.frame
     for column in derived:
         expression = DERIVABLE[column.column][2]
         frame = frame.with_columns(expression.alias(column.column))
 
-    schema = SCHEMA.add_columns({k: v for k, v in OPTIONAL_COLUMNS.items() if k in parsed.present})
+    schema = SCHEMA.add_columns({k: v for k, v in _OPTIONAL.items() if k in parsed.present})
     failures = parsed.type_failures + _rule_failures(
         schema, frame, parsed.row_name, parsed.type_failures
     )
     failures.sort(key=lambda failure: (failure.position, failure.column))
     if failures:
         raise ValidationFailed(path=task_file.path, failures=failures)
+    reported = [name for name in REPORTED_RULES.columns if name in parsed.present]
+    warnings = _warnings(
+        _rule_failures(REPORTED_RULES.select_columns(reported), frame, parsed.row_name, [])
+        if reported
+        else []
+    )
 
     ignored = tuple(sorted(parsed.present - set(wanted) - UNUSED_COLUMNS))
     return ValidatedConfigurations(
@@ -200,6 +254,18 @@ def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations
         frame=frame.select([name for name in wanted if name in frame.columns]),
         ignored_columns=ignored,
         derived_columns=tuple(derived),
+        warnings=warnings,
+    )
+
+
+def _warnings(failures: Sequence[Failure]) -> tuple[RuleWarning, ...]:
+    """One warning per (column, rule), in order of first appearance, with its count."""
+    grouped: dict[tuple[str, str], list[Failure]] = {}
+    for failure in sorted(failures, key=lambda f: (f.position, f.column)):
+        grouped.setdefault((failure.column, failure.problem), []).append(failure)
+    return tuple(
+        RuleWarning(column=column, problem=problem, rows=len(hits), first=str(hits[0]))
+        for (column, problem), hits in grouped.items()
     )
 
 
@@ -222,7 +288,7 @@ def _struct_fields() -> list[tuple[Any, ...]]:
         fields.append(
             (name, kind | msgspec.UnsetType, msgspec.UNSET) if name in DERIVABLE else (name, kind)
         )
-    for name, column in OPTIONAL_COLUMNS.items():
+    for name, column in _OPTIONAL.items():
         kind = _MSGSPEC_TYPES[column.dtype.type]
         fields.append((name, kind | None | msgspec.UnsetType, msgspec.UNSET))
     # Any JSON scalar, not msgspec.Raw: small ints are shared objects, Raw ones are not (128 MB
@@ -250,9 +316,9 @@ def _quick_parse(task_file: UpstreamFile) -> _Parsed | None:
     if not configurations:
         return None
     series, present = [], set()
-    for name, column in {**SCHEMA.columns, **OPTIONAL_COLUMNS}.items():
+    for name, column in {**SCHEMA.columns, **_OPTIONAL}.items():
         values = list(map(attrgetter(name), configurations))
-        if name in DERIVABLE or name in OPTIONAL_COLUMNS:
+        if name in DERIVABLE or name in _OPTIONAL:
             unset = values.count(msgspec.UNSET)
             if unset == len(values):
                 continue
@@ -273,7 +339,7 @@ def _careful_parse(task_file: UpstreamFile) -> _Parsed:
     document = _task_document(task_file)
     configurations: list[dict] = document["configurations"]
     present = frozenset(set().union(*(c.keys() for c in configurations)))
-    wanted = {**SCHEMA.columns, **OPTIONAL_COLUMNS}
+    wanted = {**SCHEMA.columns, **_OPTIONAL}
     columns = [name for name in wanted if name in present]
     frame, type_failures = _typed_frame(configurations, columns, wanted)
 
