@@ -26,7 +26,7 @@ index: $(VENV)/.installed ## Build output/index.json from the vendored snapshot,
 	$(BIN)/energy-index build --from $(FROM) --out $(OUT)
 
 regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the vendored snapshot, rebuild, changelog
-	$(BIN)/energy-index regenerate --out $(OUT)
+	$(BIN)/energy-index regenerate --out $(OUT) --snapshot $(SNAPSHOT)
 
 test: $(VENV)/.installed ## Run the test suite
 	$(BIN)/python -m pytest -q

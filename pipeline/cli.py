@@ -431,6 +431,15 @@ def build(
     show_default=True,
     help="Seconds to wait for another regeneration of the same --out to finish.",
 )
+@click.option(
+    "--snapshot",
+    "vendored",
+    type=click.Path(path_type=Path),
+    default=Path(VENDORED_SNAPSHOT),
+    show_default=True,
+    help="The vendored snapshot to keep as the input of --out: replaced by the fetched one when "
+    "upstream's files changed (created if missing), and the index is built from it.",
+)
 @cache_option
 @network_options
 @reports_errors
@@ -442,6 +451,7 @@ def regenerate(
     exit_code: bool,
     today: str | None,
     lock_timeout: float,
+    vendored: Path,
     cache: Path,
     network: Network,
 ) -> None:
@@ -453,24 +463,39 @@ def regenerate(
     CHANGELOG.md beside the index, and written as <name>.changelog.json. Two regenerations of
     the same --out never interleave: the second waits for the first (see --lock-timeout).
 
+    The index is built from --snapshot, the vendored copy of upstream kept beside it: when
+    upstream's files changed, the fetched snapshot replaces it whole first (after a build from
+    the fetched files succeeded), so the repository always holds exactly the input of its
+    output. A refused build replaces nothing.
+
     Example:
 
     \b
         energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
     """
-    from pipeline.run import BuildSettings, regeneration_lock
+    from pipeline.run import BuildSettings, regeneration_lock, staged_or_errors_file
     from pipeline.run import regenerate as regenerated
+    from pipeline.vendored import refreshed_snapshot, snapshot_tasks
 
     settings = BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms)
     with regeneration_lock(out, wait_seconds=lock_timeout):
-        snapshot = _snapshot(source, network, tasks=[task], cache=cache)
-        outcome = regenerated(snapshot, out=out, settings=settings, today=today or _today())
+        tasks = sorted({task, *snapshot_tasks(vendored)})  # refresh every task it holds
+        fetched = _snapshot(source, network, tasks=tasks, cache=cache)
+        # Built from the fetched files first: a refused build must replace nothing.
+        upstream = staged_or_errors_file(fetched, out=out, settings=settings).snapshot.commit
+        replaced = refreshed_snapshot(fetched, vendored=vendored, task=task)
+        outcome = regenerated(vendored, out=out, settings=settings, today=today or _today())
+    snapshot_line = f"  vendored snapshot {vendored}: replaced by upstream {upstream}"
     if outcome.changelog is None:
-        click.echo(f"unchanged (upstream {outcome.commit})")
+        click.echo(f"unchanged (upstream {upstream})")
+        if replaced:
+            click.echo(snapshot_line)
         return
-    click.echo(f"changed (upstream {outcome.commit}): wrote {out}")
+    click.echo(f"changed (upstream {upstream}): wrote {out}")
     for line in outcome.changelog.lines():
         click.echo(f"  {line}")
+    if replaced:
+        click.echo(snapshot_line)
     if exit_code:
         sys.exit(CHANGED_EXIT_CODE)
 

@@ -27,7 +27,8 @@ def standin():
 
 def regenerate(standin: StandIn, tmp_path: Path, *extra: str):
     args = ["regenerate", "--from", REPOSITORY_URL, "--out", tmp_path / "output" / "index.json"]
-    return cli(standin, *args, "--cache", tmp_path / "cache", *FAST, *extra)
+    vendored = ["--snapshot", tmp_path / "snapshots" / "ml-energy-leaderboard"]
+    return cli(standin, *args, *vendored, "--cache", tmp_path / "cache", *FAST, *extra)
 
 
 def with_power_changed(watts: float) -> bytes:
@@ -76,10 +77,16 @@ def test_one_changed_figure_gives_a_changelog_naming_that_row_and_field(standin,
     result = regenerate(standin, tmp_path, "--date", "2026-12-07", "--exit-code")
     assert result.exit_code == 10, result.output
     row_id = "llama-3-1-8b-instruct/B200/1/2048"
+    vendored = tmp_path / "snapshots" / "ml-energy-leaderboard"
     assert result.output.splitlines() == [
         f"changed (upstream {commit}): wrote {tmp_path / 'output' / 'index.json'}",
         f"  changed {row_id}: gpu_power_watts_total: 691 → 700",
+        f"  vendored snapshot {vendored}: replaced by upstream {commit}",
     ]
+    # The vendored snapshot is now exactly the input of the new index.
+    report = json.loads((tmp_path / "output" / "index.report.json").read_bytes())
+    assert report["source"]["commit"] == commit
+    assert (vendored / TASK_PATH).read_bytes() == with_power_changed(700.4)
     log = json.loads((tmp_path / "output" / "index.changelog.json").read_bytes())
     assert log["rows_added"] == [] and log["rows_removed"] == [] and log["header_changed"] == []
     assert log["rows_changed"] == [
@@ -124,6 +131,7 @@ def test_two_regenerations_at_once_leave_one_valid_file(standin, tmp_path):
     command = [
         sys.executable, "-m", "pipeline", "regenerate", "--from", REPOSITORY_URL,
         "--out", str(tmp_path / "output" / "index.json"), "--cache", str(tmp_path / "cache"),
+        "--snapshot", str(tmp_path / "snapshots" / "ml-energy-leaderboard"),
         "--date", "2026-11-30", *FAST,
     ]  # fmt: skip
     runs = [
@@ -149,3 +157,22 @@ def test_a_second_regeneration_that_cannot_wait_exits_with_a_clear_message(stand
     assert result.exit_code == 1
     assert "another regeneration of" in result.output
     assert not out.exists()
+
+
+def test_a_refused_upstream_version_replaces_neither_snapshot_nor_index(standin, tmp_path):
+    assert regenerate(standin, tmp_path, "--date", "2026-11-30").exit_code == 0
+    vendored = tmp_path / "snapshots" / "ml-energy-leaderboard"
+    before = {p: p.read_bytes() for p in [*vendored.rglob("*"), *(tmp_path / "output").iterdir()]
+              if p.is_file()}  # fmt: skip
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document["configurations"][0]["median_itl_ms"] = -1.0
+    standin.publish({TASK_PATH: json.dumps(document).encode()})
+
+    result = regenerate(standin, tmp_path, "--date", "2026-12-07", "--exit-code")
+    assert result.exit_code == 1
+    assert "median_itl_ms: must be > 0 — 1 row" in result.output
+    errors = json.loads((tmp_path / "output" / "index.errors.json").read_bytes())
+    assert [(r["position"], r["column"]) for r in errors["rows"]] == [(0, "median_itl_ms")]
+    after = {p: p.read_bytes() for p in [*vendored.rglob("*"), *(tmp_path / "output").iterdir()]
+             if p.is_file() and p.name != "index.errors.json"}  # fmt: skip
+    assert after == before

@@ -1,0 +1,52 @@
+"""The vendored snapshot: the copy of upstream a repository keeps as the input of its output.
+
+Like a lock file, it always holds exactly the bytes the committed index was built from, so a
+clone alone can rebuild and audit offline. Regeneration fetches upstream into a cache; when the
+fetched files differ from the vendored ones, the vendored folder is replaced by the fetched
+snapshot, whole (written beside it and renamed into place), never file by file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from pipeline.emit import write_directory
+from pipeline.fetch import SNAPSHOT_MANIFEST, snapshot_directory, upstream_snapshot
+
+_TASK_FILE = re.compile(r"^public/data/tasks/([a-z0-9][a-z0-9-]*)\.json$")
+
+
+def _files(directory: Path) -> dict[str, str]:
+    manifest = json.loads((directory / SNAPSHOT_MANIFEST).read_bytes())
+    return {path: record["sha256"] for path, record in manifest["files"].items()}
+
+
+def snapshot_tasks(directory: Path) -> list[str]:
+    """The tasks a snapshot holds, from its snapshot.json; none if there is no snapshot there.
+
+    Example: ``snapshot_tasks(Path("snapshots/ml-energy-leaderboard"))`` → ``["gpqa", …]``.
+    """
+    if not (directory / SNAPSHOT_MANIFEST).is_file():
+        return []
+    found = (_TASK_FILE.match(path) for path in _files(directory))
+    return sorted(match.group(1) for match in found if match)
+
+
+def refreshed_snapshot(fetched: Path, *, vendored: Path, task: str) -> bool:
+    """Make ``vendored`` a copy of the snapshot at ``fetched`` if their files differ.
+
+    Returns whether it was replaced. Every file is read through ``upstream_snapshot``'s checks
+    first (each sha256 against snapshot.json), so a damaged fetch never replaces a good copy.
+    A commit that moved without changing the files leaves the vendored copy as it is: a no-op
+    regeneration stays byte-identical.
+    """
+    fetched = snapshot_directory(fetched)
+    upstream_snapshot(fetched, task=task)  # refuses a fetched copy that does not check out
+    if (vendored / SNAPSHOT_MANIFEST).is_file() and _files(vendored) == _files(fetched):
+        return False
+    files = {path: (fetched / path).read_bytes() for path in _files(fetched)}
+    files[SNAPSHOT_MANIFEST] = (fetched / SNAPSHOT_MANIFEST).read_bytes()
+    write_directory(vendored, files)
+    return True
