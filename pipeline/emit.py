@@ -184,5 +184,5 @@ def _row_types() -> dict[str, Any]:
     types = {"number": pl.Float64, "integer": pl.Int64, "string": pl.String}
     return {
         name: types[spec.get("type", "string")]
-        for name, spec in schema["$defs"]["row"]["properties"].items()
+        for name, spec in schema["$defs"]["rowFields"]["properties"].items()
     }

@@ -6,7 +6,6 @@ import copy
 import csv
 import io
 import json
-import math
 from pathlib import Path
 
 import polars as pl
@@ -279,15 +278,33 @@ def test_the_default_output_is_unchanged_by_the_extras(tmp_path: Path, published
     ]  # fmt: skip
 
 
-def test_the_extended_schema_keeps_every_key_of_the_index_schema():
+def test_the_extended_schema_is_built_on_the_index_schema(all_tasks):
     base = json.loads(schema_path(INDEX_SCHEMA).read_text())
     extended = json.loads(schema_path(EXTENDED_SCHEMA).read_text())
-    for key, spec in base["properties"].items():
-        if key != "version":
-            assert extended["properties"][key] == spec, key
-    base_row, extended_row = base["$defs"]["row"], extended["$defs"]["row"]
-    for key, spec in base_row["properties"].items():
-        assert extended_row["properties"][key] == spec, key
-    assert extended_row["required"] == [*base_row["required"], "robustness"]
-    assert math.isfinite(len(extended_row["properties"]))
-    assert copy.deepcopy(base["required"]) == extended["required"]
+    assert extended["required"] == base["required"]
+    for key in base["properties"]:
+        if key not in ("version", "rows"):
+            assert extended["properties"][key] == {"$ref": f"{base['$id']}#/properties/{key}"}
+    assert extended["$defs"]["row"]["$ref"] == f"{base['$id']}#/$defs/rowFields"
+    # And it holds: what the index schema refuses in a row or header, the extended one refuses.
+    document = json.loads((all_tasks / "lm-arena-chat" / "index.extended.json").read_bytes())
+    assert schema_problems(document, schema=EXTENDED_SCHEMA) == []
+    for path, value in [
+        (("rows", 0, "wh_per_million_output_tokens"), -1),
+        (("rows", 0, "surprise"), 1),
+        (("updated",), "2026-02-30"),
+        (("source", "licence"), ""),
+    ]:
+        broken = copy.deepcopy(document)
+        target = broken
+        for part in path[:-1]:
+            target = target[part]
+        target[path[-1]] = value
+        assert schema_problems(broken, schema=EXTENDED_SCHEMA), path
+    without = copy.deepcopy(document)
+    del without["rows"][0]["robustness"]
+    assert schema_problems(without, schema=EXTENDED_SCHEMA)
+    # The index schema itself refuses a row with a key it does not know.
+    plain = json.loads((all_tasks / "lm-arena-chat" / "index.json").read_bytes())
+    plain["rows"][0]["surprise"] = 1
+    assert schema_problems(plain) != []
