@@ -9,7 +9,7 @@ FROM ?= $(SNAPSHOT)
 OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 
-.PHONY: help setup index regenerate test audit check bench report clean
+.PHONY: help setup index regenerate test audit check docs bench report clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
@@ -38,6 +38,9 @@ check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
 	$(BIN)/ruff check pipeline tests bench scripts
 	$(BIN)/ruff format --check pipeline tests bench scripts
 	$(BIN)/mypy
+
+docs: $(VENV)/.installed ## Regenerate the README's command-line reference from --help
+	$(BIN)/python scripts/cli_reference.py
 
 report: $(VENV)/.installed ## Write output/report.html (FROM=, OUT= as for index), and its screenshot docs/report.png
 	$(BIN)/energy-index report --from $(FROM) --out output/report.html

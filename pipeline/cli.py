@@ -213,7 +213,9 @@ def main() -> None:
 
     Example:
 
-        energy-index build --from snapshots/ml-energy-leaderboard
+    \b
+        energy-index build            # from the vendored snapshot, offline
+        energy-index build --from live
     """
 
 
@@ -279,7 +281,7 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: Network) -
 
     Example:
 
-        energy-index fetch --to snapshots/latest --task lm-arena-chat --task gpqa
+        energy-index fetch --to /tmp/upstream --task lm-arena-chat --task gpqa
     """
     if not repository.startswith(("https://", "http://")):
         raise click.BadParameter(
@@ -520,8 +522,9 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
 
     Example:
 
-        energy-index audit --published output/index.json \\
-            --from snapshots/ml-energy-leaderboard
+    \b
+        energy-index audit --published output/index.json
+        energy-index audit --published fixtures/published/index.json --json
     """
     from pipeline.audit import audit as compare
     from pipeline.run import BuildSettings, build
