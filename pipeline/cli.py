@@ -542,10 +542,18 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
     sys.exit(0 if result.identical else 1)
 
 
+index_option = click.option(
+    "--index",
+    type=click.Path(path_type=Path),
+    default=DEFAULT_OUT,
+    show_default=True,
+    help="The index to document; its build report <name>.report.json must sit beside it.",
+)
+
+
 @main.command(epilog=EXIT_CODES)
+@index_option
 @source_option(VENDORED_SNAPSHOT)
-@task_option
-@deadline_option
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -553,30 +561,45 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
     show_default=True,
     help="The page to write.",
 )
+@click.option(
+    "--png",
+    type=click.Path(path_type=Path),
+    help="Also render the page's charts to this PNG (vl-convert), e.g. docs/report.png.",
+)
 @cache_option
 @network_options
 @reports_errors
 def report(
-    source: str, task: str, itl_deadline_ms: float, out: Path, cache: Path, network: Network
+    index: Path, source: str, out: Path, png: Path | None, cache: Path, network: Network
 ) -> None:
-    """Write a self-contained HTML page of the index, to look at.
+    """Write one self-contained, interactive HTML page documenting an index.
 
-    The page holds the index as a sortable table, a chart of Wh per million tokens by model and
-    GPU, each model and GPU's energy-vs-latency curves with the pick and the deadline marked,
-    the deadline sweep (50, 100, 250, 500 ms and the deadline), the runs left out with their
-    reasons, and the provenance. Charts are inline SVG: the page needs no network.
+    Figures, dates and sha256 come from --index and its build report, which must agree; the
+    stable configurations come from --from, the snapshot the report names (its input sha256 is
+    checked). The page has the index as a table, a deadline slider (10–500 ms) that re-picks
+    every model and GPU in the browser with the index's rule, GPU and model filters, the picks
+    and the energy-vs-latency curves as Vega-Lite charts with tooltips, the deadline sweep, the
+    runs left out, and the provenance. It makes no network request.
 
     Example:
 
-        energy-index report --from snapshots/ml-energy-leaderboard
+        energy-index report --index output/index.json --out output/report.html
     """
     from pipeline.emit import write_files
-    from pipeline.run import BuildSettings, report_page
+    from pipeline.pages.inputs import index_beside, page_inputs
+    from pipeline.pages.page import report_html
 
+    task = index_beside(index).report["parameters"]["task"]
     snapshot = _snapshot(source, network, tasks=[task], cache=cache)
-    page = report_page(snapshot, settings=BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms))
-    write_files({out: page.encode("utf-8")})
-    click.echo(f"wrote {out} ({len(page) >> 10} KiB)")
+    inputs = page_inputs(index, snapshot)
+    page = report_html(inputs).encode("utf-8")
+    files = {out: page}
+    if png is not None:
+        from pipeline.pages.picture import charts_png
+
+        files[png] = charts_png(inputs)
+    write_files(files)
+    click.echo(f"wrote {out} ({len(page) >> 10} KiB)" + (f" and {png}" if png else ""))
 
 
 @main.command(epilog=EXIT_CODES)

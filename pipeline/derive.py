@@ -39,7 +39,7 @@ def index_rows(
     selected: pl.DataFrame, *, precision_labels: Mapping[str, str]
 ) -> tuple[dict[str, Any], ...]:
     """The index rows, in the published key order, sorted by Wh per million tokens then row_id."""
-    rows = [_index_row(c, precision_labels) for c in selected.iter_rows(named=True)]
+    rows = [index_row(c, precision_labels) for c in selected.iter_rows(named=True)]
     rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
     seen: dict[str, str] = {}
     for row in rows:
@@ -52,7 +52,8 @@ def index_rows(
     return tuple(rows)
 
 
-def _index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    """One configuration as the index row it would be if selected."""
     c = configuration
     precision = c["weight_precision"]
     if precision not in labels:

@@ -298,26 +298,6 @@ def staged_or_errors_file(
         raise failed.with_errors_file(str(errors_file)) from None
 
 
-REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)
-
-
-def report_page(
-    source: Path, *, settings: BuildSettings, deadlines_ms: tuple[float, ...] = REPORT_DEADLINES_MS
-) -> str:
-    """The HTML page of one index: table, charts, deadline sweep, exclusions, provenance."""
-    from pipeline.report import report_html  # matplotlib is loaded only for the page
-
-    stages = index_stages(source, settings=settings)
-    result = assembled(stages, settings.dates(stages.snapshot, None))
-    sweep_deadlines = tuple(sorted({*deadlines_ms, settings.itl_deadline_ms}))
-    return report_html(
-        document=result.document,
-        report=result.report,
-        sweep=sweep_of(stages, sweep_deadlines),
-        curves=curves_of(stages),
-    )
-
-
 def run_all_tasks(
     source: Path, *, out_dir: Path, settings: BuildSettings, extras: Extras = Extras()
 ) -> dict[str, Build]:

@@ -1,0 +1,173 @@
+// The page's behaviour: the deadline slider re-picks every (model, GPU) from the stable
+// configurations embedded in the page, the filters hide rows and marks, and the charts follow.
+// The rule is pipeline/selection.py's: the configurations arrive in its total selection order
+// (energy per token, then median ITL, GPU count, max_num_seqs, then every other column), so a
+// group's pick at a deadline is its first configuration whose median ITL is within it.
+"use strict";
+
+const data = JSON.parse(document.getElementById("page-data").textContent);
+const specs = JSON.parse(document.getElementById("chart-specs").textContent);
+const configurations = data.configurations;
+const groups = data.groups;
+const count = configurations.group.length;
+
+/** Per group, the index of its pick among the configurations at `deadline`, or -1. */
+function picksAt(deadline) {
+  const picks = new Array(groups.length).fill(-1);
+  let left = groups.length;
+  for (let i = 0; i < count && left > 0; i++) {
+    const group = configurations.group[i];
+    if (picks[group] < 0 && configurations.itl[i] <= deadline) {
+      picks[group] = i;
+      left--;
+    }
+  }
+  return picks;
+}
+
+function formatted(field, value) {
+  const digits = data.formats[field];
+  return digits === undefined || digits === null ? String(value) : value.toFixed(digits);
+}
+
+function rowId(group, i) {
+  const g = groups[group];
+  const c = configurations;
+  return `${g.slug}/${g.gpu}/${c.num_gpus[i]}/${c.max_num_seqs[i]}`;
+}
+
+const indexPicks = picksAt(data.deadline);
+const slider = document.getElementById("deadline");
+const shown = document.getElementById("deadline-value");
+const modelFilter = document.getElementById("model-filter");
+const gpuBoxes = Array.from(document.querySelectorAll("input[name=gpu]"));
+const summary = document.getElementById("changed-count");
+const rows = Array.from(document.querySelectorAll("#index-table tbody tr"));
+const views = {};
+const state = { deadline: data.deadline, picks: indexPicks };
+
+function visible(group) {
+  const g = groups[group];
+  const gpus = new Set(gpuBoxes.filter((box) => box.checked).map((box) => box.value));
+  return gpus.has(g.gpu) && (modelFilter.value === "" || modelFilter.value === g.model_id);
+}
+
+function updateTable() {
+  for (const tr of rows) {
+    const group = Number(tr.dataset.group);
+    const pick = state.picks[group];
+    const changed = pick !== indexPicks[group];
+    tr.hidden = !visible(group);
+    tr.classList.toggle("changed", changed);
+    tr.classList.toggle("none", pick < 0);
+    tr.dataset.rowId = pick < 0 ? "" : rowId(group, pick);
+    for (const td of tr.querySelectorAll("td[data-field]")) {
+      const field = td.dataset.field;
+      td.textContent = pick < 0 ? "—" : formatted(field, configurations[field][pick]);
+    }
+    const status = tr.querySelector("td.status");
+    status.textContent = pick < 0 ? "none within the deadline" : changed ? "changed" : "";
+  }
+  const changed = state.picks.filter((pick, group) => pick !== indexPicks[group]).length;
+  summary.textContent =
+    `At ${formatted("deadline", state.deadline)} ms, ${changed} of ${groups.length} picks ` +
+    `differ from the index's (${formatted("deadline", data.deadline)} ms).`;
+}
+
+function pickValues() {
+  const values = [];
+  state.picks.forEach((pick, group) => {
+    if (pick >= 0 && visible(group)) values.push(pointOf(pick, pick !== indexPicks[group]));
+  });
+  return values;
+}
+
+function pointOf(i, changed) {
+  const g = groups[configurations.group[i]];
+  const c = configurations;
+  return {
+    model: g.model, model_id: g.model_id, gpu: g.gpu, precision: g.precision,
+    curve: `${g.gpu} × ${c.num_gpus[i]}`, num_gpus: c.num_gpus[i],
+    max_num_seqs: c.max_num_seqs[i], itl: c.itl[i], median_itl_ms: c.median_itl_ms[i],
+    wh: c.wh_per_million_output_tokens[i], joules: c.joules_per_output_token[i],
+    power: c.gpu_power_watts_total[i], in_flight: c.avg_requests_in_flight[i],
+    changed: changed, picked: state.picks[c.group[i]] === i,
+  };
+}
+
+function pointValues() {
+  const values = [];
+  for (let i = 0; i < count; i++) {
+    if (visible(configurations.group[i])) values.push(pointOf(i, false));
+  }
+  return values;
+}
+
+function updateCharts() {
+  const runs = [];
+  if (views.wh) runs.push(views.wh.data("picks", pickValues()).runAsync());
+  if (views.curves) {
+    views.curves.signal("deadline", state.deadline);
+    runs.push(views.curves.data("points", pointValues()).runAsync());
+  }
+  return Promise.all(runs);
+}
+
+let pending = null;
+function update() {
+  state.deadline = Number(slider.value);
+  state.picks = picksAt(state.deadline);
+  shown.textContent = `${formatted("deadline", state.deadline)} ms`;
+  updateTable();
+  // A drag fires many input events; the charts redraw once per frame at most.
+  if (pending === null) {
+    pending = requestAnimationFrame(() => {
+      pending = null;
+      const deadline = state.deadline;
+      updateCharts().then(() => {
+        document.documentElement.dataset.drawn = String(deadline);
+      });
+    });
+  }
+}
+
+function sortable(table) {
+  table.querySelectorAll("th").forEach((th, column) => {
+    th.addEventListener("click", () => {
+      const body = table.tBodies[0];
+      const ascending = th.dataset.order !== "asc";
+      const sorted = Array.from(body.rows).sort((a, b) => {
+        const x = a.cells[column].textContent;
+        const y = b.cells[column].textContent;
+        const nx = Number.parseFloat(x);
+        const ny = Number.parseFloat(y);
+        const order = !Number.isNaN(nx) && !Number.isNaN(ny) ? nx - ny : x.localeCompare(y);
+        return ascending ? order : -order;
+      });
+      for (const row of sorted) body.appendChild(row);
+      table.querySelectorAll("th").forEach((h) => delete h.dataset.order);
+      th.dataset.order = ascending ? "asc" : "desc";
+    });
+  });
+}
+
+async function start() {
+  document.documentElement.classList.remove("no-js");
+  document.querySelectorAll("table.sortable").forEach(sortable);
+  slider.addEventListener("input", update);
+  modelFilter.addEventListener("change", update);
+  for (const box of gpuBoxes) box.addEventListener("change", update);
+  update();
+  const options = { actions: false, renderer: "svg" };
+  // The first data go in with the specifications; later ones replace them (view.data).
+  const [wh, curves] = await Promise.all([
+    vegaEmbed("#wh-chart", { ...specs.wh, datasets: { picks: pickValues() } }, options),
+    vegaEmbed("#curves-chart", { ...specs.curves, datasets: { points: pointValues() } }, options),
+  ]);
+  views.wh = wh.view;
+  views.curves = curves.view;
+  document.documentElement.dataset.ready = "true";
+}
+
+window.energyIndex = { picksAt, rowId, state, views };
+start();

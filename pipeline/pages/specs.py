@@ -1,0 +1,73 @@
+"""The chart specifications a page embeds, without importing altair on every page.
+
+``charts.chart_specs`` writes the specifications with altair. Importing altair costs half a
+second of cpu, a quarter of a page's budget, and the specifications depend on the data only
+through the GPU types (the colour scale) and the deadline. So altair writes them once, for a
+stand-in GPU, into ``assets/charts.json`` (``python -m pipeline.pages.specs`` rewrites it), and a
+page fills in its GPUs and deadline here; the tests check that the result equals altair's own
+output for the same GPUs and that the file is current.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pipeline.pages.charts import gpu_colours
+
+TEMPLATE = "charts.json"
+STAND_IN_GPU = "GPU"
+STAND_IN_DEADLINE_MS = 500
+
+
+def template_specs() -> dict[str, dict[str, Any]]:
+    """What altair writes for the stand-in GPU and deadline: the content of charts.json."""
+    from pipeline.pages.charts import chart_specs
+
+    return chart_specs(gpus=[STAND_IN_GPU], deadline_ms=STAND_IN_DEADLINE_MS)
+
+
+def specs_for(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[str, Any]]:
+    """The specifications for these GPUs (sorted names) and this deadline.
+
+    Example: ``specs_for(gpus=["B200", "H100"], deadline_ms=500)["curves"]["params"]``
+    → ``[{"name": "deadline", "value": 500}]``
+    """
+    text = resources.files("pipeline.pages").joinpath("assets", TEMPLATE).read_text("utf-8")
+    colours = gpu_colours(gpus)
+    stand_in = gpu_colours([STAND_IN_GPU])
+    swaps = {
+        "domain": ([STAND_IN_GPU], list(colours)),
+        "range": (list(stand_in.values()), list(colours.values())),
+    }
+    specs: dict[str, dict[str, Any]] = _filled(json.loads(text), swaps)
+    for spec in specs.values():
+        for param in spec.get("params", []):
+            if param["name"] == "deadline":
+                param["value"] = deadline_ms
+    return specs
+
+
+def _filled(value: Any, swaps: dict[str, tuple[list[str], list[str]]]) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: swaps[key][1] if key in swaps and item == swaps[key][0] else _filled(item, swaps)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_filled(item, swaps) for item in value]
+    return value
+
+
+def main() -> None:
+    """Rewrite assets/charts.json from charts.py."""
+    path = Path(__file__).parent / "assets" / TEMPLATE
+    path.write_text(json.dumps(template_specs(), indent=1, ensure_ascii=False) + "\n", "utf-8")
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
