@@ -9,7 +9,7 @@ FROM ?= $(SNAPSHOT)
 OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 
-.PHONY: help setup index regenerate test audit check docs bench report clean
+.PHONY: help setup index regenerate test audit check docs bench report site clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
@@ -42,9 +42,15 @@ check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
 docs: $(VENV)/.installed ## Regenerate the README's command-line reference from --help
 	$(BIN)/python scripts/cli_reference.py
 
-report: $(VENV)/.installed ## Write output/report.html (FROM=, OUT= as for index), and its screenshot docs/report.png
-	$(BIN)/energy-index report --from $(FROM) --out output/report.html
-	$(BIN)/python scripts/screenshot.py output/report.html docs/report.png
+# The page documents the index at OUT (its build report beside it), from the snapshot FROM.
+REPORT ?= $(dir $(OUT))report.html
+PNG ?= docs/report.png
+SITE ?= site
+report: $(VENV)/.installed ## Write report.html beside the index OUT (from FROM) and its charts as docs/report.png
+	$(BIN)/energy-index report --index $(OUT) --from $(FROM) --out $(REPORT) --png $(PNG)
+
+site: $(VENV)/.installed ## Write site/ (SITE=): every task's report and the JSON API of the index OUT, from FROM
+	$(BIN)/energy-index site --index $(OUT) --from $(FROM) --out $(SITE)
 
 SIZES ?= 1000,10000,100000,1000000
 bench: $(VENV)/.installed ## Time pipeline vs plain-Python reference (SIZES=…); writes docs/benchmarks.md

@@ -603,6 +603,41 @@ def report(
 
 
 @main.command(epilog=EXIT_CODES)
+@index_option
+@source_option(VENDORED_SNAPSHOT)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="The site directory, replaced whole.",
+)
+@cache_option
+@network_options
+@reports_errors
+def site(index: Path, source: str, out: Path, cache: Path, network: Network) -> None:
+    """Write the static site: every task's report page and a JSON API with a Data Package.
+
+    index.html is the report of --index; tasks/<task>/index.html one per task;
+    api/v1/tasks/<task>/{index,deadlines}.json and index.csv; api/v1/models/<slug>.json every
+    GPU's row and curve of a model; datapackage.json describes the tables and the licence.
+    Each JSON file is schema-checked; the directory is replaced only once all are written.
+
+    Example:
+
+        energy-index site --index output/index.json --out site
+    """
+    from pipeline.editorial import editorial_text, indexed_tasks
+    from pipeline.emit import write_directory
+    from pipeline.pages.site import site_files
+
+    snapshot = _snapshot(source, network, tasks=indexed_tasks(editorial_text()), cache=cache)
+    files = site_files(index, snapshot)
+    write_directory(out, files)
+    click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
+
+
+@main.command(epilog=EXIT_CODES)
 @click.argument("path", type=click.Path(path_type=Path))
 @reports_errors
 def validate(path: Path) -> None:

@@ -24,7 +24,7 @@ def commands(name: str) -> list[str]:
     ]
 
 
-@pytest.mark.parametrize("name", ["ci.yml", "regenerate.yml"])
+@pytest.mark.parametrize("name", ["ci.yml", "regenerate.yml", "pages.yml"])
 def test_every_make_target_a_workflow_runs_exists(name):
     used = {target for run in commands(name) for target in re.findall(r"\bmake (\w[\w-]*)", run)}
     assert used, f"{name} runs no make target"
@@ -50,7 +50,7 @@ def test_regenerate_runs_weekly_and_on_demand_and_opens_a_pull_request():
 
 def test_a_step_that_pipes_a_command_fails_when_the_command_fails():
     # A step's default shell has no pipefail: `make regenerate | tee log` would take tee's status.
-    for name in ("ci.yml", "regenerate.yml"):
+    for name in ("ci.yml", "regenerate.yml", "pages.yml"):
         workflow = yaml.safe_load((WORKFLOWS / name).read_text())
         for job in workflow["jobs"].values():
             for step in job["steps"]:
@@ -66,3 +66,18 @@ def test_the_regeneration_pull_request_carries_the_snapshot_with_the_index():
     opener = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
     paths = opener["with"]["add-paths"].split()
     assert {"output/", "snapshots/"} <= set(paths)
+
+
+def test_pages_publishes_the_site_when_the_index_changes():
+    workflow = yaml.safe_load((WORKFLOWS / "pages.yml").read_text())
+    triggers = workflow[True]
+    assert triggers["push"]["branches"] == ["main"]
+    assert "output/index.json" in triggers["push"]["paths"]
+    assert any(run.strip() == "make site" for run in commands("pages.yml"))
+    build = workflow["jobs"]["build"]["steps"]
+    upload = next(s for s in build if "upload-pages-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "site"  # what make site writes
+    deploy = workflow["jobs"]["deploy"]
+    assert deploy["needs"] == "build"
+    assert any("deploy-pages" in s.get("uses", "") for s in deploy["steps"])
+    assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}

@@ -28,11 +28,10 @@ from pipeline.pages.configurations import (
     picks_at,
     refuse_disagreement,
 )
-from pipeline.pages.specs import specs_for
+from pipeline.pages.specs import BUNDLE, specs_for
 
 SLIDER_MIN_MS = 10
 SLIDER_MAX_MS = 500
-VEGA_BUNDLE = "vega-bundle.js"
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _TABLE_COLUMNS = (
     ("model", "Model"),
@@ -94,7 +93,7 @@ def report_html(inputs: PageInputs) -> str:
         "provenance": _provenance(document, inputs.report, inputs.index_name),
         "page_data": _json_in_script(_page_data(configurations, deadline)),
         "chart_specs": _json_in_script(specs_for(gpus=gpus, deadline_ms=deadline)),
-        "vega_bundle": _script(VEGA_BUNDLE),
+        "vega_bundle": _script(BUNDLE),
         "page_script": _script("page.js"),
     }
     # One pass over the template: text put in is never searched for placeholders again.

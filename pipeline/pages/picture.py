@@ -11,9 +11,8 @@ from typing import Any
 from pipeline.document import json_number
 from pipeline.pages.configurations import Configurations, picks_at
 from pipeline.pages.page import PageInputs
-from pipeline.pages.specs import specs_for
+from pipeline.pages.specs import VEGA_LITE_VERSION, specs_for
 
-VEGA_LITE_VERSION = "6.4"  # the bundle in assets/ is built for the same version
 PNG_SCALE = 1.0
 
 

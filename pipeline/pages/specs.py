@@ -3,7 +3,7 @@
 ``charts.chart_specs`` writes the specifications with altair. Importing altair costs half a
 second of cpu, a quarter of a page's budget, and the specifications depend on the data only
 through the GPU types (the colour scale) and the deadline. So altair writes them once, for a
-stand-in GPU, into ``assets/charts.json`` (``python -m pipeline.pages.specs`` rewrites it), and a
+stand-in GPU, into ``assets/charts.json`` (``scripts/page_assets.py`` rewrites it), and a
 page fills in its GPUs and deadline here; the tests check that the result equals altair's own
 output for the same GPUs and that the file is current.
 """
@@ -19,6 +19,8 @@ from typing import Any
 from pipeline.pages.charts import gpu_colours
 
 TEMPLATE = "charts.json"
+BUNDLE = "vega-bundle.js"
+VEGA_LITE_VERSION = "6.4"  # of the bundle, and of the PNG renderer
 STAND_IN_GPU = "GPU"
 STAND_IN_DEADLINE_MS = 500
 
@@ -62,12 +64,18 @@ def _filled(value: Any, swaps: dict[str, tuple[list[str], list[str]]]) -> Any:
     return value
 
 
-def main() -> None:
-    """Rewrite assets/charts.json from charts.py."""
-    path = Path(__file__).parent / "assets" / TEMPLATE
-    path.write_text(json.dumps(template_specs(), indent=1, ensure_ascii=False) + "\n", "utf-8")
-    print(f"wrote {path}")
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert: assets/vega-bundle.js."""
+    import vl_convert
+
+    bundle: str = vl_convert.javascript_bundle(vl_version=VEGA_LITE_VERSION)
+    return bundle
 
 
-if __name__ == "__main__":
-    main()
+def write_assets() -> list[Path]:
+    """Rewrite assets/charts.json (altair) and assets/vega-bundle.js (vl-convert)."""
+    folder = Path(__file__).parent / "assets"
+    charts = json.dumps(template_specs(), indent=1, ensure_ascii=False) + "\n"
+    (folder / TEMPLATE).write_text(charts, "utf-8")
+    (folder / BUNDLE).write_text(vega_bundle(), "utf-8")
+    return [folder / TEMPLATE, folder / BUNDLE]
