@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -123,7 +123,7 @@ def _add_models(
 
 
 def data_package(
-    tables: list[tuple[str, Mapping[str, Any]]], files: Mapping[str, bytes]
+    tables: Sequence[tuple[str, Mapping[str, Any]]], files: Mapping[str, bytes]
 ) -> dict[str, Any]:
     """The Data Package describing each task's rows as a CSV table, its fields and licence."""
     first = tables[0][1]["source"]

@@ -68,7 +68,8 @@ def vega_bundle() -> str:
     """Vega, Vega-Lite and vega-embed as one script, from vl-convert: assets/vega-bundle.js."""
     import vl_convert
 
-    bundle: str = vl_convert.javascript_bundle(vl_version=VEGA_LITE_VERSION)
+    # None: the standard bundle, no snippet (the stub says str, the function takes None).
+    bundle: str = vl_convert.javascript_bundle(None, vl_version=VEGA_LITE_VERSION)  # type: ignore[arg-type]
     return bundle
 
 
