@@ -1,10 +1,12 @@
-"""The HTML report: self-contained, deterministic, and rendered by a real headless Chromium."""
+"""The report page: self-contained, deterministic, the index it sits beside, and names escaped.
+
+The browser tests (marked slow) are in test_report_browser.py.
+"""
 
 from __future__ import annotations
 
-import io
+import hashlib
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -13,87 +15,205 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from tests.conftest import SNAPSHOT
+from pipeline.pages.configurations import ordered_configurations, picks_at
+from pipeline.run import BuildSettings, index_stages, sweep_of
+from tests.conftest import INDEX_PATH, REPO, SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
 
-CHROMIUM = next(
-    filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
-)
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-# In CI Chromium is installed by .ci/run, and the browser test must run; elsewhere it may skip.
-needs_chromium = pytest.mark.skipif(
-    CHROMIUM is None and not os.environ.get("CI"), reason="no chromium on this machine"
-)
+INDEX = REPO / "output" / "index.json"
+NASTY = "Evil $x^2$ </script><script>alert(1)</script> \"q\" 'a' & <b>b</b>"
+
+
+def report(*arguments: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["report", *arguments])
+    return result.exit_code, result.output
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("report") / "report.html"
-    result = CliRunner().invoke(
-        main, ["report", "--from", str(SNAPSHOT), "--out", str(out)], catch_exceptions=False
-    )
-    assert result.exit_code == 0, result.output
+    code, output = report("--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(out))
+    assert code == 0, output
     return out
 
 
 def test_the_page_refers_to_nothing_outside_itself(page: Path):
     html = page.read_text()
-    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
-    assert "<script src" not in html and "<link" not in html and "@import" not in html
-    assert html.count("<svg") >= 2
+    assert html.count("<script") == 4  # two JSON blocks, the Vega bundle, the page's script
+    # The markup (the scripts' text aside; the browser test watches what they request).
+    markup = re.sub(r"(<script[^>]*>).*?</script>", r"\1</script>", html, flags=re.DOTALL)
+    assert not re.search(
+        r"<(script|img|iframe|link|source|embed|object)\b[^>]*\b(src|href|data)=", markup
+    )
+    assert "@import" not in markup and "url(" not in markup
 
 
-def test_the_page_holds_every_section(page: Path):
+def test_the_page_documents_the_index_beside_it(page: Path):
     html = page.read_text()
-    for heading in (
-        "The index", "Wh per million output tokens, by model and GPU",
-        "Energy against latency, per model and GPU", "The deadline sweep", "Runs left out",
-        "Provenance",
-    ):  # fmt: skip
-        assert f"<h2>{heading}</h2>" in html
-    assert html.count("<tr><td>") >= 32 + 32  # the index and the sweep
-    assert "excluded no configuration" in html
-    commit = json.loads((SNAPSHOT / "snapshot.json").read_bytes())["commit"]
-    assert f"/{commit}/public/data/tasks/lm-arena-chat.json" in html
+    document = json.loads(INDEX.read_bytes())
+    sha = hashlib.sha256(INDEX.read_bytes()).hexdigest()
+    assert f"sha256 {sha}" in html
+    assert f"updated {document['updated']}" in html
+    assert f"<dt>Retrieved</dt><dd>{document['source']['retrieved']}</dd>" in html
+    # The snapshot's own retrieval date is not the index's: a fresh build would show it.
+    assert "2026-11-30</dd>" not in html.split("<dt>Retrieved</dt>")[1].split("</dl>")[0][:40]
+
+
+def test_the_table_is_plain_html_with_every_row_and_two_decimals(page: Path):
+    html = page.read_text()
+    table = html.split('id="index-table"')[1].split("</table>")[0]
+    document = json.loads(INDEX.read_bytes())
+    assert table.count("<tr data-group=") == len(document["rows"]) == 32
+    for row in document["rows"]:
+        wh = f"{row['wh_per_million_output_tokens']:.2f}"
+        assert f'data-row-id="{row["row_id"]}"' in table
+        assert f'data-field="wh_per_million_output_tokens">{wh}<' in table
+    assert '"wh_per_million_output_tokens">19.50<' in table  # not 19.5
+    sweep = html.split('id="sweep-table"')[1].split("</table>")[0]
+    assert not re.search(r">\d+\.\d<", sweep)  # no Wh value with one decimal
 
 
 def test_two_renders_give_the_same_bytes(page: Path, tmp_path: Path):
     again = tmp_path / "again.html"
-    CliRunner().invoke(main, ["report", "--from", str(SNAPSHOT), "--out", str(again)])
+    assert report("--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(again))[0] == 0
     assert again.read_bytes() == page.read_bytes()
 
 
-@needs_chromium
-def test_chromium_renders_the_charts_and_makes_no_network_request(page: Path, tmp_path: Path):
-    from PIL import Image
-    from playwright.sync_api import sync_playwright
+def test_the_page_refuses_a_build_report_of_another_index(tmp_path: Path):
+    index = tmp_path / "index.json"
+    shutil.copy(INDEX, index)
+    shutil.copy(INDEX.with_name("index.report.json"), tmp_path / "index.report.json")
+    index.write_bytes(index.read_bytes().replace(b'"updated": "2026-09-27"', b'"updated": "X"'))
+    out = tmp_path / "report.html"
+    out.write_bytes(b"previous")
+    code, output = report("--index", str(index), "--out", str(out))
+    assert code == 1
+    assert "index_sha256" in output and "is not this index's" in output
+    assert out.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "index.json", "index.report.json", "report.html",
+    ]  # fmt: skip
 
-    requests: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_page(viewport={"width": 1200, "height": 900})
-        tab.on("request", lambda request: requests.append(request.url))
-        tab.goto(page.as_uri())
-        tab.wait_for_load_state("networkidle")
-        shots = {}
-        for chart in ("#wh-chart", "#curves-chart"):
-            box = tab.locator(f"{chart} svg").bounding_box()
-            assert box and box["width"] > 300 and box["height"] > 300, chart
-            shots[chart] = Image.open(io.BytesIO(tab.locator(f"{chart} svg").screenshot()))
-        tab.screenshot(path=str(tmp_path / "page.png"), full_page=True)
 
-        # The table sorts: one click on "GPU power W" puts the lowest power first.
-        tab.locator("#index-table th", has_text="GPU power W").click()
-        column = [
-            int(c) for c in tab.locator("#index-table tbody tr td:nth-child(8)").all_text_contents()
-        ]
-        assert column == sorted(column)
-        browser.close()
+def test_the_page_refuses_an_index_without_its_build_report(tmp_path: Path):
+    index = tmp_path / "index.json"
+    shutil.copy(INDEX, index)
+    code, output = report("--index", str(index), "--out", str(tmp_path / "r.html"))
+    assert code == 1 and "index.report.json: its build report cannot be read" in output
 
-    assert requests == [page.as_uri()]
-    for chart, image in shots.items():
-        grey = image.convert("L").tobytes()
-        inked = sum(1 for value in grey if value < 200)
-        assert inked / len(grey) > 0.02, f"{chart} looks blank"
-        rgb = image.convert("RGB").tobytes()
-        colours = {rgb[i : i + 3] for i in range(0, len(rgb), 3)}
-        assert len(colours) > 20, f"{chart} has no colour"
+
+def test_the_page_refuses_a_snapshot_the_index_was_not_built_from(tmp_path: Path):
+    other = write_snapshot(tmp_path / "other", fixture_bytes("edge-cases.json"))
+    code, output = report("--from", str(other), "--out", str(tmp_path / "r.html"))
+    assert code == 1
+    assert "was built from another snapshot" in output and "public/data/" in output
+
+
+def test_the_page_refuses_rows_its_snapshot_does_not_give(tmp_path: Path):
+    index, report_file = tmp_path / "index.json", tmp_path / "index.report.json"
+    document = json.loads(INDEX.read_bytes())
+    document["rows"][0]["wh_per_million_output_tokens"] = 1.0
+    index.write_text(json.dumps(document, indent=2))
+    build_report = json.loads(INDEX.with_name("index.report.json").read_bytes())
+    build_report["index_sha256"] = hashlib.sha256(index.read_bytes()).hexdigest()
+    report_file.write_text(json.dumps(build_report))
+    code, output = report("--index", str(index), "--out", str(tmp_path / "r.html"))
+    assert code == 1
+    assert "1 row(s) of the index differ from the picks" in output
+    assert "Llama 3.1 8B Instruct" in output or "meta-llama/Llama-3.1-8B-Instruct" in output
+
+
+@pytest.mark.parametrize("deadline", [10.0, 50.0, 100.0, 250.0, 500.0])
+def test_the_pages_walk_picks_what_the_sweep_picks(deadline: float):
+    # The page's rule (first configuration in selection order within the deadline) against the
+    # pipeline's own selection, through the deadline sweep, at each deadline.
+    stages = index_stages(SNAPSHOT, settings=BuildSettings())
+    configurations = ordered_configurations(
+        stages.stability.stable, precision_labels=stages.editorial["precision_labels"]
+    )
+    picks = picks_at(configurations, deadline)
+    sweep = sweep_of(stages, (deadline,))
+    expected = {(g["model_id"], g["gpu"]): g["by_deadline"][0]["row"] for g in sweep["groups"]}
+    walked = {
+        (group["model_id"], group["gpu"]): None if pick is None else configurations.rows[pick]
+        for group, pick in zip(configurations.groups, picks, strict=True)
+    }
+    assert walked == expected
+
+
+def nasty_index(directory: Path) -> Path:
+    """An index built from a snapshot whose model nicknames hold math, markup and quotes."""
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        if configuration["nickname"] == "Qwen 3 8B":
+            configuration["nickname"] = f"{NASTY} {configuration['nickname']}"
+    snapshot = write_snapshot(
+        directory / "snapshot",
+        json.dumps(document).encode(),
+        index_bytes=(SNAPSHOT / INDEX_PATH).read_bytes(),
+    )
+    index = directory / "index.json"
+    result = CliRunner().invoke(
+        main, ["build", "--from", str(snapshot), "--out", str(index)], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    return index
+
+
+def test_a_nickname_with_math_markup_and_quotes_is_escaped(tmp_path: Path):
+    index = nasty_index(tmp_path)
+    out = tmp_path / "report.html"
+    code, output = report(
+        "--index", str(index), "--from", str(tmp_path / "snapshot"), "--out", str(out)
+    )
+    assert code == 0, output
+    html = out.read_text()
+    assert "<script>alert(1)</script>" not in html
+    assert html.count("</script>") == 4  # only the page's own four blocks close
+    assert "Evil $x^2$ &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &quot;q&quot;" in html
+    data = html.split('<script type="application/json" id="page-data">')[1].split("</script>")[0]
+    assert "<" not in data and ">" not in data and "&" not in data.replace("\\u0026", "")
+    models = [group["model"] for group in json.loads(data)["groups"]]
+    assert f"{NASTY} Qwen 3 8B" in models
+
+
+def test_the_committed_chart_specs_are_altairs_for_any_gpus():
+    from pipeline.pages.charts import chart_specs
+    from pipeline.pages.specs import TEMPLATE, specs_for, template_specs
+
+    committed = REPO / "pipeline" / "pages" / "assets" / TEMPLATE
+    assert json.loads(committed.read_text()) == template_specs(), "run scripts/page_assets.py"
+    for gpus in (["H100"], ["B200", "H100"], ["A100", "B200", "H100", "MI300X", "X", "Y", "Z"]):
+        for deadline in (500, 87.5):
+            assert specs_for(gpus=gpus, deadline_ms=deadline) == chart_specs(
+                gpus=gpus, deadline_ms=deadline
+            )
+
+
+def test_the_chart_specs_are_valid_vega_lite_with_legible_fonts():
+    import jsonschema
+    from altair.vegalite.v6.schema import load_schema
+
+    from pipeline.pages.specs import specs_for
+
+    specs = specs_for(gpus=["B200", "H100"], deadline_ms=500)
+    validator = jsonschema.Draft7Validator(load_schema())
+    for name, spec in specs.items():
+        assert not list(validator.iter_errors(spec)), name
+        sizes = [v for block in spec["config"].values() for k, v in block.items() if "Font" in k]
+        sizes += [spec["config"]["text"]["fontSize"]]
+        assert sizes and min(sizes) >= 11, name
+    css = (REPO / "pipeline" / "pages" / "assets" / "page.css").read_text()
+    sizes = [int(px) for px in re.findall(r"font(?:-size)?:[^;]*?(\d+)px", css)]
+    assert len(sizes) >= 5 and min(sizes) >= 11
+
+
+def test_both_charts_colour_gpus_with_one_scale(page: Path):
+    html = page.read_text()
+    specs = json.loads(
+        html.split('<script type="application/json" id="chart-specs">')[1].split("</script>")[0]
+    )
+    scales = re.findall(
+        r'"field": "gpu", "legend": [^}]*}, "scale": (\{[^}]*\})', json.dumps(specs)
+    )
+    assert len(scales) >= 4 and len(set(scales)) == 1  # every colour encoding, one scale
+    assert json.loads(scales[0]) == {"domain": ["B200", "H100"], "range": ["#0072b2", "#e69f00"]}
