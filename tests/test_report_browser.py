@@ -1,0 +1,235 @@
+"""The report page in a real headless Chromium (Playwright), and the picture in docs/.
+
+Marked slow: each drives a browser or renders with vl-convert. In CI Chromium is installed by
+.ci/run and these must run; elsewhere they skip without one.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from tests.conftest import REPO, SNAPSHOT
+from tests.test_report import INDEX, NASTY, nasty_index
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = next(
+    filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
+)
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None and not os.environ.get("CI"), reason="no chromium on this machine"
+)
+# What the chat task's picks do today, relative to the index at 500 ms (README).
+CHANGED_PICKS = {50: 19, 100: 7, 250: 1}
+
+
+def invoke(*arguments: str) -> None:
+    result = CliRunner().invoke(main, list(arguments), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("browser")
+    page = folder / "report.html"
+    invoke("report", "--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(page))
+    sweep = folder / "sweep" / "index.json"
+    invoke("build", "--from", str(SNAPSHOT), "--itl-deadline-ms", "50,100,250,500",
+           "--out", str(sweep))  # fmt: skip
+    return {"page": page, "deadlines": sweep.with_name("deadlines.json")}
+
+
+class Tab:
+    """One page in Chromium, with every console message, page error and request it made."""
+
+    def __init__(self, tab: Any) -> None:
+        self.tab = tab
+        self.messages: list[str] = []
+        self.requests: list[str] = []
+        tab.on("console", lambda m: self.messages.append(f"{m.type}: {m.text}"))
+        tab.on("pageerror", lambda e: self.messages.append(f"pageerror: {e}"))
+        tab.on("request", lambda r: self.requests.append(r.url))
+        tab.on("dialog", lambda d: self.messages.append(f"dialog: {d.message}"))
+
+    def open(self, page: Path) -> None:
+        self.tab.goto(page.as_uri())
+        self.tab.wait_for_function("document.documentElement.dataset.ready === 'true'")
+
+    def deadline(self, ms: int) -> None:
+        self.tab.locator("#deadline").fill(str(ms))
+        self.tab.wait_for_function(f"document.documentElement.dataset.drawn === '{ms}'")
+
+    def table(self) -> list[dict[str, str]]:
+        return self.tab.eval_on_selector_all(
+            "#index-table tbody tr",
+            """rows => rows.map(tr => ({
+                group: tr.dataset.group, gpu: tr.dataset.gpu, rowId: tr.dataset.rowId,
+                hidden: tr.hidden, changed: tr.classList.contains('changed'),
+                model: tr.cells[0].textContent,
+                wh: tr.querySelector('[data-field=wh_per_million_output_tokens]').textContent,
+                itl: tr.querySelector('[data-field=median_itl_ms]').textContent,
+            }))""",
+        )
+
+
+@pytest.fixture
+def tab() -> Iterator[Tab]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.set_default_timeout(30_000)
+        yield Tab(page)
+        browser.close()
+
+
+@needs_chromium
+def test_the_page_loads_with_no_console_message_and_no_request_beyond_itself(built, tab):
+    tab.open(built["page"])
+    tab.deadline(50)
+    assert tab.messages == []
+    assert tab.requests == [built["page"].as_uri()]
+    for chart in ("#wh-chart", "#curves-chart"):
+        box = tab.tab.locator(f"{chart} svg").first.bounding_box()
+        assert box and box["width"] > 400 and box["height"] > 300, chart
+
+
+@needs_chromium
+def test_the_slider_gives_exactly_the_picks_of_deadlines_json(built, tab):
+    sweep = json.loads(built["deadlines"].read_bytes())
+    column = {d: i for i, d in enumerate(sweep["deadlines_ms"])}
+    tab.open(built["page"])
+    for ms, changed in CHANGED_PICKS.items():
+        tab.deadline(ms)
+        rows = {(r["model"], r["gpu"]): r for r in tab.table()}
+        assert len(rows) == len(sweep["groups"]) == 32
+        for group in sweep["groups"]:
+            expected = group["by_deadline"][column[ms]]["row"]
+            shown = rows[(group["model"], group["gpu"])]
+            if expected is None:
+                assert shown["rowId"] == "" and shown["wh"] == "—"
+            else:
+                assert shown["rowId"] == expected["row_id"], (ms, group["model"], group["gpu"])
+                assert shown["wh"] == f"{expected['wh_per_million_output_tokens']:.2f}"
+                assert shown["itl"] == f"{expected['median_itl_ms']:.1f}"
+        assert sum(r["changed"] for r in rows.values()) == changed, ms
+        assert (
+            tab.tab.locator("#changed-count")
+            .text_content()
+            .startswith(f"At {ms} ms, {changed} of 32 picks differ")
+        )
+        picks = tab.tab.evaluate("window.energyIndex.views.wh.data('picks')")
+        assert sum(p["changed"] for p in picks) == changed  # the chart follows the table
+    tab.deadline(500)
+    assert not any(r["changed"] for r in tab.table())
+
+
+@needs_chromium
+def test_the_gpu_filter_hides_the_other_gpus_rows_and_marks(built, tab):
+    tab.open(built["page"])
+    tab.tab.locator("input[name=gpu][value=B200]").uncheck()
+    tab.deadline(100)
+    rows = tab.table()
+    assert {r["gpu"] for r in rows if not r["hidden"]} == {"H100"}
+    assert all(r["hidden"] for r in rows if r["gpu"] == "B200")
+    picks = tab.tab.evaluate("window.energyIndex.views.wh.data('picks')")
+    points = tab.tab.evaluate("window.energyIndex.views.curves.data('points')")
+    assert picks and {p["gpu"] for p in picks} == {"H100"}
+    assert points and {p["gpu"] for p in points} == {"H100"}
+    tab.tab.select_option("#model-filter", "Qwen/Qwen3-8B")
+    tab.deadline(101)
+    assert [(r["model"], r["gpu"]) for r in tab.table() if not r["hidden"]] == [
+        ("Qwen 3 8B", "H100")
+    ]
+
+
+@needs_chromium
+def test_hover_shows_a_configurations_figures_and_legends_match_the_marks(built, tab):
+    tab.open(built["page"])
+    bar = tab.tab.locator("#wh-chart g.mark-rect path").first
+    bar.hover()
+    tooltip = tab.tab.locator("#vg-tooltip-element")
+    tooltip.wait_for(state="visible")
+    text = tooltip.text_content() or ""
+    assert "Wh / M tokens" in text and "Median ITL ms" in text and "max_num_seqs" in text
+    for chart in ("#wh-chart", "#curves-chart"):
+        legend = tab.tab.eval_on_selector_all(
+            f"{chart} .role-legend-symbol path", "ps => ps.map(p => p.getAttribute('fill'))"
+        )
+        labels = tab.tab.eval_on_selector_all(
+            f"{chart} .role-legend-label text", "ts => ts.map(t => t.textContent)"
+        )
+        assert labels == ["B200", "H100"] and len(set(legend)) == 2, chart
+        marks = tab.tab.eval_on_selector_all(
+            f"{chart} .role-mark path", "ps => ps.map(p => p.getAttribute('fill'))"
+        )
+        assert set(legend) <= set(marks), chart  # the legend's colours are the marks'
+    sizes = tab.tab.eval_on_selector_all(
+        "svg text", "ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))"
+    )
+    assert len(sizes) > 100 and min(sizes) >= 11
+
+
+@needs_chromium
+def test_a_nickname_with_math_markup_and_quotes_breaks_neither_page_nor_chart(tmp_path, tab):
+    index = nasty_index(tmp_path)
+    page = tmp_path / "report.html"
+    invoke("report", "--index", str(index), "--from", str(tmp_path / "snapshot"),
+           "--out", str(page))  # fmt: skip
+    tab.open(page)
+    tab.deadline(50)
+    assert tab.messages == []  # no alert() dialog, no error
+    assert f"{NASTY} Qwen 3 8B" in [r["model"] for r in tab.table()]
+    labels = tab.tab.eval_on_selector_all(
+        "#wh-chart .role-axis-label text", "ts => ts.map(t => t.textContent)"
+    )
+    assert any(label.startswith("Evil $x^2$ </script>") for label in labels)
+
+
+@needs_chromium
+def test_the_page_reads_without_javascript(built):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        tab = browser.new_context(java_script_enabled=False).new_page()
+        tab.goto(built["page"].as_uri())
+        rows = tab.locator("#index-table tbody tr")
+        assert rows.count() == 32 and rows.first.locator("td").nth(4).text_content() == "12.97"
+        assert not tab.locator("#controls").is_visible()  # controls that cannot work are hidden
+        browser.close()
+
+
+def test_docs_report_png_is_the_current_picture(built, tmp_path):
+    from PIL import Image, ImageChops
+
+    fresh = tmp_path / "report.png"
+    invoke("report", "--index", str(INDEX), "--from", str(SNAPSHOT),
+           "--out", str(tmp_path / "r.html"), "--png", str(fresh))  # fmt: skip
+    committed = Image.open(REPO / "docs" / "report.png").convert("RGB")
+    rendered = Image.open(io.BytesIO(fresh.read_bytes())).convert("RGB")
+    assert committed.size == rendered.size, "docs/report.png is stale: run make report"
+    difference = ImageChops.difference(committed, rendered).getbbox()
+    assert difference is None, f"docs/report.png is stale (differs in {difference}): make report"
+
+
+def test_the_vendored_vega_bundle_is_vl_converts():
+    from pipeline.pages.specs import BUNDLE, vega_bundle
+
+    vendored = (REPO / "pipeline" / "pages" / "assets" / BUNDLE).read_text("utf-8")
+    assert vendored == vega_bundle(), "run scripts/page_assets.py"
