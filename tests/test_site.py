@@ -1,0 +1,98 @@
+"""make site: every task's page, the JSON API checked against its schemas, the Data Package."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from pipeline.editorial import editorial_text, indexed_tasks
+from pipeline.emit import DEADLINES_SCHEMA, INDEX_SCHEMA, MODEL_SCHEMA, schema_problems
+from tests.conftest import SNAPSHOT
+from tests.test_report import INDEX
+
+TASKS = indexed_tasks(editorial_text())
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    result = CliRunner().invoke(
+        main,
+        ["site", "--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(out)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def test_the_site_has_a_page_per_task_and_the_index_as_published(site: Path):
+    assert len(TASKS) == 5
+    for task in TASKS:
+        page = (site / "tasks" / task / "index.html").read_text()
+        assert f"This page documents api/v1/tasks/{task}/index.json" in page
+    api = site / "api" / "v1" / "tasks" / "lm-arena-chat"
+    assert (api / "index.json").read_bytes() == INDEX.read_bytes()
+    assert (site / "index.html").read_bytes() == (
+        site / "tasks" / "lm-arena-chat" / "index.html"
+    ).read_bytes()
+
+
+def test_every_json_file_of_the_api_matches_its_schema(site: Path):
+    schemas = {"index.json": INDEX_SCHEMA, "deadlines.json": DEADLINES_SCHEMA}
+    checked = 0
+    for path in sorted((site / "api").rglob("*.json")):
+        schema = MODEL_SCHEMA if path.parent.name == "models" else schemas[path.name]
+        assert schema_problems(json.loads(path.read_bytes()), schema=schema) == [], path
+        checked += 1
+    assert checked == 2 * len(TASKS) + len(list((site / "api/v1/models").glob("*.json")))
+
+
+def test_a_models_file_holds_every_gpus_row_and_curve(site: Path):
+    model = json.loads((site / "api/v1/models/qwen-3-8b.json").read_bytes())
+    chat = next(t for t in model["tasks"] if t["task"] == "lm-arena-chat")
+    assert sorted(row["gpu"] for row in chat["rows"]) == ["B200", "H100"]
+    index = json.loads(INDEX.read_bytes())
+    assert chat["rows"] == [r for r in index["rows"] if r["slug"] == "qwen-3-8b"]
+    assert {(c["gpu"], c["num_gpus"]) for c in chat["curves"]} >= {("B200", 1), ("H100", 1)}
+    assert all(c["model_id"] == "Qwen/Qwen3-8B" for c in chat["curves"])
+
+
+def test_the_data_package_validates_with_frictionless(site: Path):
+    from frictionless import validate
+
+    package = json.loads((site / "datapackage.json").read_bytes())
+    assert package["licenses"][0]["name"] == "Apache-2.0"
+    assert sorted(r["name"] for r in package["resources"]) == [f"{t}-index" for t in TASKS]
+    fields = [f["name"] for f in package["resources"][0]["schema"]["fields"]]
+    assert fields[:3] == ["model", "slug", "model_id"] and "row_id" in fields
+    report = validate(str(site / "datapackage.json"))
+    assert report.valid, report.flatten(["rowNumber", "fieldName", "type", "note"])
+
+
+def test_frictionless_catches_a_table_that_is_not_what_the_package_says(site: Path, tmp_path):
+    from frictionless import validate
+
+    copy = tmp_path / "site"
+    for path in site.rglob("*"):
+        if path.is_file():
+            (copy / path.relative_to(site)).parent.mkdir(parents=True, exist_ok=True)
+            (copy / path.relative_to(site)).write_bytes(path.read_bytes())
+    table = copy / "api/v1/tasks/gpqa/index.csv"
+    table.write_bytes(table.read_bytes().replace(b",BF16,", b",BF17,", 1))
+    assert not validate(str(copy / "datapackage.json")).valid  # its sha256 no longer matches
+
+
+def test_a_failed_site_leaves_the_previous_one(site: Path, tmp_path: Path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous")
+    result = CliRunner().invoke(
+        main, ["site", "--index", str(tmp_path / "missing.json"), "--out", str(out)]
+    )
+    assert result.exit_code == 1 and "cannot be read" in result.output
+    assert [p.name for p in tmp_path.iterdir()] == ["site"]
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
