@@ -1,0 +1,88 @@
+"""Time `energy-index report` (cpu seconds of the whole process) on the real index and on
+generated indexes of growing size, to show the page is written in linear time.
+
+Each size is a generated task file (bench/generate.py, seed 1) built into an index first; the
+report then reads that index, its build report and the snapshot. Best of N runs; cpu is the
+child's user + system time (wait4).
+
+Example: python bench/report.py --configurations 8000,16000,32500 --out ../docs/report-benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from run import ROOT, VENDORED_SNAPSHOT, snapshot_for
+
+PYTHON = sys.executable
+
+
+def cpu(command: list[str]) -> tuple[float, float]:
+    """Cpu seconds (user + system) and peak RSS MiB of one command in its own process."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        error = process.stderr.read().decode() if process.stderr else ""
+        raise SystemExit(f"{' '.join(command)} failed:\n{error}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def report_command(index: Path, snapshot: Path, out: Path) -> list[str]:
+    return [PYTHON, "-m", "pipeline", "report", "--index", str(index), "--from", str(snapshot),
+            "--out", str(out), "--quiet"]  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configurations", default="8000,16000,32500")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--out", type=Path)
+    arguments = parser.parse_args()
+    lines = []
+    with tempfile.TemporaryDirectory() as temporary:
+        work = Path(temporary)
+        cases = [
+            ("the real index (output/index.json)", ROOT / "output/index.json", VENDORED_SNAPSHOT)
+        ]
+        for size in (int(s) for s in arguments.configurations.split(",")):
+            snapshot = snapshot_for(size, 1)
+            index = work / f"{size}" / "index.json"
+            build = [PYTHON, "-m", "pipeline", "build", "--from", str(snapshot),
+                     "--out", str(index), "--quiet"]  # fmt: skip
+            subprocess.run(build, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+            cases.append((f"{size:,} generated configurations", index, snapshot))
+        for name, index, snapshot in cases:
+            out = work / "report.html"
+            runs = [cpu(report_command(index, snapshot, out)) for _ in range(arguments.runs)]
+            rows = len(json.loads(index.read_bytes())["rows"])
+            line = (
+                f"| {name} | {rows:,} | {min(r[0] for r in runs):.2f} | "
+                f"{max(r[1] for r in runs):,.0f} | {out.stat().st_size / 2**10:,.0f} |"
+            )
+            lines.append(line)
+            print(line, flush=True)
+    table = "\n".join(
+        [
+            "# `energy-index report`: cpu by index size",
+            "",
+            f"Measured by `python bench/report.py` (best of {arguments.runs}; cpu = user + system "
+            "seconds of the whole process, imports included).",
+            "",
+            "| input | index rows | cpu s | peak RSS MiB | page KiB |",
+            "| --- | ---: | ---: | ---: | ---: |",
+            *lines,
+            "",
+        ]
+    )
+    if arguments.out:
+        arguments.out.write_text(table)
+
+
+if __name__ == "__main__":
+    main()
