@@ -149,7 +149,8 @@ def data_package(
 def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -> dict[str, Any]:
     path = f"{API}/tasks/{task}/index.csv"
     content = files[path]
-    row = json.loads(schema_path(INDEX_SCHEMA).read_text("utf-8"))["$defs"]["row"]
+    # The fields of an index row, as the index schema declares them (with their descriptions).
+    row = json.loads(schema_path(INDEX_SCHEMA).read_text("utf-8"))["$defs"]["rowFields"]
     fields = []
     for name, spec in row["properties"].items():
         field = {"name": name, "type": _JSON_TYPES[spec.get("type", "string")]}
