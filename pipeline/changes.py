@@ -29,13 +29,17 @@ class Changelog:
     removed: list[str] = field(default_factory=list)
     changed: list[RowChange] = field(default_factory=list)
     header: list[Difference] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)  # why the index replaced was unusable
 
     @property
     def rows_changed(self) -> bool:
         return bool(self.added or self.removed or self.changed)
 
     def lines(self) -> list[str]:
-        lines = [f"added {row_id}" for row_id in self.added]
+        lines = [f"rewrote a damaged index: {problem}" for problem in self.damaged[:5]]
+        if len(self.damaged) > 5:
+            lines.append(f"… and {len(self.damaged) - 5} more problem(s) of the damaged index")
+        lines += [f"added {row_id}" for row_id in self.added]
         lines += [f"removed {row_id}" for row_id in self.removed]
         for row in self.changed:
             lines += [f"changed {row.row_id}: {_change(d)}" for d in row.changes]
@@ -68,7 +72,26 @@ class Changelog:
                 for row in self.changed
             ],
             "header_changed": [vars(d) for d in self.header],
+            "damaged": self.damaged,
         }
+
+
+ENTRY_MARK = "<!-- energy-index entry: {key} -->\n"
+
+
+def history_with(history: str, entry: str, *, key: str) -> str:
+    """``CHANGELOG.md`` with ``entry`` appended, or in place of the entry with the same key.
+
+    Example: ``history_with(text, log.markdown(), key="index.json upstream abc replacing none")``
+    run twice gives one entry.
+    """
+    mark = ENTRY_MARK.format(key=key)
+    start = history.find(mark)
+    if start < 0:
+        return history + mark + entry
+    following = history.find("<!-- energy-index entry: ", start + len(mark))
+    end = len(history) if following < 0 else following
+    return history[:start] + mark + entry + history[end:]
 
 
 def changelog(

@@ -36,6 +36,7 @@ OFFLINE_HINT = (
     "(make index FROM=DIR), e.g. snapshots/ml-energy-leaderboard"
 )
 CHANGED_EXIT_CODE = 10
+INTERRUPTED_EXIT_CODE = 130
 
 EXIT_CODES = """\b
 Exit codes:
@@ -43,7 +44,8 @@ Exit codes:
   1  data or validation failure (bad input, schema violation, audit difference)
   2  usage error (unknown option, bad value)
   3  network failure after retries (the message names the URL and the last error)
-  10 regenerate --exit-code: the index changed"""
+  10 regenerate --exit-code: the index changed
+  130 interrupted (Ctrl-C): nothing replaced"""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -74,6 +76,15 @@ def reports_errors(command: F) -> F:
             if isinstance(error, NetworkError):
                 click.echo(OFFLINE_HINT, err=True)
             sys.exit(error.exit_code)
+        except KeyboardInterrupt:
+            # Every write is staged and renamed with SIGINT held back: nothing is half-done.
+            click.echo("error: interrupted", err=True)
+            sys.exit(INTERRUPTED_EXIT_CODE)
+        except OSError as error:
+            # The last line of defence: a file fault the code did not expect, named, no traceback.
+            where = f"{error.filename}: " if error.filename else ""
+            click.echo(f"error: {where}{error.strerror or error}", err=True)
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
 
@@ -384,8 +395,14 @@ def build(
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
     from pipeline.editorial import editorial_text, indexed_tasks
+    from pipeline.errors import UsageError
     from pipeline.run import BuildSettings, Extras, report_path, run, run_all_tasks
 
+    task_source = click.get_current_context().get_parameter_source("task")
+    if all_tasks and task_source is not click.core.ParameterSource.DEFAULT:
+        raise UsageError("--all-tasks builds every task: give it or --task, not both")
+    if retrieved and updated and updated < retrieved:
+        raise UsageError(f"--updated {updated} is earlier than --retrieved {retrieved}")
     tasks = indexed_tasks(editorial_text()) if all_tasks else [task]
     snapshot = _snapshot(source, network, tasks=tasks, cache=cache)
     settings = BuildSettings(
@@ -475,10 +492,17 @@ def regenerate(
     \b
         energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
     """
-    from pipeline.run import BuildSettings, regeneration_lock, staged_or_errors_file
+    from pipeline.emit import checked_targets
+    from pipeline.run import (
+        BuildSettings,
+        regeneration_lock,
+        regeneration_paths,
+        staged_or_errors_file,
+    )
     from pipeline.run import regenerate as regenerated
     from pipeline.vendored import refreshed_snapshot, snapshot_tasks
 
+    checked_targets(regeneration_paths(out))  # before the lock file is made beside it
     settings = BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms)
     with regeneration_lock(out, wait_seconds=lock_timeout):
         tasks = sorted({task, *snapshot_tasks(vendored)})  # refresh every task it holds
@@ -530,6 +554,7 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
     from pipeline.run import BuildSettings, build
 
     document = _published(published, network)
+    _refuse_invalid(published, document)
     task = _task_of(document)
     settings = BuildSettings(task=task, itl_deadline_ms=float(document.get("itl_deadline_ms", 500)))
     snapshot = _snapshot(source, network, tasks=[task], cache=cache)
@@ -585,10 +610,11 @@ def report(
 
         energy-index report --index output/index.json --out output/report.html
     """
-    from pipeline.emit import write_files
+    from pipeline.emit import checked_targets, write_files
     from pipeline.pages.inputs import index_beside, page_inputs
     from pipeline.pages.page import report_html
 
+    checked_targets({"report page": out, **({"charts picture": png} if png else {})})
     task = index_beside(index).report["parameters"]["task"]
     snapshot = _snapshot(source, network, tasks=[task], cache=cache)
     inputs = page_inputs(index, snapshot)
@@ -641,20 +667,37 @@ def site(index: Path, source: str, out: Path, cache: Path, network: Network) -> 
 @click.argument("path", type=click.Path(path_type=Path))
 @reports_errors
 def validate(path: Path) -> None:
-    """Check an index file against schemas/index.schema.json.
+    """Check an index file against schemas/index.schema.json and the rules a schema cannot
+    state: row_id unique, one row per model and GPU, rows in the documented order, the
+    reference row among them, dates real and in order. audit and regenerate check the same.
 
     Example:
 
         energy-index validate output/index.json
     """
-    from pipeline.emit import schema_problems
+    from pipeline.invariants import index_problems
 
-    problems = schema_problems(_read_index(path))
+    problems = index_problems(_read_index(path))
     for problem in problems:
         click.echo(f"{path}: {problem}", err=True)
     if problems:
         sys.exit(1)
-    click.echo(f"{path}: valid against schemas/index.schema.json")
+    click.echo(f"{path}: valid against schemas/index.schema.json and the index rules")
+
+
+def _refuse_invalid(location: str, document: dict[str, Any]) -> None:
+    """A published document that is not a valid index is refused before any comparison: a
+    comparison by row_id would pass duplicates and rows that are not rows."""
+    from pipeline.errors import SourceError
+    from pipeline.invariants import index_problems
+
+    problems = index_problems(document)
+    if problems:
+        listed = "".join(f"\n  {problem}" for problem in problems[:20])
+        more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
+        raise SourceError(
+            f"{location}: not a valid index ({len(problems)} problem(s)):{listed}{more}"
+        )
 
 
 def _published(location: str, network: Network) -> dict[str, Any]:
@@ -667,13 +710,9 @@ def _published(location: str, network: Network) -> dict[str, Any]:
 
 def _read_index(path: Path) -> dict[str, Any]:
     from pipeline.errors import SourceError
+    from pipeline.local import json_value, local_bytes
 
-    try:
-        document = json.loads(path.read_bytes())
-    except OSError as error:
-        raise SourceError(f"{path}: cannot be read ({error.strerror})") from None
-    except ValueError as error:
-        raise SourceError(f"{path}: not valid JSON ({error})") from None
+    document = json_value(local_bytes(path), path=path)
     if not isinstance(document, dict):
         raise SourceError(f"{path}: expected a JSON object (an index), got something else")
     return document

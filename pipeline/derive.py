@@ -8,6 +8,7 @@ which rounds some halves differently (12.345 → 12.34 in polars, 12.35 in Pytho
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -41,6 +42,14 @@ def index_rows(
     """The index rows, in the published key order, sorted by Wh per million tokens then row_id."""
     rows = [index_row(c, precision_labels) for c in selected.iter_rows(named=True)]
     rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
+    models_by_slug: dict[str, str] = {}
+    for row in sorted(rows, key=lambda row: row["model_id"]):
+        other = models_by_slug.setdefault(row["slug"], row["model_id"])
+        if other != row["model_id"]:
+            raise DerivationError(
+                f"models {other} and {row['model_id']} have the same slug {row['slug']}: their "
+                "rows could not be told apart by slug (nor by row_id on the same GPUs)"
+            )
     seen: dict[str, str] = {}
     for row in rows:
         if row["row_id"] in seen:
@@ -52,9 +61,37 @@ def index_rows(
     return tuple(rows)
 
 
+# Refused in names: control characters (Cc: escape sequences, newlines), format characters (Cf:
+# the bidirectional overrides and isolates that reorder what a reader sees, zero-width ones),
+# line and paragraph separators. A name with one is refused rather than stripped: the published
+# name would otherwise differ from upstream's without anyone having decided it.
+_UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+NAME_FIELDS = ("nickname", "model_id", "gpu_model")
+
+
+def unprintable_characters(text: str) -> list[str]:
+    """The control, format (bidirectional) and separator characters in a name, as U+XXXX."""
+    return [
+        f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in _UNPRINTABLE_CATEGORIES
+    ]
+
+
+def _checked_names(configuration: Mapping[str, Any]) -> None:
+    for name in NAME_FIELDS:
+        value = configuration[name]
+        found = unprintable_characters(value) if isinstance(value, str) else []
+        if found:
+            raise DerivationError(
+                f"{configuration['model_id']!a} on {configuration['gpu_model']!a}: "
+                f"{name} {value!a} holds control or bidirectional character(s) "
+                f"{', '.join(dict.fromkeys(found))}; refused, not published"
+            )
+
+
 def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
     """One configuration as the index row it would be if selected."""
     c = configuration
+    _checked_names(c)
     precision = c["weight_precision"]
     if precision not in labels:
         known = ", ".join(f"{k} → {v}" for k, v in sorted(labels.items()))

@@ -11,13 +11,13 @@ import hashlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import polars as pl
 
 from pipeline import __version__
-from pipeline.errors import DerivationError
+from pipeline.errors import DerivationError, UsageError
 from pipeline.fetch import UpstreamFile, UpstreamSnapshot
 from pipeline.selection import Selection
 from pipeline.stability import StableConfigurations
@@ -68,7 +68,9 @@ def index_document(
         "workload": task_text["workload"],
         "itl_deadline_ms": deadline,
         "selection": words["summary"].format(qualifiers="; ".join([*qualifiers, reach])),
-        "reference_row": reference_row(rows, task_text["reference_row"]),
+        "reference_row": reference_row(
+            rows, task_text["reference_row"], stable=stability.stable, selection=selection
+        ),
         "source": {
             "name": source["name"],
             "publisher": source["publisher"],
@@ -105,8 +107,18 @@ def index_document(
     }
 
 
-def reference_row(rows: tuple[dict[str, Any], ...], wanted: dict[str, Any]) -> dict[str, Any]:
-    """The editorial reference row, checked against the rows: it must name one of them."""
+def reference_row(
+    rows: tuple[dict[str, Any], ...],
+    wanted: dict[str, Any],
+    *,
+    stable: pl.DataFrame | None = None,
+    selection: Selection | None = None,
+) -> dict[str, Any]:
+    """The editorial reference row, checked against the rows: it must name one of them.
+
+    When the deadline left it out (its stable configurations are all slower), that is a usage
+    error saying so, with the tightest deadline it meets.
+    """
     for row in rows:
         if (row["model"], row["gpu"], row["num_gpus"]) == (
             wanted["model"],
@@ -114,6 +126,20 @@ def reference_row(rows: tuple[dict[str, Any], ...], wanted: dict[str, Any]) -> d
             wanted["num_gpus"],
         ):
             return {"model": row["model"], "gpu": row["gpu"], "num_gpus": row["num_gpus"]}
+    if stable is not None and selection is not None:
+        itl = stable.filter(
+            (pl.col("nickname") == wanted["model"])
+            & (pl.col("gpu_model") == wanted["gpu"])
+            & (pl.col("num_gpus") == wanted["num_gpus"])
+        ).get_column("median_itl_ms")
+        fastest = cast(float, itl.min()) if itl.len() else None
+        if fastest is not None and fastest > selection.itl_deadline_ms:
+            raise UsageError(
+                f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
+                "(pipeline/editorial.json) has no configuration with a median ITL within "
+                f"{json_number(selection.itl_deadline_ms)} ms: the fastest deadline it can meet "
+                f"is {json_number(fastest)} ms (--itl-deadline-ms)"
+            )
     raise DerivationError(
         f"reference_row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
         "(pipeline/editorial.json) matches no row of the index"

@@ -6,12 +6,18 @@ failure at any point leaves the previous file exactly as it was, never half-writ
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import glob
 import io
 import json
 import os
+import re
 import shutil
+import signal
 import tempfile
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -21,7 +27,7 @@ import jsonschema
 import polars as pl
 from referencing import Registry, Resource
 
-from pipeline.errors import SchemaViolation
+from pipeline.errors import OutputError, SchemaViolation, UsageError
 
 INDEX_SCHEMA = "index.schema.json"
 EXTENDED_SCHEMA = "index-extended.schema.json"
@@ -96,31 +102,138 @@ def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
         raise SchemaViolation(schema=f"schemas/{schema}", problems=problems)
 
 
+def checked_targets(targets: Mapping[str, Path]) -> None:
+    """Refuse, before anything is written, output paths that cannot work: one naming no file
+    (``""``, ``/``), an existing directory, or one path given to two outputs.
+
+    ``targets`` maps what each output is (``"index"``, ``"csv export"``) to its path.
+    """
+    by_path: dict[Path, list[str]] = {}
+    for role, path in targets.items():
+        if not path.name or path.name in (".", ".."):
+            raise UsageError(f"{path}: the {role} path names no file (a file name is needed)")
+        if path.is_dir():
+            raise UsageError(f"{path}: the {role} path is a directory; name a file in it")
+        by_path.setdefault(Path(os.path.abspath(path)), []).append(role)
+    for path, roles in by_path.items():
+        if len(roles) > 1:
+            raise UsageError(
+                f"{path}: used twice, for the {' and the '.join(roles)}; choose another --out"
+            )
+
+
 def write_files(contents: Mapping[Path, bytes]) -> None:
-    """Write several files so that none is replaced unless all were written in full."""
-    staged: list[tuple[str, Path]] = []
+    """Write several files so that none is replaced unless all were written in full.
+
+    Under the lock of each folder written to (see ``folder_lock``), so that temporaries found
+    there under the lock are stale ones of a run that died, and are removed. Ctrl-C during the
+    renames waits until they are done. An OSError (disk full, read-only filesystem) becomes an
+    ``OutputError`` naming the file.
+    """
+    with contextlib.ExitStack() as locks:
+        for folder in sorted({target.parent for target in contents}):
+            _made_folder(folder)
+            locks.enter_context(folder_lock(folder))
+            _remove_stale_temporaries(folder, [t.name for t in contents if t.parent == folder])
+        staged: list[tuple[str, Path]] = []
+        try:
+            for target, data in contents.items():
+                staged.append((_staged_copy(target, data), target))
+            with _interrupts_deferred():
+                for temporary, target in staged:
+                    _replaced(temporary, target)
+        finally:
+            for temporary, _ in staged:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
+
+
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a folder (flock on the folder itself: no lock file is left).
+
+    Shared outputs (``CHANGELOG.md``, read, extended and rewritten) are changed under it, so two
+    runs writing into one folder never lose each other's update. Re-entrant in a thread; other
+    threads and processes wait.
+    """
+    key = os.path.abspath(folder)
+    held: set[str] = getattr(_held, "folders", set())
+    if key in held:
+        yield
+        return
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for target, data in contents.items():
-            staged.append((_staged_copy(target, data), target))
-        for temporary, target in staged:
-            os.replace(temporary, target)
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        _held.folders = held | {key}
+        try:
+            yield
+        finally:
+            _held.folders = held
     finally:
-        for temporary, _ in staged:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
+        os.close(descriptor)  # releases the lock
+
+
+def _made_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"{folder}: cannot create the folder ({error.strerror})") from None
+
+
+def _remove_stale_temporaries(folder: Path, names: list[str]) -> None:
+    """``.<name>.XXXXXXXX.tmp`` of the given names, left by a run that died: called under the
+    folder's lock, which every writer holds while its temporaries exist."""
+    for name in names:
+        for path in folder.glob(f".{glob.escape(name)}.*.tmp"):
+            middle = path.name[len(name) + 2 : -len(".tmp")]
+            if _TEMPORARY_PART.fullmatch(middle) and path.is_file() and not path.is_symlink():
+                path.unlink(missing_ok=True)
+
+
+_TEMPORARY_PART = re.compile(r"[a-z0-9_]{8}")  # what tempfile.mkstemp puts in the middle
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """SIGINT is held back while the renames run, then delivered: Ctrl-C never splits a set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _replaced(temporary: str, target: Path) -> None:
+    try:
+        os.replace(temporary, target)
+    except OSError as error:
+        raise OutputError(f"{target}: cannot be written ({error.strerror})") from None
 
 
 def _staged_copy(target: Path, data: bytes) -> str:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
-    )
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise OutputError(
+            f"{target.parent}: cannot write {target.name} ({error.strerror})"
+        ) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, 0o644)
+    except OSError as error:
+        os.unlink(temporary)
+        raise OutputError(f"{target}: cannot be written ({error.strerror})") from None
     except BaseException:
         os.unlink(temporary)
         raise

@@ -9,6 +9,8 @@
     ├── DerivationError         a selected row cannot be turned into an index row
     ├── SchemaViolation         the document to be written does not match its JSON Schema
     ├── LockBusy                another regeneration of the same output is running
+    ├── OutputError             an output file cannot be written (disk full, read-only, …)
+    ├── UsageError              the command asks for something impossible; exit code 2
     └── NetworkError            a download failed after its retries; exit code 3
 
 The CLI prints ``str(error)`` and exits with ``error.exit_code``; nothing is written.
@@ -128,6 +130,17 @@ class SchemaViolation(EnergyIndexError):
 
 class LockBusy(EnergyIndexError):
     """Another regeneration holds the lock on the same output."""
+
+
+class OutputError(EnergyIndexError):
+    """An output could not be written (disk full, read-only filesystem, …); nothing replaced."""
+
+
+class UsageError(EnergyIndexError):
+    """The command asks for something that cannot be done: an output path that names no file
+    or is used twice, an unknown task, dates out of order, a deadline too tight (exit code 2)."""
+
+    exit_code = 2
 
 
 class NetworkError(EnergyIndexError):

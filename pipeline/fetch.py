@@ -10,12 +10,12 @@ the bytes it was made from.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ChecksumMismatch, SourceError
+from pipeline.local import json_value, local_bytes
 
 INDEX_PATH = "public/data/index.json"
 SNAPSHOT_MANIFEST = "snapshot.json"
@@ -95,34 +95,52 @@ def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
     )
 
 
+def leaderboard_index(source: Path) -> UpstreamFile:
+    """The leaderboard's ``public/data/index.json`` alone, checked against its sha256."""
+    directory = snapshot_directory(source)
+    return _verified_file(directory, _manifest(directory), INDEX_PATH)
+
+
 def _manifest(directory: Path) -> dict:
     manifest_path = directory / SNAPSHOT_MANIFEST
-    try:
-        manifest = json.loads(manifest_path.read_bytes())
-    except (OSError, ValueError) as error:
-        raise SourceError(f"{manifest_path}: cannot be read as JSON ({error})") from error
+    manifest = json_value(local_bytes(manifest_path), path=manifest_path)
     if not isinstance(manifest, dict):
         raise SourceError(f"{manifest_path}: expected a JSON object")
     missing = [key for key in _SNAPSHOT_KEYS if key not in manifest]
     if missing:
         raise SourceError(f"{manifest_path}: missing key(s) {', '.join(missing)}")
+    wrong = [key for key in _SNAPSHOT_KEYS[:-1] if not isinstance(manifest[key], str)]
+    if wrong:
+        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: expected text")
+    if not isinstance(manifest["files"], dict):
+        raise SourceError(f"{manifest_path}: files: expected an object (path → record)")
     return manifest
+
+
+def _typed(key: str, value: object) -> bool:
+    if key == "bytes":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, str)
 
 
 def _verified_file(directory: Path, manifest: dict, path: str) -> UpstreamFile:
     manifest_path = directory / SNAPSHOT_MANIFEST
     record = manifest["files"].get(path)
     if record is None:
-        listed = ", ".join(sorted(manifest["files"]))
+        listed = ", ".join(sorted(str(p) for p in manifest["files"]))
         raise SourceError(f"{manifest_path}: does not list {path} (it lists: {listed})")
+    if not isinstance(record, dict):
+        raise SourceError(f"{manifest_path}: files.{path}: expected an object")
     missing = [key for key in _FILE_KEYS if key not in record]
     if missing:
         raise SourceError(f"{manifest_path}: files.{path} lacks {', '.join(missing)}")
+    wrong = [f"files.{path}.{key}" for key in _FILE_KEYS if not _typed(key, record[key])]
+    if wrong:
+        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: wrong type")
     file_path = directory / path
-    try:
-        content = file_path.read_bytes()
-    except OSError as error:
-        raise SourceError(f"{file_path}: cannot be read ({error.strerror})") from error
+    if not file_path.resolve().is_relative_to(directory.resolve()):
+        raise SourceError(f"{file_path}: a link to outside the snapshot directory; refused")
+    content = local_bytes(file_path)
     actual = hashlib.sha256(content).hexdigest()
     if actual != record["sha256"]:
         raise ChecksumMismatch(path=str(file_path), expected=record["sha256"], actual=actual)

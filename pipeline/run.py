@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fcntl
-import json
+import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from pipeline.audit import audit
-from pipeline.changes import Changelog, changelog
+from pipeline.changes import Changelog, changelog, history_with
 from pipeline.curves import concurrency_curves
 from pipeline.derive import index_rows
 from pipeline.document import (
@@ -32,11 +32,21 @@ from pipeline.emit import (
     DEADLINES_SCHEMA,
     EXTENDED_SCHEMA,
     checked,
+    checked_targets,
+    folder_lock,
     table_bytes,
     write_files,
 )
-from pipeline.errors import LockBusy, SourceError, ValidationFailed
-from pipeline.fetch import UpstreamSnapshot, upstream_snapshot
+from pipeline.errors import (
+    LockBusy,
+    SchemaViolation,
+    SourceError,
+    UsageError,
+    ValidationFailed,
+)
+from pipeline.fetch import UpstreamSnapshot, leaderboard_index, upstream_snapshot
+from pipeline.invariants import index_problems
+from pipeline.local import json_value, local_bytes
 from pipeline.robustness import robustness_figures
 from pipeline.selection import DEFAULT_ITL_DEADLINE_MS, Selection, selected_configurations
 from pipeline.stability import StabilityThresholds, StableConfigurations, stable_configurations
@@ -69,6 +79,11 @@ class BuildSettings:
         retrieved = self.retrieved or (carried.retrieved if carried else snapshot.retrieved)
         updated = self.updated or (carried.updated if carried else retrieved)
         data_version = self.data_version or (carried.data_version if carried else updated)
+        if updated < retrieved:
+            raise UsageError(
+                f"updated {updated} is earlier than retrieved {retrieved}: a file cannot be "
+                "written before its data was retrieved (see --updated, --retrieved)"
+            )
         return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
 
 
@@ -92,18 +107,24 @@ class _ReportInput(msgspec.Struct):
 
 
 class _ReportInputs(msgspec.Struct):
+    index_sha256: str
     inputs: list[_ReportInput]
 
 
 def previous_build(out: Path) -> Previous | None:
-    """The earlier index at ``out`` and its report, if both are there and readable.
+    """The earlier index at ``out`` and its report, if both are there, readable, and the report
+    describes that very index (its ``index_sha256``): a build killed between its renames leaves
+    a new report beside the old index, whose dates must not be carried onto new data.
 
     Read with msgspec into just the fields needed: the rows and the report's lists are skipped,
     not built into Python objects.
     """
     try:
-        index = msgspec.json.decode(out.read_bytes(), type=_IndexDates)
+        content = out.read_bytes()
         report = msgspec.json.decode(report_path(out).read_bytes(), type=_ReportInputs)
+        if report.index_sha256 != hashlib.sha256(content).hexdigest():
+            return None
+        index = msgspec.json.decode(content, type=_IndexDates)
         return Previous(
             inputs={i.path: i.sha256 for i in report.inputs},
             dates=Dates(
@@ -112,7 +133,7 @@ def previous_build(out: Path) -> Previous | None:
                 data_version=index.data_version,
             ),
         )
-    except (OSError, KeyError, msgspec.DecodeError, msgspec.ValidationError):
+    except (OSError, KeyError, RecursionError, msgspec.DecodeError, msgspec.ValidationError):
         return None
 
 
@@ -155,6 +176,8 @@ def index_stages(
 ) -> Stages:
     """Fetch → validate → stability filter → selection → derive; raise on any bad input."""
     editorial = editorial or editorial_text()
+    if settings.task not in editorial["tasks"]:
+        _refuse_unknown_task(source, settings.task, known=sorted(editorial["tasks"]))
     snapshot = upstream_snapshot(source, task=settings.task)
     refuse_unsupported_task(snapshot.index_file, settings.task)
     wording = task_text(editorial, settings.task)
@@ -172,6 +195,13 @@ def index_stages(
     )
 
 
+def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
+    """A diffusion task is refused as such (exit 1, its unit is not per token); any other task
+    without editorial text is a usage error naming the tasks there are."""
+    refuse_unsupported_task(leaderboard_index(source), task)
+    raise UsageError(f"--task {task!r}: unknown task; known tasks: {', '.join(known)}")
+
+
 def assembled(stages: Stages, dates: Dates) -> Build:
     """The index document and its report, checked against the schema, as bytes to write."""
     document = index_document(
@@ -184,7 +214,11 @@ def assembled(stages: Stages, dates: Dates) -> Build:
         editorial=stages.editorial,
         task_text=stages.wording,
     )
-    checked(document)
+    problems = index_problems(document)
+    if problems:
+        raise SchemaViolation(
+            schema="schemas/index.schema.json (and index rules)", problems=problems
+        )
     index_bytes = serialized(document)
     report = build_report(
         index_bytes=index_bytes,
@@ -241,21 +275,40 @@ def curves_of(stages: Stages) -> dict[str, Any]:
     return curves
 
 
+def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
+    """Every file a build at ``out`` may write, by what it is: checked before any is written.
+
+    Example: ``output_paths(Path("output/index.json"), extras=Extras(curves=True))["curves"]``
+    is ``output/curves.json``.
+    """
+    if not out.name or out.name in (".", ".."):
+        return {"index": out}  # checked_targets refuses it by name
+    paths = {"index": out, "build report": report_path(out), "errors file": errors_path(out)}
+    if extras.sweep_deadlines_ms:
+        paths["deadline sweep"] = out.with_name("deadlines.json")
+    if extras.curves:
+        paths["curves"] = out.with_name("curves.json")
+    if extras.extended:
+        paths["extended index"] = out.with_name(f"{out.stem}.extended.json")
+    for table_format in extras.formats:
+        paths[f"{table_format} export"] = out.with_suffix(f".{table_format}")
+    return paths
+
+
 def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
     """The documents the extras ask for, each checked against its schema, keyed by path."""
+    paths = output_paths(out, extras=extras)
     files: dict[Path, bytes] = {}
     if extras.sweep_deadlines_ms:
-        files[out.with_name("deadlines.json")] = serialized(
-            sweep_of(stages, extras.sweep_deadlines_ms)
-        )
+        files[paths["deadline sweep"]] = serialized(sweep_of(stages, extras.sweep_deadlines_ms))
     if extras.curves:
-        files[out.with_name("curves.json")] = serialized(curves_of(stages))
+        files[paths["curves"]] = serialized(curves_of(stages))
     if extras.extended:
         extended = extended_document(result.document, figures=stages.robustness)
         checked(extended, schema=EXTENDED_SCHEMA)
-        files[out.with_name(f"{out.stem}.extended.json")] = serialized(extended)
+        files[paths["extended index"]] = serialized(extended)
     for table_format in extras.formats:
-        files[out.with_suffix(f".{table_format}")] = table_bytes(
+        files[paths[f"{table_format} export"]] = table_bytes(
             result.document["rows"], format=table_format
         )
     return files
@@ -271,6 +324,7 @@ def run(
 ) -> Build:
     """Build the index and write it with its report (and extras); on failure nothing is written
     but, when the task file broke rules, the complete list of failures (``errors_path``)."""
+    checked_targets(output_paths(out, extras=extras))
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
     files = extra_files(stages, result, out=out, extras=extras)
@@ -309,6 +363,8 @@ def run_all_tasks(
     staged: dict[Path, bytes] = {}
     results = {}
     for task in indexed_tasks(editorial_text()):
+        checked_targets(output_paths(out_dir / task / "index.json", extras=extras))
+    for task in indexed_tasks(editorial_text()):
         out = out_dir / task / "index.json"
         task_settings = replace(settings, task=task)
         stages = staged_or_errors_file(source, out=out, settings=task_settings)
@@ -333,6 +389,17 @@ def changelog_path(index_path: Path) -> Path:
     return index_path.with_name(f"{index_path.stem}.changelog.json")
 
 
+def regeneration_paths(out: Path) -> dict[str, Path]:
+    """Every file a regeneration at ``out`` may write, by what it is."""
+    if not out.name or out.name in (".", ".."):
+        return {"index": out}
+    return {
+        **output_paths(out, extras=Extras()),
+        "changelog": changelog_path(out),
+        "history": out.parent / "CHANGELOG.md",
+    }
+
+
 def regenerate(
     source: Path,
     *,
@@ -347,7 +414,8 @@ def regenerate(
     becomes ``today``; ``data_version`` too if rows changed, else it keeps its previous value.
     Call it under :func:`regeneration_lock`.
     """
-    previous_document = _existing_index(out)
+    checked_targets(regeneration_paths(out))
+    previous_bytes, previous_document, damage = _existing_index(out)
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     candidate = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
     commit = stages.snapshot.commit
@@ -355,6 +423,7 @@ def regenerate(
         return Regeneration(commit=commit, changelog=None)
 
     log = changelog(previous_document, candidate.document, date=today, commit=commit)
+    log = replace(log, damaged=damage)
     data_version = today
     if previous_document is not None and not log.rows_changed:
         data_version = previous_document["data_version"]
@@ -365,32 +434,44 @@ def regenerate(
     )
     result = assembled(stages, dates)
     history = out.parent / "CHANGELOG.md"
-    earlier = history.read_text("utf-8") if history.exists() else "# Changes to the index\n\n"
-    write_files(
-        {
-            report_path(out): result.report_bytes,
-            changelog_path(out): serialized(log.as_json()),
-            history: (earlier + log.markdown()).encode("utf-8"),
-            out: result.index_bytes,
-        }
-    )
+    # The entry's key: a rerun after a run killed between its renames (history written, index
+    # not) replaces that run's entry instead of adding a second; another index in the folder,
+    # or a later change at the same commit, has another key.
+    replaced = hashlib.sha256(previous_bytes).hexdigest() if previous_bytes is not None else "none"
+    key = f"{out.name} upstream {commit} replacing {replaced}"
+    with folder_lock(_made(out.parent)):  # CHANGELOG.md is shared by every index in the folder
+        earlier = local_bytes(history).decode("utf-8") if history.exists() else HISTORY_TITLE
+        write_files(
+            {
+                report_path(out): result.report_bytes,
+                changelog_path(out): serialized(log.as_json()),
+                history: history_with(earlier, log.markdown(), key=key).encode("utf-8"),
+                out: result.index_bytes,
+            }
+        )
     return Regeneration(commit=commit, changelog=log)
 
 
-def _existing_index(out: Path) -> dict[str, Any] | None:
+HISTORY_TITLE = "# Changes to the index\n\n"
+
+
+def _made(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _existing_index(out: Path) -> tuple[bytes | None, dict[str, Any] | None, list[str]]:
+    """The bytes and document of the index at ``out``, or ``None`` for a damaged one, with its
+    problems (``index_problems``, or why it does not parse): a damaged index is rewritten."""
+    if not out.exists():
+        return None, None, []
+    content = local_bytes(out)
     try:
-        content = out.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as error:
-        raise SourceError(f"{out}: cannot be read ({error.strerror})") from None
-    try:
-        document = json.loads(content)
-    except ValueError as error:
-        raise SourceError(
-            f"{out}: the existing index is not valid JSON ({error}); move it away to start afresh"
-        ) from None
-    return document if isinstance(document, dict) else None
+        document = json_value(content, path=out)
+    except SourceError as error:
+        return content, None, [str(error).removeprefix(f"{out}: ")]
+    problems = index_problems(document)
+    return content, (None if problems else document), problems
 
 
 @contextmanager

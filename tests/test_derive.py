@@ -94,5 +94,5 @@ def test_two_models_whose_slugs_collide_are_refused():
             "median_itl_ms": [10.0, 10.0],
         }
     )
-    with pytest.raises(DerivationError, match="model-x/H100/1/8 stands for two models"):
+    with pytest.raises(DerivationError, match="models a/x and b/x have the same slug model-x"):
         index_rows(frame, precision_labels=LABELS)

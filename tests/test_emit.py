@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from pipeline.emit import INDEX_SCHEMA, checked, schema_path, schema_problems, write_files
-from pipeline.errors import SchemaViolation
+from pipeline.errors import OutputError, SchemaViolation
 
 
 def test_the_schema_is_a_valid_2020_12_schema_and_its_formats_are_checked():
@@ -61,7 +61,7 @@ def test_a_failed_write_leaves_the_index_as_it_was_and_no_temporary_file(tmp_pat
     index.write_bytes(b"the previous index\n")
     blocked = tmp_path / "index.report.json"
     blocked.mkdir()  # a directory where the report should go: replacing it fails
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match=r"index\.report\.json: cannot be written"):
         write_files({blocked: b"report", index: b"new index"})
     assert index.read_bytes() == b"the previous index\n"
     assert sorted(os.listdir(tmp_path)) == ["index.json", "index.report.json"]

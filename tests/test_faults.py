@@ -1,0 +1,597 @@
+"""Faults of the build side (issue 9): crashes, concurrency, bad output paths, damaged or hostile
+documents and inputs. After every failure here the files that were there keep their bytes and
+no temporary of this tool is left behind."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline.cli import main
+from tests.conftest import PUBLISHED, REPO, SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
+
+DATES = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
+KEY = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")
+SELECTED = ("meta-llama/Llama-3.1-8B-Instruct", "B200", 1, 2048)  # the cheapest published row
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def files_under(folder: Path) -> dict[str, bytes]:
+    """Every file under a folder (hidden ones too), by relative path, with its bytes."""
+    if not folder.exists():
+        return {}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.name.endswith(".lock")
+    }
+
+
+def temporaries(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.rglob("*.tmp"))
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    out = tmp_path / "out" / "index.json"
+    result = invoke("build", "--from", SNAPSHOT, "--out", out, *DATES)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def snapshot_with(directory: Path, task_bytes: bytes, *, commit: str) -> Path:
+    """A copy of the vendored snapshot with another task file, taken at another commit."""
+    shutil.copytree(SNAPSHOT, directory)
+    (directory / TASK_PATH).write_bytes(task_bytes)
+    manifest = json.loads((directory / "snapshot.json").read_bytes())
+    manifest["commit"] = commit
+    manifest["files"][TASK_PATH]["sha256"] = hashlib.sha256(task_bytes).hexdigest()
+    manifest["files"][TASK_PATH]["bytes"] = len(task_bytes)
+    (directory / "snapshot.json").write_text(json.dumps(manifest, indent=2))
+    return directory
+
+
+def with_power_changed(watts: float) -> bytes:
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        if tuple(configuration[k] for k in KEY) == SELECTED:
+            configuration["avg_power_watts"] = watts
+    return json.dumps(document).encode()
+
+
+def falsified(published: dict) -> dict:
+    """The issue's falsified copy: row 0 again, at 0.01 Wh, inserted first (33 rows)."""
+    document = copy.deepcopy(published)
+    fake = {**document["rows"][0], "wh_per_million_output_tokens": 0.01}
+    document["rows"].insert(0, fake)
+    return document
+
+
+# -- item 2: a crash at any point leaves a consistent set ---------------------------------------
+
+
+def test_dates_are_not_carried_from_a_report_that_does_not_describe_the_index(tmp_path: Path):
+    out = tmp_path / "out" / "index.json"
+    editorial_free = ["--retrieved", "2020-01-01", "--updated", "2020-01-02"]
+    # A build of other data, then a crash of the next build right after its report's rename:
+    # the new report (inputs: the vendored snapshot) beside the old index (dates of 2020).
+    assert invoke("build", "--from", SNAPSHOT, "--out", out, *editorial_free).exit_code == 0
+    elsewhere = tmp_path / "elsewhere" / "index.json"
+    assert invoke("build", "--from", SNAPSHOT, "--out", elsewhere).exit_code == 0
+    document = json.loads(out.read_bytes())
+    document["rows"][0]["median_itl_ms"] += 1  # the index of an earlier build: other bytes
+    out.write_text(json.dumps(document))
+    shutil.copy(elsewhere.with_name("index.report.json"), out.with_name("index.report.json"))
+
+    assert invoke("build", "--from", SNAPSHOT, "--out", out).exit_code == 0
+    rebuilt = json.loads(out.read_bytes())
+    snapshot_retrieved = json.loads((SNAPSHOT / "snapshot.json").read_bytes())["retrieved"]
+    assert rebuilt["updated"] == rebuilt["source"]["retrieved"] == snapshot_retrieved
+
+
+def test_dates_are_still_carried_when_report_and_index_belong_together(built: Path):
+    before = built.read_bytes()
+    assert invoke("build", "--from", SNAPSHOT, "--out", built).exit_code == 0
+    assert built.read_bytes() == before
+
+
+def test_stale_temporaries_of_this_tool_are_removed_by_the_next_run(built: Path):
+    folder = built.parent
+    stale = [folder / ".index.json.k2j4x9aq.tmp", folder / ".index.report.json.abcdefgh.tmp"]
+    for path in stale:
+        path.write_bytes(b"half-written")
+    foreign = [folder / "notes.tmp", folder / ".other.json.abcdefgh.tmp"]
+    for path in foreign:
+        path.write_bytes(b"not ours")
+    assert invoke("build", "--from", SNAPSHOT, "--out", built, *DATES).exit_code == 0
+    assert not any(path.exists() for path in stale)
+    assert all(path.read_bytes() == b"not ours" for path in foreign)
+
+
+def test_a_killed_regeneration_rerun_appends_no_duplicate_changelog_entry(tmp_path, monkeypatch):
+    out = tmp_path / "output" / "index.json"
+    first = invoke("regenerate", "--from", SNAPSHOT, "--out", out, "--date", "2026-11-30")
+    assert first.exit_code == 0, first.output
+    changed = snapshot_with(tmp_path / "changed", with_power_changed(700.4), commit="c" * 40)
+    real_replace = os.replace
+
+    def killed_before_the_index(source, target, *args, **kwargs):
+        if Path(target) == out:
+            raise KeyboardInterrupt  # the process dies between the renames
+        return real_replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "replace", killed_before_the_index)
+    killed = invoke("regenerate", "--from", changed, "--out", out, "--date", "2026-12-07")
+    assert killed.exit_code == 130
+    monkeypatch.setattr(os, "replace", real_replace)
+    history_after_kill = out.with_name("CHANGELOG.md").read_text()
+
+    rerun = invoke("regenerate", "--from", changed, "--out", out, "--date", "2026-12-07")
+    assert rerun.exit_code == 0, rerun.output
+    assert rerun.output.startswith(f"changed (upstream {'c' * 40})")
+    history = out.with_name("CHANGELOG.md").read_text()
+    assert history.count(f"upstream {'c' * 40}\n") == 1, history
+    assert history.count("\n## ") == 2
+    assert history_after_kill.count("\n## ") in (1, 2)
+    assert temporaries(out.parent) == []
+
+
+# -- item 3: two regenerations of different --out in one folder ----------------------------------
+
+
+def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_entry(
+    tmp_path: Path, monkeypatch
+):
+    """Threads, with the window between reading CHANGELOG.md and writing it widened."""
+    import pipeline.emit
+    import pipeline.run
+    from pipeline.run import BuildSettings, regenerate
+
+    real_write = pipeline.emit.write_files
+    both_read = threading.Barrier(2, timeout=2)
+
+    def slow_write(contents):
+        if any(path.name == "CHANGELOG.md" for path in contents):
+            # Both have read the history before either writes it; under the folder lock the
+            # second cannot read, so the wait times out and the first goes on.
+            with contextlib.suppress(threading.BrokenBarrierError):
+                both_read.wait()
+        return real_write(contents)
+
+    monkeypatch.setattr(pipeline.run, "write_files", slow_write)
+    folder = tmp_path / "output"
+    errors: list[BaseException] = []
+
+    def regenerate_into(name: str) -> None:
+        try:
+            regenerate(SNAPSHOT, out=folder / name, settings=BuildSettings(), today="2026-11-30")
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=regenerate_into, args=(n,)) for n in ("a.json", "b.json")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    history = (folder / "CHANGELOG.md").read_text()
+    assert history.count("\n## ") == 2, history
+
+
+def test_two_regeneration_processes_of_different_outs_keep_both_entries(tmp_path: Path):
+    folder = tmp_path / "output"
+    commands = [
+        [sys.executable, "-m", "pipeline", "regenerate", "--from", str(SNAPSHOT),
+         "--out", str(folder / name), "--date", "2026-11-30"]
+        for name in ("a.json", "b.json", "c.json")
+    ]  # fmt: skip
+    runs = [
+        subprocess.Popen(c, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for c in commands
+    ]
+    outputs = [run.communicate(timeout=180) for run in runs]
+    assert [run.returncode for run in runs] == [0, 0, 0], outputs
+    assert (folder / "CHANGELOG.md").read_text().count("\n## ") == 3
+    assert temporaries(folder) == []
+
+
+# -- items 4 and 5: output paths checked before any write ----------------------------------------
+
+
+def test_out_naming_a_directory_exits_2_and_writes_nothing(tmp_path: Path):
+    (tmp_path / "output").mkdir()
+    (tmp_path / "output" / "keep.txt").write_text("keep")
+    before = files_under(tmp_path)
+    result = invoke("build", "--from", SNAPSHOT, "--out", tmp_path / "output")
+    assert result.exit_code == 2, result.output
+    assert "is a directory" in result.output
+    assert str(tmp_path / "output") in result.output
+    assert files_under(tmp_path) == before
+
+
+@pytest.mark.parametrize("out", ["/", ""])
+def test_out_naming_no_file_exits_2_and_writes_nothing(tmp_path: Path, monkeypatch, out: str):
+    monkeypatch.chdir(tmp_path)
+    result = invoke("build", "--from", SNAPSHOT, "--out", out)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") or "Error:" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", ["regenerate", "report"])
+def test_other_commands_check_their_out_too(tmp_path: Path, command: str):
+    (tmp_path / "output").mkdir()
+    result = invoke(command, "--from", SNAPSHOT, "--out", tmp_path / "output")
+    assert result.exit_code == 2, result.output
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["output"]
+
+
+def test_a_report_path_that_is_a_directory_exits_2_before_any_write(built: Path):
+    (built.with_name("index.report.json")).unlink()
+    (built.with_name("index.report.json")).mkdir()
+    before = files_under(built.parent)
+    result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
+    assert result.exit_code == 2, result.output
+    assert "index.report.json" in result.output and "is a directory" in result.output
+    assert files_under(built.parent) == before
+
+
+@pytest.mark.parametrize(
+    ("name", "extra"),
+    [
+        ("index.csv", ["--format", "csv"]),
+        ("index.parquet", ["--format", "parquet"]),
+        ("curves.json", ["--curves"]),
+        ("deadlines.json", ["--itl-deadline-ms", "100,500"]),
+    ],
+)
+def test_two_outputs_on_one_path_exit_2_and_write_nothing(tmp_path: Path, name, extra):
+    out = tmp_path / "x" / name
+    result = invoke("build", "--from", SNAPSHOT, "--out", out, *extra)
+    assert result.exit_code == 2, result.output
+    assert f"{out}" in result.output and "twice" in result.output
+    assert not (tmp_path / "x").exists() or list((tmp_path / "x").iterdir()) == []
+
+
+# -- item 11: no false pass ----------------------------------------------------------------------
+
+
+def test_the_falsified_copy_fails_audit_and_validate_naming_the_problem(tmp_path, published):
+    copy_path = tmp_path / "index.json"
+    copy_path.write_text(json.dumps(falsified(published)))
+    row_id = published["rows"][0]["row_id"]
+    for args in (["audit", "--published", copy_path, "--from", SNAPSHOT], ["validate", copy_path]):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        assert f"row_id {row_id} appears 2 times" in result.output
+        assert "has 2 rows; the index has one" in result.output
+
+
+def test_rows_out_of_the_documented_order_fail_validate(tmp_path, published):
+    document = copy.deepcopy(published)
+    document["rows"][0], document["rows"][1] = document["rows"][1], document["rows"][0]
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(document))
+    result = invoke("validate", path)
+    assert result.exit_code == 1
+    first, second = published["rows"][1]["row_id"], published["rows"][0]["row_id"]
+    assert "$.rows[0]: not in the documented order" in result.output
+    assert f"{first} (" in result.output and f"comes before {second}" in result.output
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda d: d["rows"].append("garbage"), "$.rows[32]: 'garbage' is not of type 'object'"),
+        (lambda d: d["rows"].append(42), "$.rows[32]: 42 is not of type 'object'"),
+        (lambda d: d["rows"].append(None), "$.rows[32]: None is not of type 'object'"),
+        (lambda d: d.update(updated="soon"), "$.updated: 'soon'"),
+        (lambda d: d.update(data_version="2026-02-30"), "$.data_version: '2026-02-30'"),
+        (lambda d: d.update(updated="2026-01-01"), "updated 2026-01-01 is earlier than"),
+        (lambda d: d["reference_row"].update(num_gpus=7), "reference_row"),
+        (lambda d: d.update(itl_deadline_ms="abc"), "$.itl_deadline_ms: 'abc'"),
+        (lambda d: d.update(source="nowhere"), "$.source: 'nowhere'"),
+    ],
+)
+def test_a_damaged_published_index_fails_audit_and_validate(tmp_path, published, change, message):
+    document = copy.deepcopy(published)
+    change(document)
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(document))
+    for args in (["audit", "--published", path, "--from", SNAPSHOT], ["validate", path]):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        assert message in result.output
+        assert str(path) in result.output
+
+
+def test_index_problems_is_the_one_check_and_passes_the_published_index(published):
+    from pipeline.invariants import index_problems
+
+    assert index_problems(published) == []
+    document = falsified(published)
+    problems = index_problems(document)
+    assert any("appears 2 times" in p for p in problems)
+    assert any("has 2 rows" in p for p in problems)
+    assert document == falsified(published)  # not mutated
+
+
+def test_regenerate_rewrites_a_damaged_index(tmp_path: Path, published):
+    out = tmp_path / "output" / "index.json"
+    out.parent.mkdir()
+    out.write_text(json.dumps(falsified(published)))
+    result = invoke("regenerate", "--from", SNAPSHOT, "--out", out, "--date", "2026-11-30")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("changed")
+    assert "damaged" in result.output
+    from pipeline.invariants import index_problems
+
+    rewritten = json.loads(out.read_bytes())
+    assert index_problems(rewritten) == []
+    assert rewritten["rows"] == published["rows"]
+
+
+# -- item 12: names ------------------------------------------------------------------------------
+
+
+def test_two_model_ids_with_one_slug_are_refused_naming_both(tmp_path: Path):
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    twins = [
+        {**c, "model_id": "other/test-8b", "nickname": "Test-Model 8B!", "num_gpus": 2,
+         "tensor_parallel": 2}
+        for c in document["configurations"]
+        if c["model_id"] == "org/test-8b"
+    ]  # fmt: skip
+    document["configurations"] += twins
+    source = write_snapshot(tmp_path / "snapshot", json.dumps(document).encode())
+    result = invoke("build", "--from", source, "--out", tmp_path / "out" / "index.json")
+    assert result.exit_code == 1, result.output
+    assert "org/test-8b" in result.output and "other/test-8b" in result.output
+    assert "test-model-8b" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("evil", ["Test\u202eModel 8B", "Test\x1b[31mModel", "Test\u2066Model"])
+def test_control_and_bidi_characters_in_names_are_refused(tmp_path: Path, evil: str):
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    for configuration in document["configurations"]:
+        if configuration["model_id"] == "org/test-8b":
+            configuration["nickname"] = evil
+    source = write_snapshot(tmp_path / "snapshot", json.dumps(document).encode())
+    result = invoke("build", "--from", source, "--out", tmp_path / "out" / "index.json")
+    assert result.exit_code == 1, result.output
+    assert "nickname" in result.output and "org/test-8b" in result.output
+    assert "control or bidirectional" in result.output
+    assert evil not in result.output  # shown escaped, never raw
+    assert not (tmp_path / "out").exists()
+
+
+# -- item 13: clean errors -----------------------------------------------------------------------
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+def test_deep_nesting_in_a_published_file_is_a_clean_error(tmp_path: Path):
+    path = tmp_path / "deep.json"
+    path.write_bytes(DEEP)
+    for args in (["audit", "--published", path, "--from", SNAPSHOT], ["validate", path]):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        assert result.output.startswith(f"error: {path}: ")
+        assert "nested" in result.output
+
+
+def test_deep_nesting_in_the_index_at_out_does_not_block_the_next_build(tmp_path: Path):
+    out = tmp_path / "out" / "index.json"
+    out.parent.mkdir()
+    out.write_bytes(DEEP)
+    assert invoke("build", "--from", SNAPSHOT, "--out", out, *DATES).exit_code == 0
+    assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
+    out.write_bytes(DEEP)
+    result = invoke("regenerate", "--from", SNAPSHOT, "--out", out, "--date", "2026-11-30")
+    assert result.exit_code == 0, result.output
+    assert "damaged" in result.output
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ([], "files: expected an object"),
+        ({TASK_PATH: "oops"}, f"files.{TASK_PATH}: expected an object"),
+        ({TASK_PATH: {"url": 1, "sha256": None, "bytes": "x", "last_commit": [],
+                      "last_commit_date": {}}}, f"files.{TASK_PATH}.sha256"),
+    ],
+)  # fmt: skip
+def test_malformed_files_entries_in_snapshot_json_are_a_clean_error(tmp_path, files, message):
+    source = tmp_path / "snapshot"
+    shutil.copytree(SNAPSHOT, source)
+    manifest = json.loads((source / "snapshot.json").read_bytes())
+    manifest["files"] = files
+    (source / "snapshot.json").write_text(json.dumps(manifest))
+    result = invoke("build", "--from", source, "--out", tmp_path / "out" / "index.json")
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"error: {source / 'snapshot.json'}: ")
+    assert message in result.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("code", "where"), [(errno.ENOSPC, "fsync"), (errno.EROFS, "mkstemp"), (errno.EIO, "replace")]
+)
+def test_disk_faults_are_clean_errors_naming_the_file(built, monkeypatch, code, where):
+    import pipeline.emit
+
+    before = files_under(built.parent)
+    fault = OSError(code, os.strerror(code))
+
+    def failing(*args, **kwargs):
+        raise fault
+
+    target = {"fsync": (os, "fsync"), "mkstemp": (pipeline.emit.tempfile, "mkstemp"),
+              "replace": (os, "replace")}[where]  # fmt: skip
+    monkeypatch.setattr(*target, failing)
+    result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
+    monkeypatch.undo()
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"error: {built.parent}")
+    assert os.strerror(code) in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert files_under(built.parent) == before
+    assert temporaries(built.parent) == []
+
+
+# -- item 14: local inputs -----------------------------------------------------------------------
+
+
+def test_audit_of_dev_zero_stops_at_once():
+    result = invoke("audit", "--published", "/dev/zero", "--from", SNAPSHOT)
+    assert result.exit_code == 1
+    assert result.output == "error: /dev/zero: not a regular file (a character device)\n"
+
+
+def test_a_fifo_as_the_task_file_does_not_hang(tmp_path: Path):
+    source = tmp_path / "snapshot"
+    shutil.copytree(SNAPSHOT, source)
+    (source / TASK_PATH).unlink()
+    os.mkfifo(source / TASK_PATH)
+    command = [sys.executable, "-m", "pipeline", "build", "--from", str(source),
+               "--out", str(tmp_path / "out" / "index.json")]  # fmt: skip
+    run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1, run.stderr
+    assert "not a regular file (a FIFO)" in run.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_task_file_linked_outside_the_snapshot_is_refused_unquoted(tmp_path: Path):
+    secret = b"root:x:0:0:root:/root:/bin/bash\nsecret-second-line-of-the-target\n" * 4
+    target = tmp_path / "passwd"
+    target.write_bytes(secret)
+    source = snapshot_with(tmp_path / "snapshot", secret, commit="d" * 40)
+    (source / TASK_PATH).unlink()
+    (source / TASK_PATH).symlink_to(target)
+    result = invoke("build", "--from", source, "--out", tmp_path / "out" / "index.json")
+    assert result.exit_code == 1, result.output
+    assert "outside the snapshot" in result.output
+    assert "root:x" not in result.output and "secret" not in result.output
+
+
+def test_a_local_input_over_the_cap_is_refused_before_it_is_read(tmp_path: Path):
+    from pipeline.errors import SourceError
+    from pipeline.local import local_bytes
+
+    path = tmp_path / "big.json"
+    path.write_bytes(b"[" + b" " * 100 + b"]")
+    assert local_bytes(path, max_bytes=102) == path.read_bytes()
+    with pytest.raises(SourceError, match=r"big.json: 102 bytes, more than the 101"):
+        local_bytes(path, max_bytes=101)
+
+
+# -- item 15: exit codes -------------------------------------------------------------------------
+
+
+def test_an_unknown_task_is_a_usage_error(tmp_path: Path):
+    result = invoke("build", "--from", SNAPSHOT, "--task", "no-such-task", "--out", tmp_path / "i")
+    assert result.exit_code == 2, result.output
+    assert "no-such-task" in result.output and "lm-arena-chat" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeypatch):
+    import pipeline.emit
+
+    before = files_under(built.parent)
+    real_replace = os.replace
+    calls = []
+
+    def interrupted_after_one_rename(source, target, *args, **kwargs):
+        calls.append(target)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_replace(source, target, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline.emit.os, "replace", interrupted_after_one_rename)
+    result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
+    monkeypatch.undo()
+    assert result.exit_code == 130
+    assert result.output == "error: interrupted\n"
+    assert temporaries(built.parent) == []
+    # The report may already be the new one; then the index on disk is not the one it
+    # describes, and the next build carries no date from the pair.
+    after = files_under(built.parent)
+    assert after["index.json"] == before["index.json"]
+    assert invoke("build", "--from", SNAPSHOT, "--out", built, *DATES).exit_code == 0
+    assert files_under(built.parent) == before
+
+
+def test_a_real_sigint_exits_130_with_one_line(tmp_path: Path):
+    import signal
+    import time
+
+    out = tmp_path / "out" / "index.json"
+    command = [sys.executable, "-c",
+               "import sys, time, pipeline.run\n"
+               "real = pipeline.run.assembled\n"
+               "def slow(*a, **k):\n"
+               "    print('ready', flush=True); time.sleep(30); return real(*a, **k)\n"
+               "pipeline.run.assembled = slow\n"
+               "from pipeline.cli import main\n"
+               f"main(['build', '--from', {str(SNAPSHOT)!r},"
+               f" '--out', {str(out)!r}])\n"]  # fmt: skip
+    run = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert run.stdout is not None
+    assert run.stdout.readline() == b"ready\n"
+    time.sleep(0.1)
+    run.send_signal(signal.SIGINT)
+    _, stderr = run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert stderr.decode() == "error: interrupted\n"
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []
+
+
+def test_all_tasks_with_a_task_is_refused(tmp_path: Path):
+    result = invoke("build", "--from", SNAPSHOT, "--all-tasks", "--task", "gpqa", "--out",
+                    tmp_path / "index.json")  # fmt: skip
+    assert result.exit_code == 2
+    assert "--all-tasks" in result.output and "--task" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "dates",
+    [["--retrieved", "2026-09-26", "--updated", "2026-09-25"], ["--updated", "2000-01-01"]],
+)
+def test_updated_earlier_than_retrieved_is_refused(tmp_path: Path, dates):
+    result = invoke("build", "--from", SNAPSHOT, "--out", tmp_path / "index.json", *dates)
+    assert result.exit_code == 2, result.output
+    assert "earlier than" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_deadline_the_reference_row_cannot_meet_says_so(tmp_path: Path):
+    result = invoke("build", "--from", SNAPSHOT, "--itl-deadline-ms", "10", "--out",
+                    tmp_path / "index.json")  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "Qwen 3 32B on 2×H100" in result.output
+    assert "no configuration with a median ITL within 10 ms" in result.output
+    fastest = re.search(r"the fastest deadline it can meet is ([0-9.]+) ms", result.output)
+    assert fastest, result.output
+    assert list(tmp_path.iterdir()) == []
+    met = invoke("build", "--from", SNAPSHOT, "--itl-deadline-ms", fastest.group(1), "--out",
+                 tmp_path / "index.json")  # fmt: skip
+    assert met.exit_code == 0, met.output
