@@ -303,7 +303,14 @@ def test_rows_out_of_the_documented_order_fail_validate(tmp_path, published):
         (lambda d: d["rows"].append(None), "$.rows[32]: None is not of type 'object'"),
         (lambda d: d.update(updated="soon"), "$.updated: 'soon'"),
         (lambda d: d.update(data_version="2026-02-30"), "$.data_version: '2026-02-30'"),
-        (lambda d: d.update(updated="2026-01-01"), "updated 2026-01-01 is earlier than"),
+        (
+            lambda d: d.update(updated="2026-01-01"),
+            "updated 2026-01-01 is earlier than source.retrieved 2026-09-26",
+        ),
+        (
+            lambda d: d.update(data_version="2026-09-28"),
+            "updated 2026-09-27 is earlier than data_version 2026-09-28",
+        ),
         (lambda d: d["reference_row"].update(num_gpus=7), "reference_row"),
         (lambda d: d.update(itl_deadline_ms="abc"), "$.itl_deadline_ms: 'abc'"),
         (lambda d: d.update(source="nowhere"), "$.source: 'nowhere'"),
@@ -537,6 +544,26 @@ def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeyp
     assert after["index.json"] == before["index.json"]
     assert invoke("build", "--from", SNAPSHOT, "--out", built, *DATES).exit_code == 0
     assert files_under(built.parent) == before
+
+
+def test_ctrl_c_during_the_renames_waits_until_they_are_done(tmp_path: Path, monkeypatch):
+    import signal
+
+    from pipeline.emit import write_files
+
+    real_replace = os.replace
+
+    def replace_then_interrupt(source, target, *args, **kwargs):
+        real_replace(source, target, *args, **kwargs)
+        if Path(target).name == "first":
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C between the two renames
+
+    monkeypatch.setattr(os, "replace", replace_then_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        write_files({tmp_path / "first": b"1", tmp_path / "second": b"2"})
+    monkeypatch.undo()
+    assert (tmp_path / "second").read_bytes() == b"2"  # delivered once both were in place
+    assert temporaries(tmp_path) == []
 
 
 def test_a_real_sigint_exits_130_with_one_line(tmp_path: Path):
