@@ -198,15 +198,22 @@ _TEMPORARY_PART = re.compile(r"[a-z0-9_]{8}")  # what tempfile.mkstemp puts in t
 
 @contextlib.contextmanager
 def _interrupts_deferred() -> Iterator[None]:
-    """SIGINT is held back while the renames run, then delivered: Ctrl-C never splits a set."""
+    """SIGINT is held back while the renames run, then delivered: Ctrl-C never splits a set.
+
+    By swapping the handler rather than masking the signal: any thread may receive a
+    process-directed signal, and masking only the main thread's would not hold it back.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _replaced(temporary: str, target: Path) -> None:
