@@ -55,6 +55,12 @@ def built(tmp_path: Path) -> Path:
     return out
 
 
+def regenerate_cli(out: Path, *args: object):
+    """``regenerate`` with its vendored snapshot in a temporary folder, never the repository's."""
+    vendored = out.parent.parent / f"vendored-{out.stem}"
+    return invoke("regenerate", "--out", out, "--snapshot", vendored, *args)
+
+
 def snapshot_with(directory: Path, task_bytes: bytes, *, commit: str) -> Path:
     """A copy of the vendored snapshot with another task file, taken at another commit."""
     shutil.copytree(SNAPSHOT, directory)
@@ -126,7 +132,7 @@ def test_stale_temporaries_of_this_tool_are_removed_by_the_next_run(built: Path)
 
 def test_a_killed_regeneration_rerun_appends_no_duplicate_changelog_entry(tmp_path, monkeypatch):
     out = tmp_path / "output" / "index.json"
-    first = invoke("regenerate", "--from", SNAPSHOT, "--out", out, "--date", "2026-11-30")
+    first = regenerate_cli(out, "--from", SNAPSHOT, "--date", "2026-11-30")
     assert first.exit_code == 0, first.output
     changed = snapshot_with(tmp_path / "changed", with_power_changed(700.4), commit="c" * 40)
     real_replace = os.replace
@@ -137,12 +143,12 @@ def test_a_killed_regeneration_rerun_appends_no_duplicate_changelog_entry(tmp_pa
         return real_replace(source, target, *args, **kwargs)
 
     monkeypatch.setattr(os, "replace", killed_before_the_index)
-    killed = invoke("regenerate", "--from", changed, "--out", out, "--date", "2026-12-07")
+    killed = regenerate_cli(out, "--from", changed, "--date", "2026-12-07")
     assert killed.exit_code == 130
     monkeypatch.setattr(os, "replace", real_replace)
     history_after_kill = out.with_name("CHANGELOG.md").read_text()
 
-    rerun = invoke("regenerate", "--from", changed, "--out", out, "--date", "2026-12-07")
+    rerun = regenerate_cli(out, "--from", changed, "--date", "2026-12-07")
     assert rerun.exit_code == 0, rerun.output
     assert rerun.output.startswith(f"changed (upstream {'c' * 40})")
     history = out.with_name("CHANGELOG.md").read_text()
@@ -198,7 +204,8 @@ def test_two_regeneration_processes_of_different_outs_keep_both_entries(tmp_path
     folder = tmp_path / "output"
     commands = [
         [sys.executable, "-m", "pipeline", "regenerate", "--from", str(SNAPSHOT),
-         "--out", str(folder / name), "--date", "2026-11-30"]
+         "--out", str(folder / name), "--date", "2026-11-30",
+         "--snapshot", str(tmp_path / f"vendored-{name}")]
         for name in ("a.json", "b.json", "c.json")
     ]  # fmt: skip
     runs = [
@@ -237,7 +244,8 @@ def test_out_naming_no_file_exits_2_and_writes_nothing(tmp_path: Path, monkeypat
 @pytest.mark.parametrize("command", ["regenerate", "report"])
 def test_other_commands_check_their_out_too(tmp_path: Path, command: str):
     (tmp_path / "output").mkdir()
-    result = invoke(command, "--from", SNAPSHOT, "--out", tmp_path / "output")
+    vendored = ["--snapshot", tmp_path / "vendored"] if command == "regenerate" else []
+    result = invoke(command, "--from", SNAPSHOT, "--out", tmp_path / "output", *vendored)
     assert result.exit_code == 2, result.output
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["output"]
 
@@ -343,7 +351,7 @@ def test_regenerate_rewrites_a_damaged_index(tmp_path: Path, published):
     out = tmp_path / "output" / "index.json"
     out.parent.mkdir()
     out.write_text(json.dumps(falsified(published)))
-    result = invoke("regenerate", "--from", SNAPSHOT, "--out", out, "--date", "2026-11-30")
+    result = regenerate_cli(out, "--from", SNAPSHOT, "--date", "2026-11-30")
     assert result.exit_code == 0, result.output
     assert result.output.startswith("changed")
     assert "damaged" in result.output
@@ -411,7 +419,7 @@ def test_deep_nesting_in_the_index_at_out_does_not_block_the_next_build(tmp_path
     assert invoke("build", "--from", SNAPSHOT, "--out", out, *DATES).exit_code == 0
     assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
     out.write_bytes(DEEP)
-    result = invoke("regenerate", "--from", SNAPSHOT, "--out", out, "--date", "2026-11-30")
+    result = regenerate_cli(out, "--from", SNAPSHOT, "--date", "2026-11-30")
     assert result.exit_code == 0, result.output
     assert "damaged" in result.output
 
