@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
+from pipeline.derive import unprintable_characters
 from pipeline.emit import schema_problems
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
@@ -19,8 +20,9 @@ def index_problems(document: Any) -> list[str]:
     """Every way an index document breaks the schema or the rules beyond it, as 'path: message'.
 
     Beyond the schema: ``row_id`` unique and equal to ``slug/gpu/num_gpus/max_num_seqs``; one row
-    per (model_id, gpu); rows in the documented order (by Wh per million tokens, then row_id);
-    ``reference_row`` naming a row; ``data_version ≤ updated`` and ``source.retrieved ≤ updated``.
+    per (model_id, gpu); no control or bidirectional characters in names; rows in the documented
+    order (by Wh per million tokens, then row_id); ``reference_row`` naming a row;
+    ``data_version ≤ updated`` and ``source.retrieved ≤ updated``.
     Those rules are checked on the parts the schema accepted, so garbage gives messages, not
     exceptions.
 
@@ -52,6 +54,13 @@ def _identity_problems(rows: list[dict[str, Any]]) -> list[str]:
         if count > 1:
             problems.append(f"$.rows: {model_id} on {gpu} has {count} rows; the index has one")
     for position, row in enumerate(rows):
+        for name in ("model", "model_id", "gpu"):
+            found = unprintable_characters(row[name])
+            if found:
+                problems.append(
+                    f"$.rows[{position}].{name}: {row[name]!a} holds control or bidirectional "
+                    f"character(s) {', '.join(dict.fromkeys(found))}"
+                )
         expected = f"{row['slug']}/{row['gpu']}/{row['num_gpus']}/{row.get('max_num_seqs')}"
         if row["row_id"] != expected:
             problems.append(

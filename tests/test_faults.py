@@ -321,6 +321,10 @@ def test_rows_out_of_the_documented_order_fail_validate(tmp_path, published):
         ),
         (lambda d: d["reference_row"].update(num_gpus=7), "reference_row"),
         (lambda d: d.update(itl_deadline_ms="abc"), "$.itl_deadline_ms: 'abc'"),
+        (
+            lambda d: d["rows"][5].update(model="Qwen\u202e 3"),
+            "$.rows[5].model: 'Qwen\\u202e 3' holds control or bidirectional character(s) U+202E",
+        ),
         (lambda d: d.update(source="nowhere"), "$.source: 'nowhere'"),
     ],
 )
@@ -345,6 +349,19 @@ def test_index_problems_is_the_one_check_and_passes_the_published_index(publishe
     assert any("appears 2 times" in p for p in problems)
     assert any("has 2 rows" in p for p in problems)
     assert document == falsified(published)  # not mutated
+
+
+def test_a_changelog_entry_is_replaced_only_under_the_same_key():
+    from pipeline.changes import history_with
+
+    title = "# Changes to the index\n\n"
+    once = history_with(title, "## d1: upstream c\n\n- x\n\n", key="index.json upstream c from a")
+    again = history_with(once, "## d2: upstream c\n\n- x\n\n", key="index.json upstream c from a")
+    assert again.count("\n## ") == 1 and "## d2:" in again and "## d1:" not in again
+    other = history_with(again, "## d2: upstream c\n\n- y\n\n", key="other.json upstream c from a")
+    later = history_with(other, "## d3: upstream c\n\n- z\n\n", key="index.json upstream c from b")
+    assert later.count("\n## ") == 3
+    assert later.startswith(title)
 
 
 def test_regenerate_rewrites_a_damaged_index(tmp_path: Path, published):
