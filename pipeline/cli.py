@@ -72,7 +72,7 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except EnergyIndexError as error:
-            click.echo(f"error: {error}", err=True)
+            click.echo(f"error: {_scrubbed(str(error))}", err=True)
             if isinstance(error, NetworkError):
                 click.echo(OFFLINE_HINT, err=True)
             sys.exit(error.exit_code)
@@ -87,6 +87,15 @@ def reports_errors(command: F) -> F:
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _scrubbed(message: str) -> str:
+    token = os.environ.get("GITHUB_TOKEN")
+    if not token:
+        return message
+    from pipeline.download import scrubbed
+
+    return scrubbed(message, token)
 
 
 @dataclass(frozen=True)
@@ -104,7 +113,7 @@ class Network:
 
     @contextmanager
     def downloader(self) -> Iterator[Downloader]:
-        from pipeline.download import Downloader, HttpSettings
+        from pipeline.download import Downloader, HttpSettings, bearer_token
 
         settings = HttpSettings(
             retries=self.retries,
@@ -112,7 +121,7 @@ class Network:
             backoff=self.backoff,
             max_bytes=self.max_bytes,
             progress=not self.quiet and sys.stderr.isatty(),
-            token=os.environ.get("GITHUB_TOKEN") or None,
+            token=bearer_token(os.environ.get("GITHUB_TOKEN")),
             token_scope=self.api_base,
         )
         with Downloader(settings) as downloader:
@@ -239,6 +248,7 @@ def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -
         source = DEFAULT_SOURCE
     if not source.startswith(("https://", "http://")):
         return Path(source)
+    _check_url("--from", source)
     from pipeline.live import snapshot_source
 
     with network.downloader() as downloader:
@@ -259,7 +269,18 @@ def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -
             f"{outcome.downloaded} file(s) downloaded)",
             err=True,
         )
+    if outcome and outcome.kept:  # not asked for, so said even with --quiet
+        click.echo(f"kept from the previous snapshot: {', '.join(outcome.kept)}", err=True)
     return directory
+
+
+def _check_url(option: str, url: str) -> None:
+    """A URL given by the user that the download policy refuses is a usage error (exit 2)."""
+    from pipeline.download import URL_POLICY, shown_url, url_allowed
+    from pipeline.errors import UsageError
+
+    if not url_allowed(url):
+        raise UsageError(f"{option} {shown_url(url)}: {URL_POLICY}")
 
 
 @main.command(epilog=EXIT_CODES)
@@ -703,6 +724,7 @@ def _refuse_invalid(location: str, document: dict[str, Any]) -> None:
 def _published(location: str, network: Network) -> dict[str, Any]:
     if not location.startswith(("https://", "http://")):
         return _read_index(Path(location))
+    _check_url("--published", location)
     with network.downloader() as downloader:
         document: dict[str, Any] = downloader.get_json(location, expect=dict)
     return document

@@ -7,6 +7,8 @@ failure at any point leaves the previous file exactly as it was, never half-writ
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
 import glob
 import io
@@ -15,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
@@ -254,32 +257,196 @@ def _json_path(parts: Any) -> str:
     return text
 
 
-def write_directory(target: Path, files: Mapping[str, bytes]) -> None:
+DIRECTORY_MANIFEST = "snapshot.json"  # what marks a directory as written by write_directory
+_MANIFEST_CAP = 64 << 20
+_RENAME_EXCHANGE = 2  # linux/fs.h: swap two paths atomically
+
+
+def write_directory(
+    target: Path, files: Mapping[str, bytes], *, manifest: str = DIRECTORY_MANIFEST
+) -> None:
     """Replace a directory by one holding exactly ``files`` (relative paths), all or nothing.
 
-    The new tree is written beside the target and renamed into place; a failure part-way leaves
-    the previous directory as it was and no partial tree behind.
+    Only a directory this tool wrote is replaced (see ``writable_directory``). The new tree is
+    written beside the target as ``.<name>.XXXXXXXX.tmp`` and swapped with it in one atomic
+    exchange (Linux ``renameat2(RENAME_EXCHANGE)``), so that a run killed at any instant leaves
+    the target holding the old tree or the new one, never neither; the old tree is removed
+    only after the new one is in place. Where the exchange is not available the old tree is
+    first renamed to ``.<name>.XXXXXXXX.old``, and the next run puts it back if it was left
+    there. Temporaries a killed run left are removed by the next one.
+
+    Example: ``write_directory(Path(".cache/upstream"), {"snapshot.json": b"{...}"})``.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"))
-    retired = staging.with_suffix(".old")
-    try:
-        for relative, data in files.items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        os.chmod(staging, 0o755)
-        if target.exists():
-            os.rename(target, retired)
+    target = Path(os.path.abspath(target))
+    for relative in files:
+        parts = Path(relative).parts
+        if not parts or Path(relative).is_absolute() or ".." in parts:
+            raise OutputError(f"{target}: {relative!r} is not a path inside the directory")
+    _named(target)
+    _made_folder(target.parent)
+    with folder_lock(target.parent):
+        _checked(target, manifest=manifest)
         try:
-            os.rename(staging, target)
-        except OSError:
-            if retired.exists():
-                os.rename(retired, target)
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(retired, ignore_errors=True)
+            staging = Path(
+                tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            )
+        except OSError as error:
+            raise OutputError(f"{target.parent}: cannot write in it ({error.strerror})") from None
+        try:
+            for relative, data in files.items():
+                path = staging / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with open(path, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            os.chmod(staging, 0o755)
+            with _interrupts_deferred():
+                _swapped_in(staging, target)
+        except OSError as error:
+            where = error.filename or target
+            raise OutputError(f"{where}: cannot be written ({error.strerror})") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # the old tree, or the unused new one
+
+
+def writable_directory(target: Path, *, manifest: str = DIRECTORY_MANIFEST) -> None:
+    """Make ``target`` ready to be replaced by ``write_directory``, or refuse it (UsageError).
+
+    Removes the temporaries a killed run left beside it (and first puts back a tree retired
+    to ``.<name>.XXXXXXXX.old`` if the target is missing). Then refuses, touching nothing, a
+    target that is not a directory this tool wrote: a file, a link, or a directory holding
+    anything but ``manifest`` and the files that ``manifest``'s ``files`` lists. A directory
+    that does not exist or is empty is fine.
+
+    Example: ``writable_directory(Path("output"))`` → UsageError (it holds index.json).
+    """
+    target = Path(os.path.abspath(target))
+    _named(target)
+    if not target.parent.is_dir():
+        return  # nothing there yet: nothing to clean, nothing to refuse
+    with folder_lock(target.parent):
+        _checked(target, manifest=manifest)
+
+
+def _named(target: Path) -> None:
+    if target == target.parent:
+        raise UsageError(f"{target}: names no directory to write")
+
+
+def _checked(target: Path, *, manifest: str) -> None:
+    """Under the folder's lock: clean what a killed run left, then refuse what is not ours."""
+    _recovered(target, manifest=manifest)
+    problem = _replace_problem(target, manifest=manifest)
+    if problem:
+        raise UsageError(f"{target}: {problem}")
+
+
+def _replace_problem(target: Path, *, manifest: str) -> str | None:
+    if target.is_symlink():
+        return "a symbolic link; name the directory itself"
+    if not target.exists():
+        return None
+    if not target.is_dir():
+        return "not a directory (a file is there); refusing to replace it"
+    entries = _entries(target)
+    if not entries:
+        return None
+    listed = _listed(target / manifest)
+    if listed is None:
+        return (
+            f"not a snapshot directory (no {manifest} written by this tool) and not empty: "
+            f"{_some(entries)}; refusing to replace it, name a new or empty directory"
+        )
+    allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}
+    foreign = [entry for entry in entries if entry not in allowed]
+    if foreign:
+        return (
+            f"holds what its {manifest} does not list: {_some(foreign)}; refusing to replace "
+            "it, move them out first or name another directory"
+        )
+    return None
+
+
+def _entries(directory: Path) -> list[str]:
+    """Every path under ``directory``, relative, without following links."""
+    found = []
+    for root, dirs, names in os.walk(directory):
+        for name in [*dirs, *names]:
+            found.append((Path(root) / name).relative_to(directory).as_posix())
+    return sorted(found)
+
+
+def _listed(path: Path) -> set[str] | None:
+    """The paths a manifest lists under ``files``; None if it is not such a manifest."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > _MANIFEST_CAP:
+            return None
+        manifest = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(key, str) for key in files):
+        return None
+    return {Path(key).as_posix() for key in files}
+
+
+def _some(names: list[str]) -> str:
+    shown = ", ".join(repr(name)[1:-1] for name in names[:5])
+    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _recovered(target: Path, *, manifest: str) -> None:
+    """Remove what a killed ``write_directory`` left beside ``target``; restore a retired tree
+    when the target itself is missing. Called under the folder's lock."""
+    leftovers = sorted(
+        (path for path in target.parent.glob(f".{glob.escape(target.name)}.*")
+         if path.suffix in (".tmp", ".old")
+         and _TEMPORARY_PART.fullmatch(path.name[len(target.name) + 2 : -4])
+         and path.is_dir() and not path.is_symlink()),
+        key=lambda path: path.stat().st_mtime,
+    )  # fmt: skip
+    if not target.exists() and not target.is_symlink():
+        retired = [p for p in leftovers if p.suffix == ".old" and _listed(p / manifest)]
+        if retired:
+            os.rename(retired[-1], target)
+            leftovers.remove(retired[-1])
+    for path in leftovers:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _swapped_in(staging: Path, target: Path) -> None:
+    """Put ``staging`` at ``target``; afterwards ``staging`` holds the old tree, if any."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    if _exchanged(staging, target):
+        return
+    retired = staging.with_suffix(".old")
+    os.rename(target, retired)
+    try:
+        os.rename(staging, target)
+    except OSError:
+        os.rename(retired, target)
+        raise
+    os.rename(retired, staging)  # so that the caller's clean-up removes it
+
+
+def _exchanged(first: Path, second: Path) -> bool:
+    """Swap two directories atomically; False where the system cannot (then nothing moved)."""
+    if sys.platform != "linux":
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_cwd = -100  # AT_FDCWD: the paths are absolute anyway
+    if renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # filesystem or kernel without it
+        return False
+    raise OSError(code, os.strerror(code), str(second))
 
 
 TABLE_FORMATS = ("csv", "parquet")

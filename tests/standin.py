@@ -31,11 +31,12 @@ REPOSITORY = "ml-energy/leaderboard"
 
 @dataclass
 class Fault:
-    kind: str  # delay | status | reset | truncate | html | big | ratelimit | list
+    kind: str  # delay | status | reset | truncate | html | big | ratelimit | list | body | drip
     status: int = 200
     seconds: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
     size: int = 0
+    body: bytes = b""
 
 
 class StandIn:
@@ -53,6 +54,7 @@ class StandIn:
         self.hits: Counter[str] = Counter()
         self.authorization: dict[str, list[str | None]] = {"api": [], "raw": []}
         self.conditional: list[str | None] = []
+        self.slow_sent: list[int] = []  # per dripped or trickled answer: how much went out
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -79,6 +81,14 @@ class StandIn:
     def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+    def slow_answers(self, count: int, *, wait: float = 10.0) -> list[int]:
+        """What each of the first ``count`` dripped or trickled answers sent before the client
+        hung up, once their handlers finished (each ends at its next write after the hang-up)."""
+        end = time.monotonic() + wait
+        while len(self.slow_sent) < count and time.monotonic() < end:
+            time.sleep(0.02)
+        return self.slow_sent[:count]
 
     def fail(self, route: str, *faults: Fault) -> None:
         with self._lock:
@@ -171,7 +181,15 @@ class StandIn:
                     self._send(fault.status, b'{"message": "injected"}', fault.headers)
                 elif fault.kind == "ratelimit":
                     headers = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "1900000000"}
+                    headers.update(fault.headers)
                     self._send(403, b'{"message": "API rate limit exceeded"}', headers)
+                elif fault.kind == "body":  # any status, headers and body, verbatim
+                    self._send(fault.status, fault.body, fault.headers)
+                elif fault.kind == "drip":  # the normal answer, one header line every `seconds`
+                    status, body, headers = normal()
+                    self._send_dripped(status, body, headers, fault)
+                elif fault.kind == "trickle":  # `status` and a body of `size` bytes, slowly
+                    self._send_trickled(fault)
                 elif fault.kind == "html":
                     page = b"<!DOCTYPE html><html><body>Please sign in</body></html>"
                     self._send(200, page, {"Content-Type": "text/html"})
@@ -208,6 +226,42 @@ class StandIn:
                     self.connection.setsockopt(
                         socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
                     )
+                self.close_connection = True
+
+            def _send_dripped(
+                self, status: int, body: bytes, headers: dict[str, str], fault: Fault
+            ) -> None:
+                lines = [f"HTTP/1.1 {status} OK"]
+                lines += [f"X-Drip-{n}: {'.' * 10}" for n in range(fault.size)]
+                lines += [f"{name}: {value}" for name, value in headers.items()]
+                lines += [f"Content-Length: {len(body)}"]
+                sent = 0
+                try:
+                    for line in lines:
+                        self.wfile.write(f"{line}\r\n".encode())
+                        self.wfile.flush()
+                        sent += 1
+                        time.sleep(fault.seconds)
+                    self.wfile.write(b"\r\n" + body)
+                except OSError:
+                    pass  # the client gave up waiting: that is the point
+                standin.slow_sent.append(sent)
+                self.close_connection = True
+
+            def _send_trickled(self, fault: Fault) -> None:
+                self.send_response(fault.status)
+                self.send_header("Content-Length", str(fault.size))
+                self.end_headers()
+                sent = 0
+                try:
+                    for _ in range(fault.size):
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        sent += 1
+                        time.sleep(fault.seconds)
+                except OSError:
+                    pass
+                standin.slow_sent.append(sent)
                 self.close_connection = True
 
             def _send_unsized(self, body: bytes) -> None:

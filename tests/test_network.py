@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from pipeline.cli import main
 from pipeline.download import Downloader, HttpSettings
 from pipeline.errors import NetworkError
-from tests.conftest import PUBLISHED, SNAPSHOT, TASK_PATH
+from tests.conftest import INDEX_PATH, PUBLISHED, SNAPSHOT, TASK_PATH
 from tests.standin import Fault, StandIn
 
 REPOSITORY_URL = "https://github.com/ml-energy/leaderboard"
@@ -269,21 +269,22 @@ def test_the_token_goes_to_the_api_only_and_never_into_any_output(standin, tmp_p
     )
 
 
-def test_only_https_except_loopback(tmp_path):
-    result = CliRunner().invoke(
-        main,
-        [
-            "build",
-            "--from",
-            REPOSITORY_URL,
-            "--api-base",
-            "http://example.com",
-            "--out",
-            str(tmp_path / "i.json"),
-        ],
-    )
-    assert result.exit_code == 3
-    assert "only https:// URLs are fetched" in result.output
+def test_only_https_except_loopback():
+    import httpx
+
+    requested: list[str] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        requested.append(str(request.url))
+        return httpx.Response(200, json={})
+
+    with Downloader(HttpSettings(), transport=httpx.MockTransport(answer)) as downloader:
+        for url in ("http://example.com/x", "ftp://example.com/x", "https:///x"):
+            with pytest.raises(NetworkError, match="only https:// URLs are fetched"):
+                downloader.get(url)
+        downloader.get("http://127.0.0.1:9/x")
+        downloader.get("http://[::1]:9/x")
+    assert requested == ["http://127.0.0.1:9/x", "http://[::1]:9/x"]
 
 
 def test_a_failed_fetch_leaves_no_partial_snapshot(standin, tmp_path):
@@ -302,3 +303,376 @@ def test_audit_reads_a_published_index_from_a_url(standin, tmp_path):
     result = cli(standin, "audit", "--published", url, "--from", SNAPSHOT, *FAST)
     assert result.exit_code == 0, result.output
     assert result.output.startswith("32/32 rows identical")
+
+
+# -- Issue 9: hardening ---------------------------------------------------------------------
+# Every failing case below also checks that each file that existed before is byte-identical
+# and that no temporary of this tool is left behind.
+
+QUICK = ["--retries", "0", "--timeout", "0.3", "--backoff", "0.01", "--quiet"]
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    """Every path under ``folder`` with its bytes (None for a directory): to compare whole."""
+    return {
+        str(path.relative_to(folder)): None if path.is_dir() else path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+    }
+
+
+def fetch_to(standin: StandIn, to: Path, *extra: str, token: str | None = None):
+    return cli(standin, "fetch", "--to", to, *QUICK, *extra, token=token)
+
+
+# Item 1: only a snapshot this tool wrote (or nothing) is ever replaced.
+
+
+def test_fetch_refuses_a_directory_that_is_not_a_snapshot(standin, tmp_path):
+    target = tmp_path / "d"
+    (target / "sub").mkdir(parents=True)
+    (target / "precious.txt").write_text("x\n")
+    before = tree(tmp_path)
+    result = fetch_to(standin, target)
+    assert result.exit_code == 2, result.output
+    assert f"{target}: not a snapshot directory" in result.output
+    assert "precious.txt" in result.output
+    assert tree(tmp_path) == before
+    assert sum(standin.hits.values()) == 0  # refused before any request
+
+
+def test_fetch_refuses_a_regular_file(standin, tmp_path):
+    target = tmp_path / "notes.txt"
+    target.write_bytes(b"my notes\n")
+    result = fetch_to(standin, target)
+    assert result.exit_code == 2, result.output
+    assert f"{target}: not a directory" in result.output
+    assert tree(tmp_path) == {"notes.txt": b"my notes\n"}
+
+
+def test_build_refuses_a_cache_that_is_an_output_folder(standin, out, tmp_path):
+    before = tree(tmp_path)
+    args = ["build", "--from", REPOSITORY_URL, "--out", out, "--cache", out.parent]
+    result = cli(standin, *args, *QUICK)
+    assert result.exit_code == 2, result.output
+    assert "not a snapshot directory" in result.output
+    assert tree(tmp_path) == before
+
+
+def test_a_snapshot_holding_a_file_of_its_own_is_not_replaced(standin, tmp_path):
+    target = tmp_path / "snap"
+    assert fetch_to(standin, target).exit_code == 0
+    (target / "my-notes.md").write_text("mine\n")
+    standin.publish({TASK_PATH: b'{"configurations": []}'})
+    before = tree(tmp_path)
+    result = fetch_to(standin, target)
+    assert result.exit_code == 2, result.output
+    assert "my-notes.md" in result.output
+    assert tree(tmp_path) == before
+
+
+def test_a_fetch_into_an_empty_directory_or_a_missing_one_works(standin, tmp_path):
+    (tmp_path / "empty").mkdir()
+    for name in ("empty", "missing/deeper"):
+        result = fetch_to(standin, tmp_path / name)
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / name / TASK_PATH).is_file()
+
+
+def test_a_refetch_with_fewer_tasks_keeps_the_others_at_the_new_commit(standin, tmp_path):
+    target = tmp_path / "snap"
+    gpqa = "public/data/tasks/gpqa.json"
+    first = fetch_to(standin, target, "--task", "lm-arena-chat", "--task", "gpqa")
+    assert first.exit_code == 0, first.output
+    commit = standin.publish({gpqa: b'{"changed": true}'})
+    again = cli(standin, "fetch", "--to", target, *QUICK[:-1], "--task", "lm-arena-chat")
+    assert again.exit_code == 0, again.output
+    assert "kept from the previous snapshot: gpqa" in again.output
+    manifest = json.loads((target / "snapshot.json").read_bytes())
+    assert manifest["commit"] == commit
+    assert sorted(manifest["files"]) == [INDEX_PATH, gpqa, TASK_PATH]
+    assert manifest["files"][gpqa]["url"].endswith(f"/{commit}/{gpqa}")
+    assert (target / gpqa).read_bytes() == b'{"changed": true}'
+
+
+# Item 2: a fetch killed at any point leaves the old snapshot or the new one, never none.
+
+
+def write_killed(target: Path, files: dict[str, bytes], *, before_operation: int) -> None:
+    """In a forked child: write_directory, dying as by SIGKILL just before its n-th operation
+    on the filesystem (each audit event of os, shutil, open, ctypes), or exiting 0 if it ends."""
+    import os
+    import sys
+
+    from pipeline.emit import write_directory
+
+    events = 0
+
+    def hook(event: str, args: tuple) -> None:
+        nonlocal events
+        if event.startswith(("os.", "shutil.", "open", "ctypes.")):
+            events += 1
+            if events == before_operation:
+                os._exit(9)
+
+    sys.addaudithook(hook)
+    write_directory(target, files)
+    os._exit(0)
+
+
+def test_a_directory_write_killed_at_any_point_leaves_the_old_or_the_new(tmp_path):
+    import os
+
+    from pipeline.emit import write_directory
+
+    old = {"a.json": b"old a", "snapshot.json": b'{"files": {"a.json": {}}}'}
+    manifest = json.dumps({"files": {"a.json": {}, "b/c.json": {}}}).encode()
+    new = {"a.json": b"new a", "b/c.json": b"new c", "snapshot.json": manifest}
+    target = tmp_path / "snap"
+    write_directory(target, old)
+    killed_at = 0
+    while True:
+        killed_at += 1
+        child = os.fork()
+        if child == 0:
+            write_killed(target, new, before_operation=killed_at)
+        _, status = os.waitpid(child, 0)
+        on_disk = {
+            str(p.relative_to(target)): p.read_bytes() for p in target.rglob("*") if p.is_file()
+        }
+        assert on_disk in (old, new), f"killed before operation {killed_at}: {on_disk}"
+        write_directory(target, old)  # the next run: cleans what the killed one left
+        assert [p.name for p in tmp_path.iterdir()] == ["snap"], killed_at
+        if os.waitstatus_to_exitcode(status) == 0:
+            break
+    assert killed_at > 5
+
+
+def test_a_missing_snapshot_beside_its_retired_copy_is_restored(standin, tmp_path):
+    # What the code before this fix left when killed between its two renames.
+    target = tmp_path / "snap"
+    assert fetch_to(standin, target).exit_code == 0
+    before = tree(target)
+    target.rename(tmp_path / ".snap.k2j4x9ab.old")
+    (tmp_path / ".snap.q8w7e6r5.tmp").mkdir()
+    result = fetch_to(standin, target)
+    assert result.exit_code == 0, result.output
+    assert tree(target) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["snap"]
+
+
+# Item 6: the token is stripped, checked, and never shown.
+
+
+def test_a_token_ending_in_a_newline_is_stripped(standin, tmp_path):
+    result = fetch_to(standin, tmp_path / "snap", token=TOKEN + "\n")
+    assert result.exit_code == 0, result.output
+    assert standin.authorization["api"][0] == f"Bearer {TOKEN}"
+
+
+@pytest.mark.parametrize("bad", [f"{TOKEN[:8]}\r\n{TOKEN[8:]}", f"{TOKEN}\x01", f"{TOKEN} x"])
+def test_a_token_with_a_control_character_is_refused_unshown(standin, out, tmp_path, bad):
+    before = tree(tmp_path)
+    result = build_live(standin, out, tmp_path, token=bad)
+    assert result.exit_code == 2, result.output
+    assert "GITHUB_TOKEN" in result.output
+    for shown in (bad, repr(bad), TOKEN, TOKEN[:8], TOKEN[8:]):
+        assert shown not in result.output
+    assert tree(tmp_path) == before
+    assert sum(standin.hits.values()) == 0
+
+
+def test_a_server_echoing_the_token_escaped_never_shows_it(standin, out, tmp_path):
+    from urllib.parse import quote
+
+    token = "ghp_a+b/c=="
+    echoed = json.dumps({"message": f"bad {token} {quote(token, safe='')}"}).encode()
+    standin.fail("head", Fault("body", status=401, body=echoed))
+    result = build_live(standin, out, tmp_path, token=token)
+    assert result.exit_code == 3, result.output
+    assert "HTTP 401" in result.output
+    assert token not in result.output and quote(token, safe="") not in result.output
+
+
+# Item 7: every value from the API is checked before use; bad ones quoted scrubbed and short.
+
+
+def commit_answer(sha: str, date: str) -> bytes:
+    return json.dumps({"sha": sha, "commit": {"committer": {"date": date}}}).encode()
+
+
+def test_a_sha_that_is_not_40_hex_digits_is_quoted_short_and_scrubbed(standin, out, tmp_path):
+    sha = TOKEN + "z" * 5000
+    standin.fail("head", Fault("body", body=commit_answer(sha, "2026-11-29T10:00:00Z")))
+    before = tree(tmp_path)
+    result = build_live(standin, out, tmp_path, token=TOKEN)
+    assert result.exit_code == 3, result.output
+    assert "/commits/master: sha: not a commit sha (40 hex digits)" in result.output
+    assert TOKEN not in result.output
+    assert len(result.output) < 600
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("route", ["head", "history"])
+def test_a_commit_date_that_is_not_iso_8601_is_refused_and_never_stored(standin, tmp_path, route):
+    target = tmp_path / "snap"
+    assert fetch_to(standin, target).exit_code == 0
+    before = tree(tmp_path)
+    commit = standin.publish({TASK_PATH: b'{"configurations": []}'})
+    answer = commit_answer(commit, "last Tuesday\n<script>")
+    standin.fail(route, Fault("body", body=answer if route == "head" else b"[" + answer + b"]"))
+    result = fetch_to(standin, target)
+    assert result.exit_code == 3, result.output
+    assert "commit.committer.date: not an ISO 8601 timestamp" in result.output
+    assert "'last Tuesday\\n<script>'" in result.output
+    assert tree(tmp_path) == before
+
+
+def test_an_etag_or_last_modified_that_is_not_one_is_not_stored(standin, tmp_path):
+    content = (SNAPSHOT / INDEX_PATH).read_bytes()
+    headers = {"ETag": "W/" + "x" * 300, "Last-Modified": "whenever"}
+    standin.fail("raw", Fault("body", body=content, headers=headers))
+    assert fetch_to(standin, tmp_path / "snap").exit_code == 0
+    record = json.loads((tmp_path / "snap" / "snapshot.json").read_bytes())["files"][INDEX_PATH]
+    assert record["etag"] is None and record["last_modified"] is None
+
+
+# Item 8: the URL policy on every redirect hop; the token never leaves its scope.
+
+
+def test_a_redirect_to_plain_http_is_refused_before_it_is_followed(standin, out, tmp_path):
+    target = "http://example.com/stolen"
+    standin.fail("raw", Fault("status", status=302, headers={"Location": target}))
+    before = tree(tmp_path)
+    result = build_live(standin, out, tmp_path)
+    assert result.exit_code == 3, result.output
+    assert f"redirected to {target}: refused" in result.output
+    assert "only https://" in result.output
+    assert tree(tmp_path) == before
+
+
+def test_redirects_are_checked_hop_by_hop_and_drop_the_token_off_its_scope():
+    import httpx
+
+    seen: list[tuple[str, str | None]] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        seen.append((str(request.url), request.headers.get("Authorization")))
+        hops = {
+            "https://api.test/a": "https://api.test/b",  # same origin: the token stays
+            "https://api.test/b": "https://raw.test/c",  # another host: the token is dropped
+            "https://raw.test/c": "https://api.test/d",  # back into scope: still not resent
+            "https://api.test/d": "http://api.test/e",  # plain http: refused, never requested
+        }
+        return httpx.Response(302, headers={"Location": hops[str(request.url)]})
+
+    settings = HttpSettings(retries=0, timeout=1, token=TOKEN, token_scope="https://api.test")
+    with (
+        Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
+        pytest.raises(NetworkError) as caught,
+    ):
+        downloader.get("https://api.test/a")
+    assert seen == [
+        ("https://api.test/a", f"Bearer {TOKEN}"),
+        ("https://api.test/b", f"Bearer {TOKEN}"),
+        ("https://raw.test/c", None),
+        ("https://api.test/d", None),
+    ]
+    assert "redirected to http://api.test/e: refused" in str(caught.value)
+
+
+# Item 9: one deadline on the whole attempt, whatever the server does.
+
+
+def test_headers_dripped_slowly_hit_the_deadline_of_the_attempt(standin, out, tmp_path):
+    standin.fail("head", Fault("drip", seconds=0.05, size=60))  # 3 s of headers, none late
+    before = tree(tmp_path)
+    result = build_live(standin, out, tmp_path, *QUICK)
+    # The client hung up long before the last header line: a count, not a clock.
+    assert standin.slow_answers(1)[0] < 30
+    assert result.exit_code == 3, result.output
+    assert "/commits/master: timed out" in result.output
+    assert "the attempt took longer than 0.3 s" in result.output
+    assert tree(tmp_path) == before
+
+
+def test_an_error_body_trickled_slowly_hits_the_deadline_too(standin, out, tmp_path):
+    standin.fail("head", Fault("trickle", status=404, seconds=0.05, size=100))
+    result = build_live(standin, out, tmp_path, *QUICK)
+    assert standin.slow_answers(1)[0] < 50
+    assert result.exit_code == 3, result.output
+    assert "the attempt took longer than 0.3 s" in result.output
+    assert_untouched(out)
+
+
+# Item 10: nothing enters the cache unchecked; a cache that fails its checks is refetched.
+
+
+def test_a_poisoned_cache_is_refetched_not_reused(standin, out, tmp_path):
+    cache = tmp_path / "cache"
+    assert build_live(standin, out, tmp_path, *QUICK).exit_code == 0
+    manifest = json.loads((cache / "snapshot.json").read_bytes())
+    manifest["commit_date"] = "not a date"  # as the code before this fix stored it
+    (cache / "snapshot.json").write_text(json.dumps(manifest, indent=2))
+    result = build_live(standin, out, tmp_path, *QUICK)
+    assert result.exit_code == 0, result.output
+    repaired = json.loads((cache / "snapshot.json").read_bytes())
+    assert repaired["commit_date"] == standin.head_date
+    assert standin.hits["raw"] == 4  # downloaded again, not trusted
+
+
+# Item 13: clean network errors, exit 3, naming the URL.
+
+
+def test_too_many_redirects_is_a_network_error(standin, out, tmp_path):
+    url = f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master"
+    standin.fail("head", *[Fault("status", status=302, headers={"Location": url})] * 30)
+    result = build_live(standin, out, tmp_path, *QUICK)
+    assert result.exit_code == 3, result.output
+    assert f"{url}: more than 20 redirects" in result.output
+    assert_untouched(out)
+
+
+def test_a_body_that_is_not_the_gzip_it_claims_is_a_network_error(standin, out, tmp_path):
+    headers = {"Content-Encoding": "gzip"}
+    standin.fail("raw", Fault("body", body=b"not gzip at all", headers=headers))
+    result = build_live(standin, out, tmp_path, *QUICK)
+    assert result.exit_code == 3, result.output
+    assert "/public/data/index.json: the body cannot be decoded (Content-Encoding gzip" in (
+        result.output
+    )
+    assert_untouched(out)
+
+
+def test_a_rate_limit_reset_beyond_any_date_is_a_clean_message(standin, out, tmp_path):
+    standin.fail("head", Fault("ratelimit", headers={"X-RateLimit-Reset": "9" * 40}))
+    result = build_live(standin, out, tmp_path, *QUICK)
+    assert result.exit_code == 3, result.output
+    assert "rate limit is used up" in result.output
+    assert "retry after an unknown time" in result.output
+    assert_untouched(out)
+
+
+# Item 15: a plain-http URL given by the user is a usage error.
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["build", "--api-base", "http://example.com"],
+        ["build", "--raw-base", "http://example.com/raw"],
+        ["build", "--from", "http://github.com/ml-energy/leaderboard"],
+        ["audit", "--published", "http://example.com/index.json"],
+        ["fetch", "--repository", "http://github.com/ml-energy/leaderboard"],
+    ],
+)
+def test_a_plain_http_url_given_by_the_user_is_a_usage_error(tmp_path, args):
+    if args[0] == "fetch":
+        args = [*args, "--to", str(tmp_path / "snap")]
+    elif args[0] == "build":
+        args = [*args, "--out", str(tmp_path / "i.json"), "--cache", str(tmp_path / "c")]
+        if "--from" not in args:
+            args += ["--from", REPOSITORY_URL]
+    result = CliRunner().invoke(main, args, env={"GITHUB_TOKEN": None})
+    assert result.exit_code == 2, result.output
+    assert "only https:// URLs are fetched" in result.output
+    assert list(tmp_path.iterdir()) == []
