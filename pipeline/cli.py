@@ -309,7 +309,8 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: Network) -
     The ref is resolved to a commit and every file is taken from that commit. With a previous
     snapshot in --to, an unchanged commit costs one API request, and each download is
     conditional (ETag / Last-Modified). Written atomically: a failed fetch leaves --to as it
-    was. GITHUB_TOKEN, when set, is sent to the API only, and never printed.
+    was. --to must be new, empty, or a snapshot this tool wrote; the tasks it holds are kept.
+    GITHUB_TOKEN, when set, is sent to the API only, and never printed.
 
     Example:
 
