@@ -1,8 +1,12 @@
-"""`make bench`: time the pipeline against the plain-Python reference, and the cold start.
+"""`make bench`: the pipeline against the programs a data engineer would write instead.
 
-Every figure in the table comes from this one run. Each command runs in its own process; wall
-time is measured around it and peak RSS is the child's own (wait4). Before timing a size, the
-pipeline's rows and the reference's rows are checked to be identical.
+Every figure comes from this one invocation. Each command runs in its own process; its cpu time
+(user + system) and peak RSS are the child's own (wait4), wall time is measured around it. For
+each input, every program's rows are first checked to equal the pipeline's; then the runs are
+paired (pipeline, then the peer, in turn), so that both see the same load on a shared machine,
+and the ratio shown is the median over the pairs of pipeline ÷ peer (above 1: the pipeline is
+slower). The runner never holds a large file: a child's peak RSS would include the runner's
+size at the fork.
 
 Example: python bench/run.py --sizes 1000,100000 --out docs/benchmarks.md
 """
@@ -13,10 +17,12 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from snapshot import TASK_PATH, write_snapshot
@@ -24,12 +30,44 @@ from snapshot import TASK_PATH, write_snapshot
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "bench" / ".data"
 VENDORED_SNAPSHOT = ROOT / "snapshots" / "ml-energy-leaderboard"
-PYTHON = sys.executable
-IMPORT_FLOOR = "import polars, pandera.polars, httpx, jsonschema"
+PYTHON = sys.executable  # with the bench extra: pandas, DuckDB
+RUNTIME = {"python": sys.executable}  # the pipeline as installed, no extras (--pipeline-python)
+IMPORT_FLOOR = "import polars, pandera.polars, jsonschema"
+PIPELINE = "pipeline (`energy-index build`)"
+FLOOR_JOB = "the floor job (`floor.py`)"
+# name → script in bench/ taking the task file and printing the rows as JSON.
+NEEDS_BENCH_EXTRA = {"pandas_peer.py", "duckdb_peer.py"}
+PEERS = {
+    "plain Python, json (`reference.py`)": "reference.py",
+    "pandas (`pandas_peer.py`)": "pandas_peer.py",
+    "DuckDB SQL (`duckdb_peer.py`)": "duckdb_peer.py",
+    "naive polars (`polars_peer.py`)": "polars_peer.py",
+    FLOOR_JOB: "floor.py",
+}
 
 
-def measured(command: list[str], *, stdout: Path | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one command, run in its own process."""
+@dataclass(frozen=True)
+class Run:
+    cpu: float
+    wall: float
+    rss_mib: float
+
+
+@dataclass(frozen=True)
+class Input:
+    label: str
+    configurations: int
+    snapshot: Path
+    sha256: str
+    megabytes: float
+
+    @property
+    def task_file(self) -> Path:
+        return self.snapshot / TASK_PATH
+
+
+def measured(command: list[str], *, stdout: Path | None = None) -> Run:
+    """One command in its own process: cpu seconds, wall seconds, peak RSS in MiB."""
     sink = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115
     try:
         start = time.perf_counter()
@@ -42,12 +80,7 @@ def measured(command: list[str], *, stdout: Path | None = None) -> tuple[float, 
     if os.waitstatus_to_exitcode(status) != 0:
         error = process.stderr.read().decode() if process.stderr else ""
         raise SystemExit(f"{' '.join(command)} failed:\n{error}")
-    return wall, usage.ru_maxrss / 1024
-
-
-def best_of(runs: int, command: list[str], **options: Path) -> tuple[float, float]:
-    results = [measured(command, **options) for _ in range(runs)]
-    return min(r[0] for r in results), max(r[1] for r in results)
+    return Run(usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024)
 
 
 def snapshot_for(size: int, seed: int) -> Path:
@@ -63,22 +96,57 @@ def snapshot_for(size: int, seed: int) -> Path:
     return write_snapshot(DATA / f"snapshot-{size}-seed{seed}", source)
 
 
+def input_of(label: str, snapshot: Path, configurations: int | None = None) -> Input:
+    manifest_path = next(snapshot.glob("**/snapshot.json"))
+    record = json.loads(manifest_path.read_bytes())["files"][TASK_PATH]
+    directory = manifest_path.parent
+    if configurations is None:  # only the real file, 0.3 MB: the runner must stay small
+        configurations = len(json.loads((directory / TASK_PATH).read_bytes())["configurations"])
+    return Input(label, configurations, directory, record["sha256"], record["bytes"] / 2**20)
+
+
 def pipeline_command(snapshot: Path, out: Path) -> list[str]:
-    command = [PYTHON, "-m", "pipeline", "build", "--from", str(snapshot), "--out", str(out)]
-    return [*command, "--quiet"]
+    command = [RUNTIME["python"], "-m", "pipeline", "build", "--from", str(snapshot)]
+    return [*command, "--out", str(out), "--quiet"]
 
 
-def check_identical(snapshot: Path, work: Path) -> int:
+def peer_command(script: str, source: Input) -> list[str]:
+    python = PYTHON if script in NEEDS_BENCH_EXTRA else RUNTIME["python"]
+    command = [python, f"bench/{script}", str(source.task_file)]
+    return [*command, "--sha256", source.sha256] if script == "floor.py" else command
+
+
+def check_identical(source: Input, work: Path) -> int:
+    """The number of rows, once every peer is shown to give exactly the pipeline's rows."""
     out = work / "index.json"
-    measured(pipeline_command(snapshot, out))
-    measured([PYTHON, "bench/reference.py", str(snapshot / TASK_PATH)], stdout=work / "ref.json")
-    pipeline_rows = json.loads(out.read_bytes())["rows"]
-    reference_rows = json.loads((work / "ref.json").read_bytes())
-    if pipeline_rows != reference_rows:
-        raise SystemExit(f"{snapshot}: the pipeline and the reference disagree; no timing")
-    out.unlink()
-    (work / "index.report.json").unlink()
-    return len(pipeline_rows)
+    measured(pipeline_command(source.snapshot, out))
+    # Compared in a child process, so that the runner stays small (see the docstring).
+    compare = (
+        "import json, sys; rows = json.load(open(sys.argv[1]))['rows']; "
+        "sys.exit(0 if json.load(open(sys.argv[2])) == rows else 1) if sys.argv[2:] "
+        "else print(len(rows))"
+    )
+    for name, script in PEERS.items():
+        measured(peer_command(script, source), stdout=work / "peer.json")
+        same = subprocess.run([PYTHON, "-c", compare, str(out), str(work / "peer.json")])
+        if same.returncode:
+            raise SystemExit(f"{source.label}: {name} and the pipeline disagree; no timing")
+    counted = subprocess.run([PYTHON, "-c", compare, str(out)], capture_output=True, text=True)
+    return int(counted.stdout)
+
+
+def paired(runs: int, ours: list[str], theirs: list[str], work: Path) -> list[tuple[Run, Run]]:
+    return [(measured(ours), measured(theirs, stdout=work / "peer.json")) for _ in range(runs)]
+
+
+def cells(run: list[Run]) -> str:
+    cpu = statistics.median(r.cpu for r in run)
+    wall = statistics.median(r.wall for r in run)
+    return f"{cpu:.2f} | {wall:.2f} | {max(r.rss_mib for r in run):,.0f}"
+
+
+def ratio(pairs: list[tuple[Run, Run]], field: str) -> float:
+    return statistics.median(getattr(a, field) / getattr(b, field) for a, b in pairs)
 
 
 def machine() -> str:
@@ -93,94 +161,185 @@ def machine() -> str:
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     import importlib.metadata as metadata
 
-    versions = ", ".join(
-        f"{name} {metadata.version(name)}"
-        for name in ("polars", "pandera", "msgspec", "jsonschema", "httpx")
-    )
+    names = ("polars", "pandera", "msgspec", "jsonschema", "pandas", "duckdb")
+    versions = ", ".join(f"{name} {metadata.version(name)}" for name in names)
     return (
         f"{os.cpu_count()} cores ({cpu}), {memory:.0f} GiB memory, {platform.system()} "
         f"{platform.release()}, Python {platform.python_version()}; {versions}"
     )
 
 
+class Table:
+    """The one table: a line per (input, program), with the pipeline's ratio to the program."""
+
+    def __init__(self) -> None:
+        self.lines = [
+            "| input | program | cpu s | wall s | peak RSS MiB | pipeline ÷ program, cpu | "
+            "pipeline ÷ program, wall |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        ]
+
+    def add(self, source: str, program: str, runs: list[Run], pairs: list | None) -> None:
+        ratios = f"{ratio(pairs, 'cpu'):.2f} | {ratio(pairs, 'wall'):.2f}" if pairs else "— | —"
+        self.lines.append(f"| {source} | {program} | {cells(runs)} | {ratios} |")
+        print(self.lines[-1], flush=True)
+
+
+def runs_for(configurations: int, requested: int) -> int:
+    return 1 if configurations >= 1_000_000 else requested
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000,1000000")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--runs", type=int, default=3, help="best of N (1 at 10⁶)")
+    parser.add_argument("--runs", type=int, default=3, help="pairs per program (1 at 10⁶)")
     parser.add_argument("--out", type=Path, help="also write the results as Markdown here")
+    parser.add_argument("--no-stages", action="store_true", help="skip the stage breakdown")
+    parser.add_argument(
+        "--pipeline-python",
+        type=Path,
+        help="interpreter of an install without extras, for the pipeline and the peers that "
+        "need nothing else (default: this one)",
+    )
     arguments = parser.parse_args()
-    sizes = [int(s) for s in arguments.sizes.split(",")]
+    if arguments.pipeline_python:
+        RUNTIME["python"] = str(arguments.pipeline_python.absolute())
+    sizes = [int(s) for s in arguments.sizes.split(",") if s]
 
-    cold_runs = max(arguments.runs, 5)
-    floor = best_of(cold_runs, [PYTHON, "-c", IMPORT_FLOOR])
-    help_time = best_of(cold_runs, [PYTHON, "-m", "pipeline", "--help"])
-    lines = []
+    sources = [input_of("real file", VENDORED_SNAPSHOT)]
+    sources += [input_of(f"{size:,}", snapshot_for(size, arguments.seed), size) for size in sizes]
+    table = Table()
+    summary: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
-        shared = best_of(cold_runs, pipeline_command(VENDORED_SNAPSHOT, work / "shared.json"))
-        for size in sizes:
-            snapshot = snapshot_for(size, arguments.seed)
-            megabytes = (snapshot / TASK_PATH).stat().st_size / 2**20
-            rows = check_identical(snapshot, work)
-            runs = 1 if size >= 1_000_000 else arguments.runs
-            ours = best_of(runs, pipeline_command(snapshot, work / "index.json"))
-            theirs = best_of(
-                runs, [PYTHON, "bench/reference.py", str(snapshot / TASK_PATH)], stdout=work / "r"
+        for source in sources:
+            rows = check_identical(source, work)
+            label = (
+                f"{source.label}: {source.configurations:,} configurations, "
+                f"{source.megabytes:,.1f} MiB, {rows:,} rows"
             )
-            lines.append(
-                f"| {size:,} | {megabytes:,.1f} | {rows:,} | {ours[0]:.2f} | {theirs[0]:.2f} | "
-                f"{theirs[0] / ours[0]:.1f}× | {ours[1]:,.0f} | {theirs[1]:,.0f} | "
-                f"{ours[1] / megabytes:.2f}× | {floor[0]:.2f} |"
+            ours = pipeline_command(source.snapshot, work / "index.json")
+            runs = runs_for(source.configurations, arguments.runs)
+            peers: dict[str, list[tuple[Run, Run]]] = {}
+            if source.label == "real file":
+                floor_command = [RUNTIME["python"], "-c", IMPORT_FLOOR]
+                peers[f"import floor (`{IMPORT_FLOOR}`)"] = paired(runs, ours, floor_command, work)
+                help_command = [RUNTIME["python"], "-m", "pipeline", "--help"]
+                peers["`energy-index --help`"] = paired(runs, ours, help_command, work)
+            for name, script in PEERS.items():
+                peers[name] = paired(runs, ours, peer_command(script, source), work)
+            pipeline_runs = [pair[0] for pairs in peers.values() for pair in pairs]
+            table.add(label, PIPELINE, pipeline_runs, None)
+            for name, pairs in peers.items():
+                table.add(label, name, [pair[1] for pair in pairs], pairs)
+            summary[source.label] = {
+                "source": source,
+                "pipeline": pipeline_runs,
+                "ratios": {name: ratio(pairs, "cpu") for name, pairs in peers.items()},
+                "peers": {name: [pair[1] for pair in pairs] for name, pairs in peers.items()},
+            }
+    targets = target_lines(summary)
+    print("\n" + "\n".join(targets))
+    stages = parsers = ""
+    if not arguments.no_stages and sizes:
+        stages, parsers = breakdown(snapshot_for(max(sizes), arguments.seed))
+        print(f"\n{stages}\n\n{parsers}")
+    print(f"\nmachine: {machine()}")
+    if arguments.out:
+        text = (
+            f"# Benchmarks\n\nMachine: {machine()}.\n\n"
+            f"Measured by `make bench` (`bench/run.py`, seed {arguments.seed}), in one invocation. "
+            "Each program runs in its own process, from a cold interpreter; cpu is user + system "
+            "time (median), wall the elapsed time (median), peak RSS the largest of the runs. "
+            "Runs are paired, the pipeline then the program, in turn "
+            f"({arguments.runs} per program, one at 10⁶); the ratio is the median over the pairs "
+            "of "
+            "the pipeline's time divided by the program's: above 1, the pipeline is slower. "
+            "Every program's rows were checked to equal the pipeline's before timing. The "
+            "pipeline's line pools its runs from all the pairs.\n\n"
+            f"## Side by side\n\n{chr(10).join(table.lines)}\n\n"
+            f"## Targets (issue #11)\n\n{chr(10).join(targets)}\n"
+        )
+        if stages:
+            text += (
+                f"\n## Where the time goes at {max(sizes):,} configurations "
+                f"(one process, after imports)\n\n{stages}\n\n"
+                f"## JSON parsers on the same file\n\n{parsers}\n"
             )
-            print(lines[-1], flush=True)
+        arguments.out.write_text(text)
 
-    table = "\n".join(
-        [
-            "| configurations | input MiB | rows | pipeline s | reference s | speed-up | "
-            "pipeline peak RSS MiB | reference peak RSS MiB | pipeline RSS ÷ input | "
-            "import floor s |",
-            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-            *lines,
-        ]
+
+def target_lines(summary: dict[str, dict]) -> list[str]:
+    """Each target of issue #11 the measured sizes reach, met or missed and by how much."""
+
+    def verdict(value: float, limit: float) -> str:
+        return "met" if value <= limit else f"**missed by {value / limit - 1:.0%}**"
+
+    def cpu(runs: list[Run]) -> float:
+        return statistics.median(r.cpu for r in runs)
+
+    lines = ["| target | measured | verdict |", "| --- | --- | --- |"]
+    real = summary["real file"]
+    floor_name = next(name for name in real["ratios"] if name.startswith("import floor"))
+    value = real["ratios"][floor_name]
+    lines.append(
+        f"| real file: cold build ≤ 1.25 × the import floor (cpu) | {value:.2f} × | "
+        f"{verdict(value, 1.25)} |"
     )
-    cold = "\n".join(
-        [
-            "| what | wall s | peak RSS MiB |",
-            "| --- | ---: | ---: |",
-            f"| import floor (`{IMPORT_FLOOR}`) | {floor[0]:.2f} | {floor[1]:,.0f} |",
-            f"| `energy-index --help` | {help_time[0]:.2f} | {help_time[1]:,.0f} |",
-            f"| `energy-index build` from the vendored snapshot (328 configurations) | "
-            f"{shared[0]:.2f} ({shared[0] / floor[0]:.2f}× the floor) | {shared[1]:,.0f} |",
-        ]
-    )
-    largest = snapshot_for(max(sizes), arguments.seed)
-    breakdown = json.loads(
+    for label, limit_name in (("100,000", "10⁵"), ("1,000,000", "10⁶")):
+        if label not in summary:
+            continue
+        ratios = {k: v for k, v in summary[label]["ratios"].items() if k != FLOOR_JOB}
+        if label == "1,000,000":
+            ratios = summary[label]["ratios"]
+        slowest = max(ratios, key=ratios.get)
+        lines.append(
+            f"| {limit_name}: faster than every peer{' but the floor job' * (label != '1,000,000')}"
+            f" (cpu ratio < 1) | worst {ratios[slowest]:.2f} × ({slowest}) | "
+            f"{'met' if ratios[slowest] < 1 else verdict(ratios[slowest], 1.0)} |"
+        )
+    if "1,000,000" in summary:
+        large = summary["1,000,000"]
+        value = large["ratios"][FLOOR_JOB]
+        lines.append(
+            f"| 10⁶: ≤ 1.5 × the floor job's cpu | {value:.2f} × | {verdict(value, 1.5)} |"
+        )
+        peak = max(r.rss_mib for r in large["pipeline"]) / large["source"].megabytes
+        lines.append(f"| 10⁶: peak RSS ≤ 1.6 × the input | {peak:.2f} × | {verdict(peak, 1.6)} |")
+    if "100,000" in summary and "1,000,000" in summary:
+        fixed = cpu(summary["real file"]["pipeline"])
+        per = {
+            label: (cpu(summary[label]["pipeline"]) - fixed)
+            / summary[label]["source"].configurations
+            for label in ("100,000", "1,000,000")
+        }
+        change = per["1,000,000"] / per["100,000"]
+        lines.append(
+            "| time per configuration flat from 10⁵ to 10⁶ within 30 % (cpu beyond the real "
+            f"file's cold build) | {per['100,000'] * 1e6:.1f} → {per['1,000,000'] * 1e6:.1f} µs "
+            f"({change - 1:+.0%}) | {verdict(max(change, 1 / change), 1.3)} |"
+        )
+    return lines
+
+
+def breakdown(largest: Path) -> tuple[str, str]:
+    result = json.loads(
         subprocess.run(
             [PYTHON, "stages.py", str(largest)],
             check=True, capture_output=True, text=True, cwd=Path(__file__).parent,
         ).stdout
     )  # fmt: skip
-    total = sum(seconds for _, seconds in breakdown["stages"])
+    total = sum(seconds for _, seconds in result["stages"])
     stages = "\n".join(
         ["| stage | s | share |", "| --- | ---: | ---: |"]
-        + [f"| {name} | {sec:.2f} | {sec / total:.0%} |" for name, sec in breakdown["stages"]]
+        + [f"| {name} | {sec:.2f} | {sec / total:.0%} |" for name, sec in result["stages"]]
     )
     parsers = "\n".join(
         ["| parser | time, peak RSS (bytes in memory included) |", "| --- | --- |"]
-        + [f"| {name} | {result} |" for name, result in breakdown["parsers"]]
+        + [f"| {name} | {outcome} |" for name, outcome in result["parsers"]]
     )
-    print(f"\n{cold}\n\n{stages}\n\n{parsers}\n\nmachine: {machine()}")
-    if arguments.out:
-        arguments.out.write_text(
-            f"# Benchmarks\n\nMachine: {machine()}.\n\nMeasured by `make bench` "
-            f"(`bench/run.py`, seed {arguments.seed}; best of {arguments.runs} runs, one at 10⁶, "
-            f"best of {cold_runs} for the cold start); each command in its own process.\n\n"
-            f"## Cold start\n\n{cold}\n\n"
-            f"## Scale\n\n{table}\n\n"
-            f"## Where the time goes at {max(sizes):,} configurations (one process, after imports)"
-            f"\n\n{stages}\n\n## JSON parsers on the same file\n\n{parsers}\n"
-        )
+    return stages, parsers
 
 
 if __name__ == "__main__":
