@@ -71,3 +71,79 @@ def test_written_files_are_readable_by_others(tmp_path: Path):
     target = tmp_path / "index.json"
     write_files({target: b"{}\n"})
     assert target.stat().st_mode & 0o777 == 0o644
+
+
+# The compiled validator (jsonschema-rs) decides whether a document passes; jsonschema stays the
+# reference and words the problems. On this corpus they must agree on every document.
+def _corpus(published: dict) -> list[tuple[str, dict]]:
+    def changed(change):  # type: ignore[no-untyped-def]
+        document = copy.deepcopy(published)
+        change(document)
+        return document
+
+    row = lambda d: d["rows"][0]  # noqa: E731
+    changes = {
+        "extra top-level key": lambda d: d.update(extra=1),
+        "missing caveat": lambda d: d.pop("caveat"),
+        "impossible date": lambda d: d.update(updated="2026-02-30"),
+        "not a leap year": lambda d: d.update(updated="2026-02-29"),
+        "a leap day": lambda d: d.update(updated="2024-02-29"),
+        "date with a time": lambda d: d.update(updated="2026-02-03T00:00:00"),
+        "date with one-digit month": lambda d: d.update(data_version="2026-2-03"),
+        "prose date": lambda d: d["source"].update(retrieved="26 Sep 2026"),
+        "slug with capitals": lambda d: row(d).update(slug="Not A Slug"),
+        "slug with a trailing dash": lambda d: row(d).update(slug="qwen-"),
+        "row_id too short": lambda d: row(d).update(row_id="x/y"),
+        "float GPU count": lambda d: row(d).update(num_gpus=1.5),
+        "integral float GPU count": lambda d: row(d).update(num_gpus=2.0),
+        "string GPU count": lambda d: row(d).update(num_gpus="2"),
+        "boolean GPU count": lambda d: row(d).update(num_gpus=True),
+        "zero GPUs": lambda d: row(d).update(num_gpus=0),
+        "negative energy": lambda d: row(d).update(joules_per_output_token=-0.1),
+        "null energy": lambda d: row(d).update(joules_per_output_token=None),
+        "missing max_num_seqs": lambda d: row(d).pop("max_num_seqs"),
+        "extra row key": lambda d: row(d).update(note="x"),
+        "empty model name": lambda d: row(d).update(model=""),
+        "wrong version": lambda d: d.update(version="2"),
+        "version as a number": lambda d: d.update(version=1),
+        "no rows": lambda d: d.update(rows=[]),
+        "rows not a list": lambda d: d.update(rows={}),
+        "a row that is a list": lambda d: d["rows"].append([]),
+        "zero deadline": lambda d: d.update(itl_deadline_ms=0),
+        "deadline as a string": lambda d: d.update(itl_deadline_ms="500"),
+        "unit changed": lambda d: d.update(unit="Wh"),
+        "workload with a space": lambda d: d.update(workload="lm arena"),
+        "reference row without gpu": lambda d: d["reference_row"].pop("gpu"),
+        "a huge integer": lambda d: row(d).update(max_num_seqs=2**70),
+        "every row duplicated": lambda d: d["rows"].extend(copy.deepcopy(d["rows"])),
+    }
+    return [("the published index", published)] + [
+        (name, changed(change)) for name, change in changes.items()
+    ]
+
+
+def test_the_compiled_validator_and_the_reference_agree_on_a_corpus(published):
+    from pipeline.emit import _compiled
+
+    corpus = _corpus(published)
+    verdicts = {
+        name: (_compiled(INDEX_SCHEMA).is_valid(document), schema_problems(document) == [])
+        for name, document in corpus
+    }
+    disagreements = {name: v for name, v in verdicts.items() if v[0] != v[1]}
+    assert disagreements == {}
+    # The corpus holds both kinds, so that agreement is not agreement on one answer.
+    assert sum(fast for fast, _ in verdicts.values()) >= 3
+    assert sum(not fast for fast, _ in verdicts.values()) >= 25
+
+
+def test_a_document_the_compiled_validator_refuses_is_reported_with_the_reference_messages(
+    published,
+):
+    document = copy.deepcopy(published)
+    document["rows"][0]["num_gpus"] = 1.5
+    document.update(updated="2026-02-30")
+    with pytest.raises(SchemaViolation) as caught:
+        checked(document)
+    assert caught.value.problems == schema_problems(document)
+    assert "$.updated: '2026-02-30' is not a 'date'" in caught.value.problems
