@@ -10,18 +10,23 @@ the bytes it was made from.
 from __future__ import annotations
 
 import hashlib
+import mmap
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ChecksumMismatch, SourceError
-from pipeline.local import json_value, local_bytes
+from pipeline.local import MAX_LOCAL_BYTES, json_value, local_bytes
 
 INDEX_PATH = "public/data/index.json"
 SNAPSHOT_MANIFEST = "snapshot.json"
 _TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _SNAPSHOT_KEYS = ("repository", "ref", "commit", "commit_date", "retrieved", "files")
 _FILE_KEYS = ("url", "sha256", "bytes", "last_commit", "last_commit_date")
+# Files from this size on are mapped (see _mapped): the task files of real size and above.
+_MAPPED_FROM_BYTES = 1 << 20
 
 
 def task_path(task: str) -> str:
@@ -140,7 +145,7 @@ def _verified_file(directory: Path, manifest: dict, path: str) -> UpstreamFile:
     file_path = directory / path
     if not file_path.resolve().is_relative_to(directory.resolve()):
         raise SourceError(f"{file_path}: a link to outside the snapshot directory; refused")
-    content = local_bytes(file_path)
+    content = _mapped(file_path)
     actual = hashlib.sha256(content).hexdigest()
     if actual != record["sha256"]:
         raise ChecksumMismatch(path=str(file_path), expected=record["sha256"], actual=actual)
@@ -153,3 +158,23 @@ def _verified_file(directory: Path, manifest: dict, path: str) -> UpstreamFile:
         last_commit=record["last_commit"],
         last_commit_date=record["last_commit_date"],
     )
+
+
+def _mapped(file_path: Path) -> bytes:
+    """``local_bytes``, except that a regular file from 1 MiB up to the cap is mapped rather
+    than read: no copy, and its pages return to the system when the last reference goes (the
+    pipeline drops it after validation). Small files, which json.loads reads, are plain bytes;
+    anything else is left to local_bytes to read or to refuse by name."""
+    try:
+        descriptor = os.open(file_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return local_bytes(file_path)
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode) or not (
+            _MAPPED_FROM_BYTES <= status.st_size <= MAX_LOCAL_BYTES
+        ):
+            return local_bytes(file_path)
+        return mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)  # type: ignore[return-value]
+    finally:
+        os.close(descriptor)

@@ -354,7 +354,7 @@ def _task_document(task_file: UpstreamFile) -> dict:
         return UpstreamFormatError(path=task_file.path, problem=text)
 
     try:
-        document = json.loads(task_file.content)
+        document = json.loads(task_file.content[:])  # a mapped file is read as bytes
     except (ValueError, UnicodeDecodeError) as error:
         start = task_file.content[:80].decode("utf-8", "replace")
         raise problem(

@@ -78,3 +78,33 @@ def test_a_manifest_missing_keys_is_named(tmp_path: Path):
     (copy / "snapshot.json").write_text(json.dumps(manifest))
     with pytest.raises(SourceError, match="missing key"):
         upstream_snapshot(copy, task="lm-arena-chat")
+
+
+def test_a_large_task_file_is_mapped_and_validated_exactly_like_bytes(tmp_path: Path):
+    from pipeline.errors import ValidationFailed
+    from pipeline.fetch import _MAPPED_FROM_BYTES
+    from pipeline.validate import validated_configurations
+    from tests.conftest import fixture_bytes, upstream_file, write_snapshot
+
+    # Trailing whitespace is valid JSON: the same file, large enough to be mapped.
+    padded = fixture_bytes("bad-values.json") + b"\n" * _MAPPED_FROM_BYTES
+    snapshot = upstream_snapshot(write_snapshot(tmp_path / "s", padded), task="lm-arena-chat")
+    assert not isinstance(snapshot.task_file.content, bytes)
+    assert snapshot.task_file.sha256 == upstream_file(padded).sha256
+    with pytest.raises(ValidationFailed) as mapped:
+        validated_configurations(snapshot.task_file)
+    with pytest.raises(ValidationFailed) as read:
+        validated_configurations(upstream_file(padded))
+    assert str(mapped.value) == str(read.value)
+    assert mapped.value.failures == read.value.failures
+
+
+def test_a_large_tampered_file_is_refused(tmp_path: Path):
+    from pipeline.fetch import _MAPPED_FROM_BYTES
+    from tests.conftest import write_snapshot
+
+    padded = (SNAPSHOT / TASK_PATH).read_bytes() + b"\n" * _MAPPED_FROM_BYTES
+    directory = write_snapshot(tmp_path / "s", padded)
+    (directory / TASK_PATH).write_bytes(padded.replace(b"H100", b"H200", 1))
+    with pytest.raises(ChecksumMismatch):
+        upstream_snapshot(directory, task="lm-arena-chat")
