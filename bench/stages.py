@@ -19,9 +19,13 @@ PARSERS = {
         "import io, polars; polars.read_json(io.BytesIO(data), infer_schema_length=None)"
     ),
     "msgspec, untyped": "import msgspec; msgspec.json.decode(data)",
-    "msgspec into typed structs (the pipeline's)": (
-        "import msgspec; from pipeline.validate import _TaskDocument; "
-        "msgspec.json.decode(data, type=_TaskDocument)"
+    "msgspec into typed structs, whole file": (
+        "import msgspec; from pipeline.validate import _Configuration; "
+        "msgspec.json.decode(data, type=dict[str, list[_Configuration] | str])"
+    ),
+    "msgspec into typed structs, in chunks (the pipeline's, with the frame)": (
+        "from pipeline.fetch import UpstreamFile; from pipeline.validate import _quick_parse; "
+        "assert _quick_parse(UpstreamFile('t', data, '', len(data), '', '', '')) is not None"
     ),
 }
 

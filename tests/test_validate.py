@@ -163,3 +163,27 @@ def test_a_derivable_column_dropped_everywhere_is_handled_the_same_by_both_paths
     assert quick is not None
     assert "avg_output_len" not in quick.present | careful.present
     assert quick.frame.equals(careful.frame.select(quick.frame.columns))
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 328, 1000])
+def test_the_quick_parse_in_chunks_gives_the_frame_of_the_careful_parse(chunk):
+    from pipeline.validate import _careful_parse, _quick_parse
+
+    task_file = upstream_file((SNAPSHOT / TASK_PATH).read_bytes())
+    quick = _quick_parse(task_file, chunk=chunk)
+    assert quick is not None
+    assert quick.frame.equals(_careful_parse(task_file).frame)
+
+
+@pytest.mark.parametrize("rows", [range(7), range(3, 9), range(7, 328)])
+def test_a_column_present_in_some_chunks_only_takes_the_careful_path(rows):
+    from pipeline.validate import _quick_parse
+
+    # Present in whole chunks of 7 and absent from others, or in part of a chunk: either way
+    # missing from some rows, which only the careful path names.
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    for position in rows:
+        document["configurations"][position]["steady_state_duration_seconds"] = 30.0
+    task_file = upstream_file(json.dumps(document).encode())
+    assert _quick_parse(task_file, chunk=7) is None
+    assert _quick_parse(task_file, chunk=1000) is None
