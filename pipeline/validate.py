@@ -317,6 +317,7 @@ class _RawTaskDocument(msgspec.Struct):
 # configurations the build's peak RSS falls from 2.5 × the file's size to 1.57 ×, for a first pass
 # that only finds where each configuration starts and ends.
 _CHUNK = 50_000
+_MAY_BE_ABSENT = frozenset(DERIVABLE) | frozenset(_OPTIONAL)
 
 
 def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | None:
@@ -334,8 +335,8 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
             configurations = list(map(decode, raw[start : start + chunk]))
             for name, column in columns.items():
                 values = list(map(attrgetter(name), configurations))
-                # Only the optional and derivable fields can be UNSET (absent from a row).
-                here = msgspec.UNSET not in values
+                # Only these can be UNSET (absent from a row); the others are not searched.
+                here = name not in _MAY_BE_ABSENT or msgspec.UNSET not in values
                 if not here and values.count(msgspec.UNSET) != len(values):
                     return None  # missing in some rows only: the careful path names them
                 if present.setdefault(name, here) != here:
