@@ -118,30 +118,38 @@ def _rows_inlined(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def schema_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
-    """Every way the document breaks the schema, as 'path: message', in a stable order."""
+    """Every way the document breaks the schema, as 'path: message', in a stable order.
+
+    The compiled validator (jsonschema-rs) decides; a document it refuses is described by
+    jsonschema, the reference (tests/test_emit.py holds the two to the same verdict on a
+    corpus). Should the reference find nothing to say, the compiled validator's own messages
+    are given: a disagreement refuses, it never lets a document through.
+
+    Example: ``schema_problems(json.loads(Path("output/index.json").read_bytes())) == []``.
+    """
+    compiled = _compiled(schema)
+    try:
+        if compiled.is_valid(document):
+            return []
+        own = [
+            f"{_json_path(e.instance_path)}: {e.message}" for e in compiled.iter_errors(document)
+        ]
+    except ValueError as error:  # not JSON at all, e.g. a key that is not a string
+        own = [f"$: {error}"]
+    return _reference_problems(document, schema=schema) or sorted(own)
+
+
+def _reference_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
+    """What jsonschema, the reference, finds wrong with the document."""
     errors = _validator(schema).iter_errors(document)
-    problems = [f"{_json_path(e.absolute_path)}: {e.message}" for e in errors]
-    return sorted(problems)
+    return sorted(f"{_json_path(e.absolute_path)}: {e.message}" for e in errors)
 
 
 def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
-    """Raise SchemaViolation unless the document matches the schema.
-
-    The compiled validator decides; a document it refuses is described by jsonschema, the
-    reference (tests/test_emit.py holds the two to the same verdict on a corpus). Should the
-    reference find nothing to say, the compiled validator's own messages are given: a
-    disagreement refuses, it never lets a document through.
-
-    Example: ``checked(json.loads(Path("output/index.json").read_bytes()))``.
-    """
-    compiled = _compiled(schema)
-    if compiled.is_valid(document):
-        return
-    problems = schema_problems(document, schema=schema) or sorted(
-        f"{_json_path(error.instance_path)}: {error.message}"
-        for error in compiled.iter_errors(document)
-    )
-    raise SchemaViolation(schema=f"schemas/{schema}", problems=problems)
+    """Raise SchemaViolation naming every problem unless the document matches the schema."""
+    problems = schema_problems(document, schema=schema)
+    if problems:
+        raise SchemaViolation(schema=f"schemas/{schema}", problems=problems)
 
 
 def checked_targets(targets: Mapping[str, Path]) -> None:

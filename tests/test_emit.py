@@ -123,11 +123,11 @@ def _corpus(published: dict) -> list[tuple[str, dict]]:
 
 
 def test_the_compiled_validator_and_the_reference_agree_on_a_corpus(published):
-    from pipeline.emit import _compiled
+    from pipeline.emit import _compiled, _reference_problems
 
     corpus = _corpus(published)
     verdicts = {
-        name: (_compiled(INDEX_SCHEMA).is_valid(document), schema_problems(document) == [])
+        name: (_compiled(INDEX_SCHEMA).is_valid(document), _reference_problems(document) == [])
         for name, document in corpus
     }
     disagreements = {name: v for name, v in verdicts.items() if v[0] != v[1]}
@@ -143,7 +143,18 @@ def test_a_document_the_compiled_validator_refuses_is_reported_with_the_referenc
     document = copy.deepcopy(published)
     document["rows"][0]["num_gpus"] = 1.5
     document.update(updated="2026-02-30")
+    from pipeline.emit import _reference_problems
+
     with pytest.raises(SchemaViolation) as caught:
         checked(document)
-    assert caught.value.problems == schema_problems(document)
+    assert caught.value.problems == _reference_problems(document) == schema_problems(document)
     assert "$.updated: '2026-02-30' is not a 'date'" in caught.value.problems
+
+
+def test_what_only_the_compiled_validator_refuses_is_refused_with_its_own_messages(published):
+    # NaN is a number to jsonschema but not JSON: the stricter verdict wins.
+    document = copy.deepcopy(published)
+    document["rows"][0]["median_itl_ms"] = float("nan")
+    problems = schema_problems(document)
+    assert problems and all(p.startswith("$.rows[0].median_itl_ms") for p in problems)
+    assert schema_problems({1: 2}) != []
