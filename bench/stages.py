@@ -20,25 +20,27 @@ PARSERS = {
     ),
     "msgspec, untyped": "import msgspec; msgspec.json.decode(data)",
     "msgspec into typed structs, whole file": (
-        "import msgspec; from pipeline.validate import _Configuration; "
+        "import msgspec; from pipeline.steps.validate import _Configuration; "
         "msgspec.json.decode(data, type=dict[str, list[_Configuration] | str])"
     ),
     "msgspec into typed structs, in chunks (the pipeline's, with the frame)": (
-        "from pipeline.fetch import UpstreamFile; from pipeline.validate import _quick_parse; "
+        "from pipeline.model import UpstreamFile; "
+        "from pipeline.steps.validate import _quick_parse; "
         "assert _quick_parse(UpstreamFile('t', data, '', len(data), '', '', '')) is not None"
     ),
 }
 
 
 def stage_seconds(snapshot: Path) -> list[tuple[str, float]]:
-    from pipeline import validate
-    from pipeline.derive import index_rows
-    from pipeline.document import Dates, index_document, serialized
-    from pipeline.editorial import editorial_text, task_text
-    from pipeline.emit import checked
-    from pipeline.fetch import upstream_snapshot
-    from pipeline.selection import selected_configurations
-    from pipeline.stability import stable_configurations
+    from pipeline.documents.editorial import editorial_text, task_text
+    from pipeline.documents.index import index_document, serialized
+    from pipeline.documents.schemas import checked
+    from pipeline.io.snapshots import upstream_snapshot
+    from pipeline.model import Dates
+    from pipeline.steps import validate
+    from pipeline.steps.derive import index_rows
+    from pipeline.steps.selection import selected_configurations
+    from pipeline.steps.stability import stable_configurations
 
     marks: list[tuple[str, float]] = []
 

@@ -22,7 +22,7 @@ import click
 from pipeline import __version__
 
 if TYPE_CHECKING:
-    from pipeline.download import Downloader
+    from pipeline.io.http import Downloader
 
 DEFAULT_SOURCE = "https://github.com/ml-energy/leaderboard"
 # The snapshot the committed output was built from, vendored in the repository: builds and
@@ -93,7 +93,7 @@ def _scrubbed(message: str) -> str:
     token = os.environ.get("GITHUB_TOKEN")
     if not token:
         return message
-    from pipeline.download import scrubbed
+    from pipeline.io.http import scrubbed
 
     return scrubbed(message, token)
 
@@ -113,7 +113,7 @@ class Network:
 
     @contextmanager
     def downloader(self) -> Iterator[Downloader]:
-        from pipeline.download import Downloader, HttpSettings, bearer_token
+        from pipeline.io.http import Downloader, HttpSettings, bearer_token
 
         settings = HttpSettings(
             retries=self.retries,
@@ -249,7 +249,7 @@ def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -
     if not source.startswith(("https://", "http://")):
         return Path(source)
     _check_url("--from", source)
-    from pipeline.live import snapshot_source
+    from pipeline.io.github import snapshot_source
 
     with network.downloader() as downloader:
         directory, outcome = snapshot_source(
@@ -276,8 +276,8 @@ def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -
 
 def _check_url(option: str, url: str) -> None:
     """A URL given by the user that the download policy refuses is a usage error (exit 2)."""
-    from pipeline.download import URL_POLICY, shown_url, url_allowed
     from pipeline.errors import UsageError
+    from pipeline.io.http import URL_POLICY, shown_url, url_allowed
 
     if not url_allowed(url):
         raise UsageError(f"{option} {shown_url(url)}: {URL_POLICY}")
@@ -416,9 +416,9 @@ def build(
         energy-index build --from snapshots/ml-energy-leaderboard \\
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
-    from pipeline.editorial import editorial_text, indexed_tasks
+    from pipeline.documents.editorial import editorial_text, indexed_tasks
     from pipeline.errors import UsageError
-    from pipeline.run import BuildSettings, Extras, report_path, run, run_all_tasks
+    from pipeline.flows.build import BuildSettings, Extras, report_path, run, run_all_tasks
 
     task_source = click.get_current_context().get_parameter_source("task")
     if all_tasks and task_source is not click.core.ParameterSource.DEFAULT:
@@ -514,15 +514,15 @@ def regenerate(
     \b
         energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
     """
-    from pipeline.emit import checked_targets
-    from pipeline.run import (
+    from pipeline.flows.build import (
         BuildSettings,
         regeneration_lock,
         regeneration_paths,
         staged_or_errors_file,
     )
-    from pipeline.run import regenerate as regenerated
-    from pipeline.vendored import refreshed_snapshot, snapshot_tasks
+    from pipeline.flows.build import regenerate as regenerated
+    from pipeline.io.files import checked_targets
+    from pipeline.io.vendored import refreshed_snapshot, snapshot_tasks
 
     checked_targets(regeneration_paths(out))  # before the lock file is made beside it
     settings = BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms)
@@ -572,8 +572,8 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
         energy-index audit --published output/index.json
         energy-index audit --published fixtures/published/index.json --json
     """
-    from pipeline.audit import audit as compare
-    from pipeline.run import BuildSettings, build
+    from pipeline.documents.compare import audit as compare
+    from pipeline.flows.build import BuildSettings, build
 
     document = _published(published, network)
     _refuse_invalid(published, document)
@@ -632,8 +632,8 @@ def report(
 
         energy-index report --index output/index.json --out output/report.html
     """
-    from pipeline.emit import checked_targets, write_files
-    from pipeline.pages.inputs import index_beside, page_inputs
+    from pipeline.flows.report import index_beside, page_inputs
+    from pipeline.io.files import checked_targets, write_files
     from pipeline.pages.page import report_html
 
     checked_targets({"report page": out, **({"charts picture": png} if png else {})})
@@ -675,9 +675,9 @@ def site(index: Path, source: str, out: Path, cache: Path, network: Network) -> 
 
         energy-index site --index output/index.json --out site
     """
-    from pipeline.editorial import editorial_text, indexed_tasks
-    from pipeline.emit import write_directory
-    from pipeline.pages.site import site_files
+    from pipeline.documents.editorial import editorial_text, indexed_tasks
+    from pipeline.flows.site import site_files
+    from pipeline.io.files import write_directory
 
     snapshot = _snapshot(source, network, tasks=indexed_tasks(editorial_text()), cache=cache)
     files = site_files(index, snapshot)
@@ -697,7 +697,7 @@ def validate(path: Path) -> None:
 
         energy-index validate output/index.json
     """
-    from pipeline.invariants import index_problems
+    from pipeline.documents.invariants import index_problems
 
     problems = index_problems(_read_index(path))
     for problem in problems:
@@ -710,8 +710,8 @@ def validate(path: Path) -> None:
 def _refuse_invalid(location: str, document: dict[str, Any]) -> None:
     """A published document that is not a valid index is refused before any comparison: a
     comparison by row_id would pass duplicates and rows that are not rows."""
+    from pipeline.documents.invariants import index_problems
     from pipeline.errors import SourceError
-    from pipeline.invariants import index_problems
 
     problems = index_problems(document)
     if problems:
@@ -733,7 +733,7 @@ def _published(location: str, network: Network) -> dict[str, Any]:
 
 def _read_index(path: Path) -> dict[str, Any]:
     from pipeline.errors import SourceError
-    from pipeline.local import json_value, local_bytes
+    from pipeline.io.local import json_value, local_bytes
 
     document = json_value(local_bytes(path), path=path)
     if not isinstance(document, dict):

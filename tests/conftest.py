@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.editorial import editorial_text
+from pipeline.documents.editorial import editorial_text
+from pipeline.model import INDEX_PATH
 
 REPO = Path(__file__).resolve().parent.parent
 # The vendored upstream snapshot: the input of the committed output/index.json.
@@ -19,7 +20,6 @@ FIXTURES = REPO / "fixtures"
 # The published copy of the index, as published: the golden reference a rebuild must equal.
 PUBLISHED = FIXTURES / "published" / "index.json"
 TASK_PATH = "public/data/tasks/lm-arena-chat.json"
-INDEX_PATH = "public/data/index.json"
 
 
 def write_snapshot(
@@ -89,7 +89,7 @@ def published() -> dict[str, Any]:
 
 def upstream_file(content: bytes, path: str = TASK_PATH):
     """An UpstreamFile around some bytes, for stages that do not care where they came from."""
-    from pipeline.fetch import UpstreamFile
+    from pipeline.model import UpstreamFile
 
     return UpstreamFile(
         path=path,

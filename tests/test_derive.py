@@ -3,12 +3,12 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.derive import index_rows, slug, wh_per_million_tokens
-from pipeline.editorial import editorial_text
+from pipeline.documents.editorial import editorial_text
 from pipeline.errors import DerivationError
-from pipeline.selection import selected_configurations
-from pipeline.stability import stable_configurations
-from pipeline.validate import validated_configurations
+from pipeline.steps.derive import index_rows, slug, wh_per_million_tokens
+from pipeline.steps.selection import selected_configurations
+from pipeline.steps.stability import stable_configurations
+from pipeline.steps.validate import validated_configurations
 from tests.conftest import fixture_bytes, upstream_file
 
 LABELS = editorial_text()["precision_labels"]

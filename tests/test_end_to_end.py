@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import DerivationError
-from pipeline.run import BuildSettings, build, report_path, run
+from pipeline.flows.build import BuildSettings, build, report_path, run
 from tests.conftest import REPO, SNAPSHOT, TASK_PATH, write_snapshot
 
 PUBLISHED_DATES = BuildSettings(retrieved="2026-09-26", updated="2026-09-27")

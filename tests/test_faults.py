@@ -165,11 +165,11 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
     tmp_path: Path, monkeypatch
 ):
     """Threads, with the window between reading CHANGELOG.md and writing it widened."""
-    import pipeline.emit
-    import pipeline.run
-    from pipeline.run import BuildSettings, regenerate
+    import pipeline.flows.build
+    import pipeline.io.files
+    from pipeline.flows.build import BuildSettings, regenerate
 
-    real_write = pipeline.emit.write_files
+    real_write = pipeline.io.files.write_files
     both_read = threading.Barrier(2, timeout=2)
 
     def slow_write(contents):
@@ -180,7 +180,7 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
                 both_read.wait()
         return real_write(contents)
 
-    monkeypatch.setattr(pipeline.run, "write_files", slow_write)
+    monkeypatch.setattr(pipeline.flows.build, "write_files", slow_write)
     folder = tmp_path / "output"
     errors: list[BaseException] = []
 
@@ -341,7 +341,7 @@ def test_a_damaged_published_index_fails_audit_and_validate(tmp_path, published,
 
 
 def test_index_problems_is_the_one_check_and_passes_the_published_index(published):
-    from pipeline.invariants import index_problems
+    from pipeline.documents.invariants import index_problems
 
     assert index_problems(published) == []
     document = falsified(published)
@@ -352,7 +352,7 @@ def test_index_problems_is_the_one_check_and_passes_the_published_index(publishe
 
 
 def test_a_changelog_entry_is_replaced_only_under_the_same_key():
-    from pipeline.changes import history_with
+    from pipeline.documents.changelog import history_with
 
     title = "# Changes to the index\n\n"
     once = history_with(title, "## d1: upstream c\n\n- x\n\n", key="index.json upstream c from a")
@@ -372,7 +372,7 @@ def test_regenerate_rewrites_a_damaged_index(tmp_path: Path, published):
     assert result.exit_code == 0, result.output
     assert result.output.startswith("changed")
     assert "damaged" in result.output
-    from pipeline.invariants import index_problems
+    from pipeline.documents.invariants import index_problems
 
     rewritten = json.loads(out.read_bytes())
     assert index_problems(rewritten) == []
@@ -467,7 +467,7 @@ def test_malformed_files_entries_in_snapshot_json_are_a_clean_error(tmp_path, fi
     ("code", "where"), [(errno.ENOSPC, "fsync"), (errno.EROFS, "mkstemp"), (errno.EIO, "replace")]
 )
 def test_disk_faults_are_clean_errors_naming_the_file(built, monkeypatch, code, where):
-    import pipeline.emit
+    import pipeline.io.files
 
     before = files_under(built.parent)
     fault = OSError(code, os.strerror(code))
@@ -475,7 +475,7 @@ def test_disk_faults_are_clean_errors_naming_the_file(built, monkeypatch, code, 
     def failing(*args, **kwargs):
         raise fault
 
-    target = {"fsync": (os, "fsync"), "mkstemp": (pipeline.emit.tempfile, "mkstemp"),
+    target = {"fsync": (os, "fsync"), "mkstemp": (pipeline.io.files.tempfile, "mkstemp"),
               "replace": (os, "replace")}[where]  # fmt: skip
     monkeypatch.setattr(*target, failing)
     result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
@@ -525,7 +525,7 @@ def test_a_task_file_linked_outside_the_snapshot_is_refused_unquoted(tmp_path: P
 
 def test_a_local_input_over_the_cap_is_refused_before_it_is_read(tmp_path: Path):
     from pipeline.errors import SourceError
-    from pipeline.local import local_bytes
+    from pipeline.io.local import local_bytes
 
     path = tmp_path / "big.json"
     path.write_bytes(b"[" + b" " * 100 + b"]")
@@ -545,7 +545,7 @@ def test_an_unknown_task_is_a_usage_error(tmp_path: Path):
 
 
 def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeypatch):
-    import pipeline.emit
+    import pipeline.io.files
 
     before = files_under(built.parent)
     real_replace = os.replace
@@ -557,7 +557,7 @@ def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeyp
             raise KeyboardInterrupt
         return real_replace(source, target, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline.emit.os, "replace", interrupted_after_one_rename)
+    monkeypatch.setattr(pipeline.io.files.os, "replace", interrupted_after_one_rename)
     result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
     monkeypatch.undo()
     assert result.exit_code == 130
@@ -574,7 +574,7 @@ def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeyp
 def test_ctrl_c_during_the_renames_waits_until_they_are_done(tmp_path: Path, monkeypatch):
     import signal
 
-    from pipeline.emit import write_files
+    from pipeline.io.files import write_files
 
     real_replace = os.replace
 
@@ -597,11 +597,11 @@ def test_a_real_sigint_exits_130_with_one_line(tmp_path: Path):
 
     out = tmp_path / "out" / "index.json"
     command = [sys.executable, "-c",
-               "import sys, time, pipeline.run\n"
-               "real = pipeline.run.assembled\n"
+               "import sys, time, pipeline.flows.build\n"
+               "real = pipeline.flows.build.assembled\n"
                "def slow(*a, **k):\n"
                "    print('ready', flush=True); time.sleep(30); return real(*a, **k)\n"
-               "pipeline.run.assembled = slow\n"
+               "pipeline.flows.build.assembled = slow\n"
                "from pipeline.cli import main\n"
                f"main(['build', '--from', {str(SNAPSHOT)!r},"
                f" '--out', {str(out)!r}])\n"]  # fmt: skip

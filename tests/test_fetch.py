@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import ChecksumMismatch, SourceError
-from pipeline.fetch import upstream_snapshot
+from pipeline.io.snapshots import upstream_snapshot
 from tests.conftest import SNAPSHOT, TASK_PATH
 
 
@@ -82,8 +82,8 @@ def test_a_manifest_missing_keys_is_named(tmp_path: Path):
 
 def test_a_large_task_file_is_mapped_and_validated_exactly_like_bytes(tmp_path: Path):
     from pipeline.errors import ValidationFailed
-    from pipeline.fetch import _MAPPED_FROM_BYTES
-    from pipeline.validate import validated_configurations
+    from pipeline.io.snapshots import _MAPPED_FROM_BYTES
+    from pipeline.steps.validate import validated_configurations
     from tests.conftest import fixture_bytes, upstream_file, write_snapshot
 
     # Trailing whitespace is valid JSON: the same file, large enough to be mapped.
@@ -100,7 +100,7 @@ def test_a_large_task_file_is_mapped_and_validated_exactly_like_bytes(tmp_path: 
 
 
 def test_a_large_tampered_file_is_refused(tmp_path: Path):
-    from pipeline.fetch import _MAPPED_FROM_BYTES
+    from pipeline.io.snapshots import _MAPPED_FROM_BYTES
     from tests.conftest import write_snapshot
 
     padded = (SNAPSHOT / TASK_PATH).read_bytes() + b"\n" * _MAPPED_FROM_BYTES

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.download import Downloader, HttpSettings
 from pipeline.errors import NetworkError
+from pipeline.io.http import Downloader, HttpSettings
 from tests.conftest import INDEX_PATH, PUBLISHED, SNAPSHOT, TASK_PATH
 from tests.standin import Fault, StandIn
 
@@ -403,7 +403,7 @@ def write_killed(target: Path, files: dict[str, bytes], *, before_operation: int
     import os
     import sys
 
-    from pipeline.emit import write_directory
+    from pipeline.io.files import write_directory
 
     events = 0
 
@@ -422,7 +422,7 @@ def write_killed(target: Path, files: dict[str, bytes], *, before_operation: int
 def test_a_directory_write_killed_at_any_point_leaves_the_old_or_the_new(tmp_path):
     import os
 
-    from pipeline.emit import write_directory
+    from pipeline.io.files import write_directory
 
     old = {"a.json": b"old a", "snapshot.json": b'{"files": {"a.json": {}}}'}
     manifest = json.dumps({"files": {"a.json": {}, "b/c.json": {}}}).encode()

@@ -6,10 +6,10 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.derive import JOULES_PER_WATT_HOUR, TOKENS_PER_MILLION, wh_per_million_tokens
-from pipeline.selection import selected_configurations
-from pipeline.stability import stable_configurations
-from pipeline.validate import validated_configurations
+from pipeline.steps.derive import JOULES_PER_WATT_HOUR, TOKENS_PER_MILLION, wh_per_million_tokens
+from pipeline.steps.selection import selected_configurations
+from pipeline.steps.stability import stable_configurations
+from pipeline.steps.validate import validated_configurations
 from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
 
 REAL = validated_configurations(upstream_file((SNAPSHOT / TASK_PATH).read_bytes())).frame

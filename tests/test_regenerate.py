@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.emit import schema_problems
+from pipeline.documents.schemas import schema_problems
 from tests.conftest import REPO, SNAPSHOT, TASK_PATH
 from tests.standin import StandIn
 from tests.test_network import FAST, REPOSITORY_URL, cli
@@ -149,7 +149,7 @@ def test_two_regenerations_at_once_leave_one_valid_file(standin, tmp_path):
 
 
 def test_a_second_regeneration_that_cannot_wait_exits_with_a_clear_message(standin, tmp_path):
-    from pipeline.run import regeneration_lock
+    from pipeline.flows.build import regeneration_lock
 
     out = tmp_path / "output" / "index.json"
     with regeneration_lock(out, wait_seconds=0):

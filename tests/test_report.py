@@ -15,8 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
+from pipeline.flows.build import BuildSettings, index_stages, sweep_of
 from pipeline.pages.configurations import ordered_configurations, picks_at
-from pipeline.run import BuildSettings, index_stages, sweep_of
 from tests.conftest import INDEX_PATH, REPO, SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
 
 INDEX = REPO / "output" / "index.json"

@@ -3,9 +3,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.selection import selected_configurations
-from pipeline.stability import stable_configurations
-from pipeline.validate import validated_configurations
+from pipeline.steps.selection import selected_configurations
+from pipeline.steps.stability import stable_configurations
+from pipeline.steps.validate import validated_configurations
 from tests.conftest import fixture_bytes, upstream_file
 
 

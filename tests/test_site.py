@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.editorial import editorial_text, indexed_tasks
-from pipeline.emit import DEADLINES_SCHEMA, INDEX_SCHEMA, MODEL_SCHEMA, schema_problems
+from pipeline.documents.editorial import editorial_text, indexed_tasks
+from pipeline.documents.schemas import DEADLINES_SCHEMA, INDEX_SCHEMA, MODEL_SCHEMA, schema_problems
 from tests.conftest import SNAPSHOT
 from tests.test_report import INDEX
 

@@ -13,9 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
-from pipeline.curves import concurrency_curves
-from pipeline.editorial import editorial_text
-from pipeline.emit import (
+from pipeline.documents.editorial import editorial_text
+from pipeline.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
     EXTENDED_SCHEMA,
@@ -24,7 +23,8 @@ from pipeline.emit import (
     schema_problems,
 )
 from pipeline.errors import UnsupportedTask
-from pipeline.run import BuildSettings, index_stages
+from pipeline.flows.build import BuildSettings, index_stages
+from pipeline.steps.curves import concurrency_curves
 from tests.conftest import REPO, SNAPSHOT
 
 LLM_TASKS = ["gpqa", "image-chat", "lm-arena-chat", "sourcegraph-fim", "video-chat"]
@@ -129,7 +129,7 @@ def test_at_100_ms_seven_of_the_32_chat_picks_change_and_bind(all_tasks: Path):
 
 def test_a_group_with_nothing_under_a_deadline_says_so():
     stable = index_stages(SNAPSHOT, settings=BuildSettings()).stability.stable
-    from pipeline.sweep import NO_CONFIGURATION, deadline_sweep
+    from pipeline.steps.sweep import NO_CONFIGURATION, deadline_sweep
 
     groups = deadline_sweep(
         stable, deadlines_ms=[5.0], precision_labels=editorial_text()["precision_labels"]
@@ -186,7 +186,7 @@ def test_the_runner_up_is_the_next_configuration_and_never_cheaper(all_tasks: Pa
 
 
 def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial):
-    from pipeline.run import build
+    from pipeline.flows.build import build
 
     report = build(
         fixture_snapshot("edge-cases.json"), settings=BuildSettings(), editorial=fixture_editorial

@@ -2,7 +2,7 @@
 
 The page's deadline slider recomputes every (model, GPU) pick in the browser. It can do so with
 the index's own rule because the configurations are embedded in the total order of
-``pipeline.selection.selection_order`` (energy per token, median ITL, GPU count, max_num_seqs,
+``pipeline.steps.selection.selection_order`` (energy per token, median ITL, GPU count, max_num_seqs,
 then every other column): a group's pick at a deadline is then simply its first configuration
 whose median ITL is within the deadline. :func:`picks_at` is that same walk in Python; the page is
 refused if it does not give the index's rows at the index's deadline.
@@ -16,12 +16,12 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.derive import index_row
 from pipeline.errors import SourceError
-from pipeline.selection import selection_order
+from pipeline.steps.derive import index_row
+from pipeline.steps.selection import selection_order
 
-# The row fields the page shows per pick, and how many decimals each is written with: the
-# places the index rounds them to (pipeline/derive.py), so that 19.50 stays 19.50. None: as is.
+# The row fields the page shows per pick, and how many decimals each is written with: the places
+# the index rounds them to (pipeline/steps/derive.py), so that 19.50 stays 19.50. None: as is.
 FIELD_DIGITS: dict[str, int | None] = {
     "num_gpus": None,
     "max_num_seqs": None,

@@ -18,8 +18,8 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from pipeline.document import json_number
 from pipeline.errors import SourceError
+from pipeline.model import json_number
 from pipeline.pages.charts import gpu_colours
 from pipeline.pages.configurations import (
     FIELD_DIGITS,

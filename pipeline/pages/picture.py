@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.document import json_number
+from pipeline.model import json_number
 from pipeline.pages.configurations import Configurations, picks_at
 from pipeline.pages.page import PageInputs
 from pipeline.pages.specs import VEGA_LITE_VERSION, specs_for

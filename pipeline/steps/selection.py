@@ -15,11 +15,9 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from pipeline.validate import KEY_COLUMNS
+from pipeline.model import DEFAULT_ITL_DEADLINE_MS, INDEX_GROUP, KEY_COLUMNS
 
-GROUP = ("model_id", "gpu_model")
 TIE_BREAK = ("energy_per_token_joules", "median_itl_ms", "num_gpus", "max_num_seqs")
-DEFAULT_ITL_DEADLINE_MS = 500.0
 
 
 @dataclass(frozen=True)
@@ -45,17 +43,17 @@ def selected_configurations(
     eligible = stable.filter(pl.col("median_itl_ms") <= itl_deadline_ms)
     selected = (
         eligible.sort(selection_order(eligible.columns))
-        .unique(subset=GROUP, keep="first", maintain_order=True)
-        .sort(GROUP)
+        .unique(subset=INDEX_GROUP, keep="first", maintain_order=True)
+        .sort(INDEX_GROUP)
     )
     without = (
-        stable.group_by(GROUP)
+        stable.group_by(INDEX_GROUP)
         .agg(
             configurations=pl.len(),
             fastest_median_itl_ms=pl.col("median_itl_ms").min(),
         )
-        .join(selected.select(GROUP), on=GROUP, how="anti")
-        .sort(GROUP)
+        .join(selected.select(INDEX_GROUP), on=INDEX_GROUP, how="anti")
+        .sort(INDEX_GROUP)
     )
     return Selection(
         selected=selected,

@@ -12,15 +12,16 @@ from typing import Any
 
 import polars as pl
 
-CURVE = ("model_id", "gpu_model", "num_gpus")
+from pipeline.model import SERVER_GROUP
+
 POINT_FIELDS = ("max_num_seqs", "energy_per_token_joules", "median_itl_ms", "avg_power_watts")
 
 
 def concurrency_curves(stable: pl.DataFrame) -> list[dict[str, Any]]:
     """One curve per (model, GPU, GPU count), points by max_num_seqs, frontier marked."""
-    ordered = stable.sort(*CURVE, *POINT_FIELDS)
+    ordered = stable.sort(*SERVER_GROUP, *POINT_FIELDS)
     curves = []
-    for (model_id, gpu, num_gpus), points in ordered.group_by(CURVE, maintain_order=True):
+    for (model_id, gpu, num_gpus), points in ordered.group_by(SERVER_GROUP, maintain_order=True):
         measured = points.select("nickname", *POINT_FIELDS).to_dicts()
         curves.append(
             {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -18,22 +17,19 @@ import polars as pl
 
 from pipeline import __version__
 from pipeline.errors import DerivationError, UsageError
-from pipeline.fetch import UpstreamFile, UpstreamSnapshot
-from pipeline.selection import Selection
-from pipeline.stability import StableConfigurations
-from pipeline.validate import KEY_COLUMNS, ValidatedConfigurations
+from pipeline.model import (
+    GITHUB_RAW_BASE,
+    KEY_COLUMNS,
+    Dates,
+    UpstreamFile,
+    UpstreamSnapshot,
+    json_number,
+)
+from pipeline.steps.selection import Selection
+from pipeline.steps.stability import StableConfigurations
+from pipeline.steps.validate import ValidatedConfigurations
 
-PUBLISHED_RAW_BASE = "https://raw.githubusercontent.com"
 REPORT_TITLE = "energy-index build report"
-
-
-@dataclass(frozen=True)
-class Dates:
-    """The dates an index carries: data retrieved, file written, data last changed."""
-
-    retrieved: str
-    updated: str
-    data_version: str
 
 
 def index_document(
@@ -136,19 +132,19 @@ def reference_row(
         if fastest is not None and fastest > selection.itl_deadline_ms:
             raise UsageError(
                 f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
-                "(pipeline/editorial.json) has no configuration with a median ITL within "
+                "(pipeline/documents/editorial.json) has no configuration with a median ITL within "
                 f"{json_number(selection.itl_deadline_ms)} ms: the fastest deadline it can meet "
                 f"is {json_number(fastest)} ms (--itl-deadline-ms)"
             )
     raise DerivationError(
         f"reference_row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
-        "(pipeline/editorial.json) matches no row of the index"
+        "(pipeline/documents/editorial.json) matches no row of the index"
     )
 
 
 def branch_url(snapshot: UpstreamSnapshot, file: UpstreamFile) -> str:
     """Where the file is published on the branch (moves with it; the report has the fixed one)."""
-    return f"{PUBLISHED_RAW_BASE}/{snapshot.repository}/{snapshot.ref}/{file.path}"
+    return f"{GITHUB_RAW_BASE}/{snapshot.repository}/{snapshot.ref}/{file.path}"
 
 
 def _reach(stable: pl.DataFrame, deadline_ms: float, words: dict[str, str]) -> str:
@@ -159,11 +155,6 @@ def _reach(stable: pl.DataFrame, deadline_ms: float, words: dict[str, str]) -> s
     if stable.height and itl.max() == deadline_ms:
         return words["none_exceed"]
     return words["none_reach"]
-
-
-def json_number(value: float) -> int | float:
-    """A whole number as an int (500, not 500.0), anything else as it is."""
-    return int(value) if float(value).is_integer() else value
 
 
 def _utc_date(timestamp: str) -> str:

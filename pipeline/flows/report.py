@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import SourceError
+from pipeline.flows.build import BuildSettings, Stages, index_stages, report_path, sweep_of
 from pipeline.pages.configurations import ordered_configurations
 from pipeline.pages.page import PageInputs
-from pipeline.run import BuildSettings, Stages, index_stages, report_path, sweep_of
-from pipeline.stability import StabilityThresholds
+from pipeline.steps.stability import StabilityThresholds
 
 # The deadline sweep on the page; the index's own deadline is added to it.
 SWEEP_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)

@@ -97,7 +97,7 @@ def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> di
         known = ", ".join(f"{k} → {v}" for k, v in sorted(labels.items()))
         raise DerivationError(
             f"{c['model_id']} on {c['gpu_model']}: weight_precision {precision!r} has no label "
-            f"(known: {known}); add it to precision_labels in pipeline/editorial.json"
+            f"(known: {known}); add it to precision_labels in pipeline/documents/editorial.json"
         )
     model_slug = slug(c["nickname"])
     joules = c["energy_per_token_joules"]

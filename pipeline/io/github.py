@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from pipeline.download import (
+from pipeline.errors import NetworkError, SourceError, UsageError
+from pipeline.io.files import writable_directory, write_directory
+from pipeline.io.http import (
     URL_POLICY,
     Downloader,
     Fetched,
@@ -34,15 +36,16 @@ from pipeline.download import (
     shown_url,
     url_allowed,
 )
-from pipeline.emit import writable_directory, write_directory
-from pipeline.errors import NetworkError, SourceError, UsageError
-from pipeline.fetch import INDEX_PATH, SNAPSHOT_MANIFEST, task_path
+from pipeline.io.snapshots import task_path
+from pipeline.model import (
+    GITHUB_API_BASE,
+    GITHUB_RAW_BASE,
+    INDEX_PATH,
+    SNAPSHOT_MANIFEST,
+    UPSTREAM_REF,
+    UPSTREAM_REPOSITORY,
+)
 
-DEFAULT_REPOSITORY = "ml-energy/leaderboard"
-DEFAULT_REF = "master"
-DEFAULT_API_BASE = "https://api.github.com"
-DEFAULT_RAW_BASE = "https://raw.githubusercontent.com"
-DEFAULT_SOURCE = f"https://github.com/{DEFAULT_REPOSITORY}"
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})")
@@ -58,10 +61,10 @@ _REPOSITORY_URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?
 class Upstream:
     """Where the live data is: a GitHub repository at a ref, and the two hosts that serve it."""
 
-    repository: str = DEFAULT_REPOSITORY
-    ref: str = DEFAULT_REF
-    api_base: str = DEFAULT_API_BASE
-    raw_base: str = DEFAULT_RAW_BASE
+    repository: str = UPSTREAM_REPOSITORY
+    ref: str = UPSTREAM_REF
+    api_base: str = GITHUB_API_BASE
+    raw_base: str = GITHUB_RAW_BASE
 
     def __post_init__(self) -> None:
         for name, url in (("--api-base", self.api_base), ("--raw-base", self.raw_base)):
@@ -99,7 +102,7 @@ def upstream_of(source: str, *, ref: str | None, api_base: str, raw_base: str) -
         )
     return Upstream(
         repository=match.group(1),
-        ref=ref or match.group(2) or DEFAULT_REF,
+        ref=ref or match.group(2) or UPSTREAM_REF,
         api_base=api_base.rstrip("/"),
         raw_base=raw_base.rstrip("/"),
     )

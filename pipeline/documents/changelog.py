@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.audit import VOLATILE, Difference, differences, header
+from pipeline.documents.compare import VOLATILE, Difference, differences, header
 
 ENERGY_FIELDS = ("wh_per_million_output_tokens", "joules_per_output_token")
 

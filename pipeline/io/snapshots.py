@@ -14,14 +14,12 @@ import mmap
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import ChecksumMismatch, SourceError
-from pipeline.local import MAX_LOCAL_BYTES, json_value, local_bytes
+from pipeline.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
+from pipeline.model import INDEX_PATH, SNAPSHOT_MANIFEST, UpstreamFile, UpstreamSnapshot
 
-INDEX_PATH = "public/data/index.json"
-SNAPSHOT_MANIFEST = "snapshot.json"
 _TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _SNAPSHOT_KEYS = ("repository", "ref", "commit", "commit_date", "retrieved", "files")
 _FILE_KEYS = ("url", "sha256", "bytes", "last_commit", "last_commit_date")
@@ -34,34 +32,6 @@ def task_path(task: str) -> str:
     if not _TASK_NAME.match(task):
         raise SourceError(f"task {task!r} is not a task name (lower-case letters, digits, '-')")
     return f"public/data/tasks/{task}.json"
-
-
-@dataclass(frozen=True)
-class UpstreamFile:
-    """One upstream file's bytes and what the snapshot records about them."""
-
-    path: str
-    content: bytes
-    sha256: str
-    bytes: int
-    url: str
-    last_commit: str
-    last_commit_date: str
-
-
-@dataclass(frozen=True)
-class UpstreamSnapshot:
-    """The files one build reads, and where they came from."""
-
-    location: str
-    repository: str
-    ref: str
-    commit: str
-    commit_date: str
-    retrieved: str
-    task: str
-    task_file: UpstreamFile
-    index_file: UpstreamFile
 
 
 def snapshot_directory(source: Path) -> Path:

@@ -13,12 +13,10 @@ from typing import Any
 
 import msgspec
 
-from pipeline.audit import audit
-from pipeline.changes import Changelog, changelog, history_with
-from pipeline.curves import concurrency_curves
-from pipeline.derive import index_rows
-from pipeline.document import (
-    Dates,
+from pipeline.documents.changelog import Changelog, changelog, history_with
+from pipeline.documents.compare import audit
+from pipeline.documents.editorial import editorial_text, indexed_tasks, task_text
+from pipeline.documents.index import (
     build_report,
     curves_document,
     extended_document,
@@ -26,17 +24,9 @@ from pipeline.document import (
     serialized,
     sweep_document,
 )
-from pipeline.editorial import editorial_text, indexed_tasks, task_text
-from pipeline.emit import (
-    CURVES_SCHEMA,
-    DEADLINES_SCHEMA,
-    EXTENDED_SCHEMA,
-    checked,
-    checked_targets,
-    folder_lock,
-    table_bytes,
-    write_files,
-)
+from pipeline.documents.invariants import index_problems
+from pipeline.documents.schemas import CURVES_SCHEMA, DEADLINES_SCHEMA, EXTENDED_SCHEMA, checked
+from pipeline.documents.tables import table_bytes
 from pipeline.errors import (
     LockBusy,
     SchemaViolation,
@@ -44,21 +34,31 @@ from pipeline.errors import (
     UsageError,
     ValidationFailed,
 )
-from pipeline.fetch import UpstreamSnapshot, leaderboard_index, upstream_snapshot
-from pipeline.invariants import index_problems
-from pipeline.local import json_value, local_bytes
-from pipeline.robustness import robustness_figures
-from pipeline.selection import DEFAULT_ITL_DEADLINE_MS, Selection, selected_configurations
-from pipeline.stability import StabilityThresholds, StableConfigurations, stable_configurations
-from pipeline.sweep import deadline_sweep
-from pipeline.validate import (
+from pipeline.io.files import checked_targets, folder_lock, write_files
+from pipeline.io.local import json_value, local_bytes
+from pipeline.io.snapshots import leaderboard_index, upstream_snapshot
+from pipeline.model import (
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_TASK,
+    Dates,
+    UpstreamSnapshot,
+)
+from pipeline.steps.curves import concurrency_curves
+from pipeline.steps.derive import index_rows
+from pipeline.steps.robustness import robustness_figures
+from pipeline.steps.selection import Selection, selected_configurations
+from pipeline.steps.stability import (
+    StabilityThresholds,
+    StableConfigurations,
+    stable_configurations,
+)
+from pipeline.steps.sweep import deadline_sweep
+from pipeline.steps.validate import (
     ValidatedConfigurations,
     leaderboard_compiled,
     refuse_unsupported_task,
     validated_configurations,
 )
-
-DEFAULT_TASK = "lm-arena-chat"
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ import json
 import re
 from pathlib import Path
 
-from pipeline.emit import write_directory
-from pipeline.fetch import SNAPSHOT_MANIFEST, snapshot_directory, upstream_snapshot
+from pipeline.io.files import write_directory
+from pipeline.io.snapshots import snapshot_directory, upstream_snapshot
+from pipeline.model import SNAPSHOT_MANIFEST
 
 _TASK_FILE = re.compile(r"^public/data/tasks/([a-z0-9][a-z0-9-]*)\.json$")
 

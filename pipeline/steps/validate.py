@@ -22,9 +22,8 @@ import polars as pl
 from pandera.errors import SchemaErrors
 
 from pipeline.errors import Failure, UnsupportedTask, UpstreamFormatError, ValidationFailed
-from pipeline.fetch import UpstreamFile
+from pipeline.model import KEY_COLUMNS, UpstreamFile
 
-KEY_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")
 TAIL_LATENCIES = ("p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
 
 # Relative tolerance of "energy per request ≈ energy per token × average output length":

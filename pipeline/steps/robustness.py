@@ -12,10 +12,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.derive import row_id
-from pipeline.fetch import UpstreamSnapshot
-from pipeline.selection import GROUP, Selection, selection_order
-from pipeline.validate import KEY_COLUMNS
+from pipeline.model import INDEX_GROUP, KEY_COLUMNS, UpstreamSnapshot
+from pipeline.steps.derive import row_id
+from pipeline.steps.selection import Selection, selection_order
 
 PARALLELISM = ("tensor_parallel", "expert_parallel", "data_parallel")
 
@@ -27,15 +26,15 @@ def robustness_figures(
     energy = pl.col("energy_per_token_joules")
     eligible = stable.filter(pl.col("median_itl_ms") <= selection.itl_deadline_ms)
     ranked = eligible.sort(selection_order(eligible.columns))
-    differs = (pl.col("num_gpus") != pl.col("num_gpus").first().over(GROUP)) | (
-        pl.col("max_num_seqs") != pl.col("max_num_seqs").first().over(GROUP)
+    differs = (pl.col("num_gpus") != pl.col("num_gpus").first().over(INDEX_GROUP)) | (
+        pl.col("max_num_seqs") != pl.col("max_num_seqs").first().over(INDEX_GROUP)
     )
     runners_up = (
         ranked.filter(differs)
-        .group_by(GROUP, maintain_order=True)
+        .group_by(INDEX_GROUP, maintain_order=True)
         .first()
         .select(
-            *GROUP,
+            *INDEX_GROUP,
             runner_up_num_gpus="num_gpus",
             runner_up_max_num_seqs="max_num_seqs",
             runner_up_energy="energy_per_token_joules",
@@ -45,7 +44,7 @@ def robustness_figures(
     repeats = stable.group_by(KEY_COLUMNS).agg(
         runs=pl.len(), lowest=energy.min(), highest=energy.max()
     )
-    chosen = selection.selected.join(runners_up, on=GROUP, how="left").join(
+    chosen = selection.selected.join(runners_up, on=INDEX_GROUP, how="left").join(
         repeats, on=KEY_COLUMNS, how="left"
     )
     source = {

@@ -24,20 +24,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.curves import concurrency_curves
-from pipeline.derive import slug
-from pipeline.document import serialized
-from pipeline.editorial import editorial_text, indexed_tasks
-from pipeline.emit import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path, table_bytes
+from pipeline.documents.editorial import editorial_text, indexed_tasks
+from pipeline.documents.index import serialized
+from pipeline.documents.schemas import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path
+from pipeline.documents.tables import table_bytes
 from pipeline.errors import SourceError
-from pipeline.pages.inputs import (
+from pipeline.flows.build import assembled, index_stages
+from pipeline.flows.report import (
     index_beside,
     inputs_of,
     refuse_other_snapshot,
     settings_of,
 )
 from pipeline.pages.page import report_html
-from pipeline.run import assembled, index_stages
+from pipeline.steps.curves import concurrency_curves
+from pipeline.steps.derive import slug
 
 API = "api/v1"
 LICENCE_URL = "https://www.apache.org/licenses/LICENSE-2.0"

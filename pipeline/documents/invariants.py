@@ -10,8 +10,8 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
-from pipeline.derive import unprintable_characters
-from pipeline.emit import schema_problems
+from pipeline.documents.schemas import schema_problems
+from pipeline.steps.derive import unprintable_characters
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
 

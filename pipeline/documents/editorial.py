@@ -1,8 +1,8 @@
 """The editorial text of the index (licence, method, citation, caveat, wording), kept as data.
 
-It lives in ``pipeline/editorial.json`` so that wording can change without touching code, and so
-that a reviewer can read every sentence the index prints in one place. Facts about the data fill
-its ``{placeholders}`` in :mod:`pipeline.document`.
+It lives in ``pipeline/documents/editorial.json`` so that wording can change without touching
+code, and so that a reviewer can read every sentence the index prints in one place. Facts about
+the data fill its ``{placeholders}`` in :mod:`pipeline.documents.index`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from pipeline.errors import SourceError
 @cache
 def editorial_text() -> dict[str, Any]:
     """The parsed editorial file (read once per process)."""
-    return json.loads(resources.files("pipeline").joinpath("editorial.json").read_text("utf-8"))
+    return json.loads(
+        resources.files("pipeline.documents").joinpath("editorial.json").read_text("utf-8")
+    )
 
 
 def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
@@ -27,7 +29,7 @@ def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
     if task not in tasks:
         raise SourceError(
             f"task {task!r} has no editorial entry (workload label, reference row) in "
-            f"pipeline/editorial.json; known tasks: {', '.join(sorted(tasks))}"
+            f"pipeline/documents/editorial.json; known tasks: {', '.join(sorted(tasks))}"
         )
     return tasks[task]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import polars as pl
 
-from pipeline.derive import index_rows
-from pipeline.document import json_number
-from pipeline.selection import selected_configurations
+from pipeline.model import json_number
+from pipeline.steps.derive import index_rows
+from pipeline.steps.selection import selected_configurations
 
 NO_CONFIGURATION = "no configuration meets it"
 

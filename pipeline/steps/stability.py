@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-GROUP = ("model_id", "gpu_model", "num_gpus")
+from pipeline.model import SERVER_GROUP
+
 STEADY_STATE_COLUMN = "steady_state_duration_seconds"
 
 
@@ -46,7 +47,10 @@ def stable_configurations(
     own = _own_instability(configurations, thresholds)
     with_reasons = configurations.with_columns(own.reason, own.value)
     cascade_from = (
-        pl.when(pl.col("reason").is_not_null()).then(pl.col("max_num_seqs")).min().over(GROUP)
+        pl.when(pl.col("reason").is_not_null())
+        .then(pl.col("max_num_seqs"))
+        .min()
+        .over(SERVER_GROUP)
     )
     cascaded = pl.col("reason").is_null() & (pl.col("max_num_seqs") >= cascade_from)
     judged = with_reasons.with_columns(

@@ -1,7 +1,9 @@
-"""Stage 6, emit: check a document against its JSON Schema, then write it atomically.
+"""Files written so that nothing is ever half-written, and output paths checked first.
 
 Each file is written to a temporary file in the same folder and renamed over the target, so a
-failure at any point leaves the previous file exactly as it was, never half-written.
+failure at any point leaves the previous file exactly as it was; a directory (a snapshot) is
+swapped in whole. A folder being written is locked, and stale temporaries of a killed run are
+cleaned on the next.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import ctypes
 import errno
 import fcntl
 import glob
-import io
 import json
 import os
 import re
@@ -21,135 +22,9 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-import polars as pl
-
-from pipeline.errors import OutputError, SchemaViolation, UsageError
-
-if TYPE_CHECKING:
-    import jsonschema
-    import jsonschema_rs
-    from referencing import Registry
-
-INDEX_SCHEMA = "index.schema.json"
-EXTENDED_SCHEMA = "index-extended.schema.json"
-DEADLINES_SCHEMA = "deadlines.schema.json"
-CURVES_SCHEMA = "curves.schema.json"
-MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
-SCHEMAS = (INDEX_SCHEMA, EXTENDED_SCHEMA, DEADLINES_SCHEMA, CURVES_SCHEMA, MODEL_SCHEMA)
-# jsonschema skips a format it has no checker for; these are the ones the schemas rely on.
-REQUIRED_FORMATS = ("date",)
-
-
-def schema_path(name: str) -> Path:
-    """A schema shipped with the package (wheel) or beside it in the repository (checkout)."""
-    packaged = resources.files("pipeline").joinpath("schemas", name)
-    if packaged.is_file():
-        return Path(str(packaged))
-    return Path(__file__).resolve().parent.parent / "schemas" / name
-
-
-@cache
-def _validator(name: str) -> jsonschema.Draft202012Validator:
-    # The reference: imported only where a document is refused, or by the tests.
-    import jsonschema
-
-    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
-    missing = [f for f in REQUIRED_FORMATS if f not in checker.checkers]
-    if missing:
-        raise RuntimeError(f"jsonschema has no checker for format(s) {missing}")
-    # The schema itself is checked against the 2020-12 meta-schema by the tests, not here on
-    # every run (a tenth of a cold build).
-    schema = _rows_inlined(_schema(name))
-    return jsonschema.Draft202012Validator(schema, format_checker=checker, registry=_registry(name))
-
-
-@cache
-def _schema(name: str) -> dict[str, Any]:
-    # Read once per process; callers build new dicts from it and never change it.
-    return dict(json.loads(schema_path(name).read_text("utf-8")))
-
-
-def _registry(name: str) -> Registry:
-    """The other schemas a schema refers to (``index.schema.json#/$defs/row``), by their $id."""
-    from referencing import Registry, Resource
-
-    others = [_schema(other) for other in SCHEMAS if other != name]
-    return Registry().with_resources(
-        (schema["$id"], Resource.from_contents(schema)) for schema in others
-    )
-
-
-@cache
-def _compiled(name: str) -> jsonschema_rs.Validator:
-    """The same schema compiled by jsonschema-rs, formats checked: the check every build runs.
-
-    A hundred times faster than jsonschema on a large index (3.1 s → 0.03 s at 10⁶
-    configurations), and jsonschema is not even imported unless a document is refused.
-    """
-    import jsonschema_rs
-
-    # Every schema, itself too: the others refer to it, and the registry resolves them eagerly.
-    schemas = [_schema(each) for each in SCHEMAS]
-    registry = jsonschema_rs.Registry([(schema["$id"], schema) for schema in schemas])
-    return jsonschema_rs.Draft202012Validator(
-        _rows_inlined(_schema(name)), validate_formats=True, registry=registry
-    )
-
-
-def _rows_inlined(schema: dict[str, Any]) -> dict[str, Any]:
-    """The same schema with ``rows.items`` holding the row schema itself instead of a $ref.
-
-    Resolving the reference once per row is an eighth of the check's time on a large index.
-    """
-    items = schema.get("properties", {}).get("rows", {}).get("items", {})
-    reference = items.get("$ref", "") if isinstance(items, dict) else ""
-    if not reference.startswith("#/$defs/") or len(items) != 1:
-        return schema
-    rows = {
-        **schema["properties"]["rows"],
-        "items": schema["$defs"][reference.removeprefix("#/$defs/")],
-    }
-    return {**schema, "properties": {**schema["properties"], "rows": rows}}
-
-
-def schema_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
-    """Every way the document breaks the schema, as 'path: message', in a stable order.
-
-    The compiled validator (jsonschema-rs) decides; a document it refuses is described by
-    jsonschema, the reference (tests/test_emit.py holds the two to the same verdict on a
-    corpus). Should the reference find nothing to say, the compiled validator's own messages
-    are given: a disagreement refuses, it never lets a document through.
-
-    Example: ``schema_problems(json.loads(Path("output/index.json").read_bytes())) == []``.
-    """
-    compiled = _compiled(schema)
-    try:
-        if compiled.is_valid(document):
-            return []
-        own = [
-            f"{_json_path(e.instance_path)}: {e.message}" for e in compiled.iter_errors(document)
-        ]
-    except ValueError as error:  # not JSON at all, e.g. a key that is not a string
-        own = [f"$: {error}"]
-    return _reference_problems(document, schema=schema) or sorted(own)
-
-
-def _reference_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
-    """What jsonschema, the reference, finds wrong with the document."""
-    errors = _validator(schema).iter_errors(document)
-    return sorted(f"{_json_path(e.absolute_path)}: {e.message}" for e in errors)
-
-
-def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
-    """Raise SchemaViolation naming every problem unless the document matches the schema."""
-    problems = schema_problems(document, schema=schema)
-    if problems:
-        raise SchemaViolation(schema=f"schemas/{schema}", problems=problems)
+from pipeline.errors import OutputError, UsageError
 
 
 def checked_targets(targets: Mapping[str, Path]) -> None:
@@ -295,13 +170,6 @@ def _staged_copy(target: Path, data: bytes) -> str:
         os.unlink(temporary)
         raise
     return temporary
-
-
-def _json_path(parts: Any) -> str:
-    text = "$"
-    for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return text
 
 
 DIRECTORY_MANIFEST = "snapshot.json"  # what marks a directory as written by write_directory
@@ -494,30 +362,3 @@ def _exchanged(first: Path, second: Path) -> bool:
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # filesystem or kernel without it
         return False
     raise OSError(code, os.strerror(code), str(second))
-
-
-TABLE_FORMATS = ("csv", "parquet")
-
-
-def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
-    """The index rows as CSV or Parquet (polars writers), same columns, rows and order."""
-    frame = pl.DataFrame(rows, schema=_row_types())
-    buffer = io.BytesIO()
-    if format == "csv":
-        frame.write_csv(buffer)
-    elif format == "parquet":
-        frame.write_parquet(buffer, statistics=False)
-    else:
-        raise ValueError(f"unknown table format {format!r}; known: {', '.join(TABLE_FORMATS)}")
-    return buffer.getvalue()
-
-
-def _row_types() -> dict[str, Any]:
-    # From the schema, not from the values, so that 8.0 stays a float and a column never
-    # changes type with the data.
-    schema = _schema(INDEX_SCHEMA)
-    types = {"number": pl.Float64, "integer": pl.Int64, "string": pl.String}
-    return {
-        name: types[spec.get("type", "string")]
-        for name, spec in schema["$defs"]["rowFields"]["properties"].items()
-    }

@@ -1,0 +1,84 @@
+"""The records every layer shares, and every default, each written once.
+
+Nothing here reads or writes anything, and nothing heavy is imported: the command line reads its
+defaults from here before it loads polars or httpx.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# -- where the data comes from ---------------------------------------------------------------
+UPSTREAM_REPOSITORY = "ml-energy/leaderboard"
+UPSTREAM_URL = f"https://github.com/{UPSTREAM_REPOSITORY}"
+UPSTREAM_REF = "master"
+GITHUB_API_BASE = "https://api.github.com"
+GITHUB_RAW_BASE = "https://raw.githubusercontent.com"
+LIVE = "live"  # --from live: the upstream repository itself
+# The snapshot the committed output was built from, vendored in the repository: builds and
+# audits default to it, so that they run offline and give the committed bytes.
+VENDORED_SNAPSHOT = "snapshots/ml-energy-leaderboard"
+INDEX_PATH = "public/data/index.json"  # the leaderboard's own index, in every snapshot
+SNAPSHOT_MANIFEST = "snapshot.json"
+
+# -- what is built, and where it goes ------------------------------------------------------------
+DEFAULT_TASK = "lm-arena-chat"
+DEFAULT_ITL_DEADLINE_MS = 500.0
+REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page shows
+DEFAULT_OUT = "output/index.json"
+DEFAULT_CACHE = ".cache/upstream"
+TABLE_FORMATS = ("csv", "parquet")
+
+# -- how hard a download tries ----------------------------------------------------------------
+HTTP_RETRIES = 3  # attempts after the first
+HTTP_TIMEOUT_SECONDS = 30.0
+HTTP_BACKOFF_SECONDS = 1.0
+HTTP_MAX_BYTES = 64 << 20
+
+# -- the configuration key and the groups of the stages ------------------------------------------
+KEY_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")  # one measured configuration
+INDEX_GROUP = ("model_id", "gpu_model")  # one index row
+SERVER_GROUP = ("model_id", "gpu_model", "num_gpus")  # one server: stability cascade, curves
+
+
+@dataclass(frozen=True)
+class UpstreamFile:
+    """One upstream file's bytes and what the snapshot records about them."""
+
+    path: str
+    content: bytes
+    sha256: str
+    bytes: int
+    url: str
+    last_commit: str
+    last_commit_date: str
+
+
+@dataclass(frozen=True)
+class UpstreamSnapshot:
+    """The files one build reads, and where they came from."""
+
+    location: str
+    repository: str
+    ref: str
+    commit: str
+    commit_date: str
+    retrieved: str
+    task: str
+    task_file: UpstreamFile
+    index_file: UpstreamFile
+
+
+@dataclass(frozen=True)
+class Dates:
+    """The dates an index carries: data retrieved, file written, data last changed."""
+
+    retrieved: str
+    updated: str
+    data_version: str
+
+
+def json_number(value: float) -> int | float:
+    """A whole number as an int (500, not 500.0), anything else as it is: how every document
+    writes a number that a person chose (a deadline)."""
+    return int(value) if float(value).is_integer() else value

@@ -1,0 +1,100 @@
+"""The layout shows the pipeline, and the imports keep to it.
+
+pipeline/
+  model.py, errors.py   the shared records, defaults and errors: import nothing of the package
+  steps/                pure, in pipeline order: a step imports only earlier steps
+  documents/            pure: may use the steps' results, never disk, network or a flow
+  io/                   disk and network: never a step, a document or a flow
+  flows/                one per command: compose the rest
+  pages/                the HTML report: documents and steps, never a flow
+  cli.py                click only: the flows, the model and the errors
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+PACKAGE = REPO / "pipeline"
+STEP_ORDER = {
+    "validate": 0,
+    "stability": 1,
+    "selection": 2,
+    "derive": 3,
+    "robustness": 4,
+    "sweep": 4,
+    "curves": 4,
+}
+BASE = {"pipeline", "pipeline.model", "pipeline.errors"}
+ALLOWED_LAYERS = {
+    "steps": {"steps"},
+    "documents": {"steps", "documents"},
+    "io": {"io"},
+    "flows": {"steps", "documents", "io", "flows", "pages"},
+    "pages": {"steps", "documents", "pages"},
+}
+
+
+def _modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every pipeline module a file imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("pipeline"):
+                found.add(node.module)
+                found.update(
+                    f"{node.module}.{alias.name}"
+                    for alias in node.names
+                    if (PACKAGE / Path(*node.module.split(".")[1:]) / f"{alias.name}.py").exists()
+                )
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("pipeline"))
+    return found
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 else module
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(REPO)))
+def test_each_module_imports_only_what_its_layer_may(path: Path):
+    module = _name(path)
+    layer = _layer(module)
+    wrong = []
+    for imported in sorted(_imports(path) - BASE):
+        target = _layer(imported)
+        if module in BASE:
+            wrong.append(imported)
+        elif layer == "pipeline.cli":
+            if target not in ("flows", "pipeline.cli"):
+                wrong.append(imported)
+        elif layer in ALLOWED_LAYERS and target not in ALLOWED_LAYERS[layer]:
+            wrong.append(imported)
+        elif layer == "steps" and target == "steps":
+            mine, theirs = module.split(".")[-1], imported.split(".")[-1]
+            if theirs != "steps" and STEP_ORDER.get(theirs, 0) >= STEP_ORDER.get(mine, 0):
+                wrong.append(imported)
+    assert wrong == [], f"{module} ({layer}) imports {wrong}"
+
+
+def test_every_module_lives_in_a_layer():
+    loose = [
+        _name(p)
+        for p in _modules()
+        if p.parent == PACKAGE and _name(p) not in {*BASE, "pipeline.cli", "pipeline.__main__"}
+    ]
+    assert loose == []
