@@ -10,9 +10,7 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -20,17 +18,28 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from pipeline import __version__
+from pipeline.model import (
+    DEFAULT_CACHE,
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_OUT,
+    DEFAULT_TASK,
+    GITHUB_API_BASE,
+    GITHUB_RAW_BASE,
+    HTTP_BACKOFF_SECONDS,
+    HTTP_MAX_BYTES,
+    HTTP_RETRIES,
+    HTTP_TIMEOUT_SECONDS,
+    LIVE,
+    TABLE_FORMATS,
+    UPSTREAM_URL,
+    VENDORED_SNAPSHOT,
+    NetworkSettings,
+    report_path,
+)
 
 if TYPE_CHECKING:
-    from pipeline.io.http import Downloader
+    pass
 
-DEFAULT_SOURCE = "https://github.com/ml-energy/leaderboard"
-# The snapshot the committed output was built from, vendored in the repository: builds and
-# audits default to it, so they run offline and give the committed bytes.
-VENDORED_SNAPSHOT = "snapshots/ml-energy-leaderboard"
-LIVE = "live"  # --from live: the upstream repository itself
-DEFAULT_OUT = Path("output/index.json")
-DEFAULT_CACHE = Path(".cache/upstream")
 OFFLINE_HINT = (
     "hint: to build without network, pass a snapshot directory: --from DIR "
     "(make index FROM=DIR), e.g. snapshots/ml-energy-leaderboard"
@@ -90,71 +99,39 @@ def reports_errors(command: F) -> F:
 
 
 def _scrubbed(message: str) -> str:
-    token = os.environ.get("GITHUB_TOKEN")
-    if not token:
-        return message
-    from pipeline.io.http import scrubbed
+    from pipeline.errors import scrubbed
 
-    return scrubbed(message, token)
-
-
-@dataclass(frozen=True)
-class Network:
-    """The network settings every command that may download shares."""
-
-    ref: str | None
-    api_base: str
-    raw_base: str
-    retries: int
-    timeout: float
-    backoff: float
-    max_bytes: int
-    quiet: bool
-
-    @contextmanager
-    def downloader(self) -> Iterator[Downloader]:
-        from pipeline.io.http import Downloader, HttpSettings, bearer_token
-
-        settings = HttpSettings(
-            retries=self.retries,
-            timeout=self.timeout,
-            backoff=self.backoff,
-            max_bytes=self.max_bytes,
-            progress=not self.quiet and sys.stderr.isatty(),
-            token=bearer_token(os.environ.get("GITHUB_TOKEN")),
-            token_scope=self.api_base,
-        )
-        with Downloader(settings) as downloader:
-            yield downloader
+    return scrubbed(message, os.environ.get("GITHUB_TOKEN"))
 
 
 _NETWORK_OPTIONS = [
     click.option("--ref", help="Upstream branch, tag or commit [default: master]."),
     click.option(
-        "--api-base", envvar="ENERGY_INDEX_API_BASE", default="https://api.github.com",
+        "--api-base", envvar="ENERGY_INDEX_API_BASE", default=GITHUB_API_BASE,
         show_default=True, show_envvar=True, help="GitHub API base URL.",
     ),
     click.option(
-        "--raw-base", envvar="ENERGY_INDEX_RAW_BASE", default="https://raw.githubusercontent.com",
+        "--raw-base", envvar="ENERGY_INDEX_RAW_BASE", default=GITHUB_RAW_BASE,
         show_default=True, show_envvar=True, help="Base URL of raw files.",
     ),
     click.option(
-        "--retries", envvar="ENERGY_INDEX_RETRIES", type=click.IntRange(min=0), default=3,
-        show_default=True, show_envvar=True, help="Attempts after the first, per request.",
+        "--retries", envvar="ENERGY_INDEX_RETRIES", type=click.IntRange(min=0),
+        default=HTTP_RETRIES, show_default=True, show_envvar=True,
+        help="Attempts after the first, per request.",
     ),
     click.option(
         "--timeout", envvar="ENERGY_INDEX_TIMEOUT", type=click.FloatRange(min=0, min_open=True),
-        default=30.0, show_default=True, show_envvar=True,
+        default=HTTP_TIMEOUT_SECONDS, show_default=True, show_envvar=True,
         help="Seconds for each of connect, read and the whole of one attempt.",
     ),
     click.option(
-        "--backoff", envvar="ENERGY_INDEX_BACKOFF", type=click.FloatRange(min=0), default=1.0,
-        show_default=True, show_envvar=True,
+        "--backoff", envvar="ENERGY_INDEX_BACKOFF", type=click.FloatRange(min=0),
+        default=HTTP_BACKOFF_SECONDS, show_default=True, show_envvar=True,
         help="First delay between attempts in seconds; doubles each time, with jitter.",
     ),
     click.option(
         "--max-bytes", envvar="ENERGY_INDEX_MAX_BYTES", type=click.IntRange(min=1),
-        default=64 << 20, show_default=True, show_envvar=True,
+        default=HTTP_MAX_BYTES, show_default=True, show_envvar=True,
         help="Largest response body accepted; a larger one is refused while it streams.",
     ),
     click.option("--quiet", is_flag=True, help="No progress display."),
@@ -176,7 +153,7 @@ def network_options(command: F) -> F:
             "max_bytes",
             "quiet",
         )
-        network = Network(**{name: kwargs.pop(name) for name in names})
+        network = NetworkSettings(**{name: kwargs.pop(name) for name in names})
         return command(*args, network=network, **kwargs)
 
     for option in reversed(_NETWORK_OPTIONS):
@@ -191,33 +168,33 @@ def source_option(default: str) -> Callable[[F], F]:
         default=default,
         show_default=True,
         help="Snapshot directory (upstream paths plus snapshot.json), the upstream GitHub "
-        f"repository URL to fetch from, or 'live' for {DEFAULT_SOURCE}.",
+        f"repository URL to fetch from, or '{LIVE}' for {UPSTREAM_URL}.",
     )
 
 
 cache_option = click.option(
     "--cache",
     type=click.Path(path_type=Path),
-    default=DEFAULT_CACHE,
+    default=Path(DEFAULT_CACHE),
     show_default=True,
     envvar="ENERGY_INDEX_CACHE",
     show_envvar=True,
     help="Where a fetched snapshot is kept, so that the next fetch is conditional.",
 )
 task_option = click.option(
-    "--task", default="lm-arena-chat", show_default=True, help="Upstream task to index."
+    "--task", default=DEFAULT_TASK, show_default=True, help="Upstream task to index."
 )
 deadline_option = click.option(
     "--itl-deadline-ms",
     type=click.FloatRange(min=0, min_open=True),
-    default=500.0,
+    default=DEFAULT_ITL_DEADLINE_MS,
     show_default=True,
     help="Median inter-token latency ceiling, inclusive.",
 )
 out_option = click.option(
     "--out",
     type=click.Path(path_type=Path),
-    default=DEFAULT_OUT,
+    default=Path(DEFAULT_OUT),
     show_default=True,
     help="Index file to write; its build report goes beside it as <name>.report.json.",
 )
@@ -243,44 +220,9 @@ def _today() -> str:
     return datetime.now(UTC).date().isoformat()
 
 
-def _snapshot(source: str, network: Network, *, tasks: list[str], cache: Path) -> Path:
-    if source == LIVE:
-        source = DEFAULT_SOURCE
-    if not source.startswith(("https://", "http://")):
-        return Path(source)
-    _check_url("--from", source)
-    from pipeline.io.github import snapshot_source
-
-    with network.downloader() as downloader:
-        directory, outcome = snapshot_source(
-            source,
-            ref=network.ref,
-            api_base=network.api_base,
-            raw_base=network.raw_base,
-            tasks=tasks,
-            cache=cache,
-            downloader=downloader,
-            today=_today(),
-        )
-    if outcome and not network.quiet:
-        state = "changed" if outcome.changed else "unchanged"
-        click.echo(
-            f"fetched upstream {outcome.commit} into {directory} ({state}, "
-            f"{outcome.downloaded} file(s) downloaded)",
-            err=True,
-        )
-    if outcome and outcome.kept:  # not asked for, so said even with --quiet
-        click.echo(f"kept from the previous snapshot: {', '.join(outcome.kept)}", err=True)
-    return directory
-
-
-def _check_url(option: str, url: str) -> None:
-    """A URL given by the user that the download policy refuses is a usage error (exit 2)."""
-    from pipeline.errors import UsageError
-    from pipeline.io.http import URL_POLICY, shown_url, url_allowed
-
-    if not url_allowed(url):
-        raise UsageError(f"{option} {shown_url(url)}: {URL_POLICY}")
+def _notify(line: str) -> None:
+    """Progress of a flow (what was fetched, what was kept): on stderr, as it happens."""
+    click.echo(line, err=True)
 
 
 @main.command(epilog=EXIT_CODES)
@@ -291,19 +233,19 @@ def _check_url(option: str, url: str) -> None:
     "--task",
     "tasks",
     multiple=True,
-    default=["lm-arena-chat"],
+    default=[DEFAULT_TASK],
     show_default=True,
     help="Task file to fetch; repeat for several.",
 )
 @click.option(
     "--repository",
-    default=DEFAULT_SOURCE,
+    default=UPSTREAM_URL,
     show_default=True,
     help="Upstream GitHub repository URL.",
 )
 @network_options
 @reports_errors
-def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: Network) -> None:
+def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: NetworkSettings) -> None:
     """Download upstream files into a snapshot directory, with checksums and provenance.
 
     The ref is resolved to a commit and every file is taken from that commit. With a previous
@@ -316,11 +258,9 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: Network) -
 
         energy-index fetch --to /tmp/upstream --task lm-arena-chat --task gpqa
     """
-    if not repository.startswith(("https://", "http://")):
-        raise click.BadParameter(
-            "must be a https://github.com/<owner>/<repo> URL", param_hint="--repository"
-        )
-    _snapshot(repository, network, tasks=list(tasks), cache=to)
+    from pipeline.flows.fetch import fetch_snapshot
+
+    fetch_snapshot(repository, to=to, tasks=tasks, network=network, today=_today(), notify=_notify)
 
 
 class Deadlines(click.ParamType):
@@ -376,7 +316,7 @@ class Deadlines(click.ParamType):
 @click.option(
     "--format",
     "formats",
-    type=click.Choice(["csv", "parquet"]),
+    type=click.Choice(TABLE_FORMATS),
     multiple=True,
     help="Also write the rows as <name>.csv or <name>.parquet; repeat for both.",
 )
@@ -395,7 +335,7 @@ def build(
     extended: bool,
     formats: tuple[str, ...],
     cache: Path,
-    network: Network,
+    network: NetworkSettings,
 ) -> None:
     """Build the index and write it with its build report.
 
@@ -416,17 +356,14 @@ def build(
         energy-index build --from snapshots/ml-energy-leaderboard \\
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
-    from pipeline.documents.editorial import editorial_text, indexed_tasks
     from pipeline.errors import UsageError
-    from pipeline.flows.build import BuildSettings, Extras, report_path, run, run_all_tasks
+    from pipeline.flows.build import BuildSettings, Extras, build_every_task, build_index
 
     task_source = click.get_current_context().get_parameter_source("task")
     if all_tasks and task_source is not click.core.ParameterSource.DEFAULT:
         raise UsageError("--all-tasks builds every task: give it or --task, not both")
     if retrieved and updated and updated < retrieved:
         raise UsageError(f"--updated {updated} is earlier than --retrieved {retrieved}")
-    tasks = indexed_tasks(editorial_text()) if all_tasks else [task]
-    snapshot = _snapshot(source, network, tasks=tasks, cache=cache)
     settings = BuildSettings(
         task=task, itl_deadline_ms=max(deadlines), retrieved=retrieved, updated=updated
     )
@@ -437,14 +374,31 @@ def build(
         formats=formats,
     )
     if all_tasks:
-        results = run_all_tasks(
-            snapshot, out_dir=out.parent / "tasks", settings=settings, extras=extras
+        out_dir = out.parent / "tasks"
+        results = build_every_task(
+            source,
+            out_dir=out_dir,
+            settings=settings,
+            extras=extras,
+            cache=cache,
+            network=network,
+            today=_today(),
+            notify=_notify,
         )
         for name, result in results.items():
             rows = len(result.document["rows"])
-            click.echo(f"wrote {out.parent / 'tasks' / name / 'index.json'} ({rows} rows)")
+            click.echo(f"wrote {out_dir / name / 'index.json'} ({rows} rows)")
         return
-    result = run(snapshot, out=out, settings=settings, extras=extras)
+    result = build_index(
+        source,
+        out=out,
+        settings=settings,
+        extras=extras,
+        cache=cache,
+        network=network,
+        today=_today(),
+        notify=_notify,
+    )
     counts = result.report["counts"]
     click.echo(
         f"wrote {out} ({counts['rows']} rows from {counts['stable']} stable of "
@@ -494,7 +448,7 @@ def regenerate(
     lock_timeout: float,
     vendored: Path,
     cache: Path,
-    network: Network,
+    network: NetworkSettings,
 ) -> None:
     """Fetch, rebuild, and replace the index only if its data changed.
 
@@ -514,37 +468,30 @@ def regenerate(
     \b
         energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
     """
-    from pipeline.flows.build import (
-        BuildSettings,
-        regeneration_lock,
-        regeneration_paths,
-        staged_or_errors_file,
-    )
-    from pipeline.flows.build import regenerate as regenerated
-    from pipeline.io.files import checked_targets
-    from pipeline.io.vendored import refreshed_snapshot, snapshot_tasks
+    from pipeline.flows.build import BuildSettings
+    from pipeline.flows.regenerate import regenerate_index
 
-    checked_targets(regeneration_paths(out))  # before the lock file is made beside it
-    settings = BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms)
-    with regeneration_lock(out, wait_seconds=lock_timeout):
-        tasks = sorted({task, *snapshot_tasks(vendored)})  # refresh every task it holds
-        fetched = _snapshot(source, network, tasks=tasks, cache=cache)
-        # Built from the fetched files first: a refused build must replace nothing.
-        upstream = staged_or_errors_file(fetched, out=out, settings=settings).snapshot.commit
-        replaced = refreshed_snapshot(fetched, vendored=vendored, task=task)
-        outcome = regenerated(vendored, out=out, settings=settings, today=today or _today())
-    snapshot_line = f"  vendored snapshot {vendored}: replaced by upstream {upstream}"
+    outcome = regenerate_index(
+        source,
+        out=out,
+        vendored=vendored,
+        settings=BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms),
+        today=today or _today(),
+        lock_timeout=lock_timeout,
+        cache=cache,
+        network=network,
+        notify=_notify,
+    )
+    upstream = outcome.upstream
     if outcome.changelog is None:
         click.echo(f"unchanged (upstream {upstream})")
-        if replaced:
-            click.echo(snapshot_line)
-        return
-    click.echo(f"changed (upstream {upstream}): wrote {out}")
-    for line in outcome.changelog.lines():
-        click.echo(f"  {line}")
-    if replaced:
-        click.echo(snapshot_line)
-    if exit_code:
+    else:
+        click.echo(f"changed (upstream {upstream}): wrote {out}")
+        for line in outcome.changelog.lines():
+            click.echo(f"  {line}")
+    if outcome.snapshot_replaced:
+        click.echo(f"  vendored snapshot {vendored}: replaced by upstream {upstream}")
+    if outcome.changelog is not None and exit_code:
         sys.exit(CHANGED_EXIT_CODE)
 
 
@@ -559,7 +506,9 @@ def regenerate(
 @cache_option
 @network_options
 @reports_errors
-def audit(published: str, source: str, as_json: bool, cache: Path, network: Network) -> None:
+def audit(
+    published: str, source: str, as_json: bool, cache: Path, network: NetworkSettings
+) -> None:
     """Rebuild the index in memory and compare it with a published copy.
 
     Rows are matched by row_id and compared field by field; header keys too. The dates updated,
@@ -572,15 +521,11 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
         energy-index audit --published output/index.json
         energy-index audit --published fixtures/published/index.json --json
     """
-    from pipeline.documents.compare import audit as compare
-    from pipeline.flows.build import BuildSettings, build
+    from pipeline.flows.audit import audited
 
-    document = _published(published, network)
-    _refuse_invalid(published, document)
-    task = _task_of(document)
-    settings = BuildSettings(task=task, itl_deadline_ms=float(document.get("itl_deadline_ms", 500)))
-    snapshot = _snapshot(source, network, tasks=[task], cache=cache)
-    result = compare(document, build(snapshot, settings=settings).document)
+    result = audited(
+        published, source=source, cache=cache, network=network, today=_today(), notify=_notify
+    )
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -592,7 +537,7 @@ def audit(published: str, source: str, as_json: bool, cache: Path, network: Netw
 index_option = click.option(
     "--index",
     type=click.Path(path_type=Path),
-    default=DEFAULT_OUT,
+    default=Path(DEFAULT_OUT),
     show_default=True,
     help="The index to document; its build report <name>.report.json must sit beside it.",
 )
@@ -617,7 +562,12 @@ index_option = click.option(
 @network_options
 @reports_errors
 def report(
-    index: Path, source: str, out: Path, png: Path | None, cache: Path, network: Network
+    index: Path,
+    source: str,
+    out: Path,
+    png: Path | None,
+    cache: Path,
+    network: NetworkSettings,
 ) -> None:
     """Write one self-contained, interactive HTML page documenting an index.
 
@@ -632,22 +582,19 @@ def report(
 
         energy-index report --index output/index.json --out output/report.html
     """
-    from pipeline.flows.report import index_beside, page_inputs
-    from pipeline.io.files import checked_targets, write_files
-    from pipeline.pages.page import report_html
+    from pipeline.flows.report import write_report_page
 
-    checked_targets({"report page": out, **({"charts picture": png} if png else {})})
-    task = index_beside(index).report["parameters"]["task"]
-    snapshot = _snapshot(source, network, tasks=[task], cache=cache)
-    inputs = page_inputs(index, snapshot)
-    page = report_html(inputs).encode("utf-8")
-    files = {out: page}
-    if png is not None:
-        from pipeline.pages.picture import charts_png
-
-        files[png] = charts_png(inputs)
-    write_files(files)
-    click.echo(f"wrote {out} ({len(page) >> 10} KiB)" + (f" and {png}" if png else ""))
+    size = write_report_page(
+        index,
+        source=source,
+        out=out,
+        png=png,
+        cache=cache,
+        network=network,
+        today=_today(),
+        notify=_notify,
+    )
+    click.echo(f"wrote {out} ({size >> 10} KiB)" + (f" and {png}" if png else ""))
 
 
 @main.command(epilog=EXIT_CODES)
@@ -663,7 +610,7 @@ def report(
 @cache_option
 @network_options
 @reports_errors
-def site(index: Path, source: str, out: Path, cache: Path, network: Network) -> None:
+def site(index: Path, source: str, out: Path, cache: Path, network: NetworkSettings) -> None:
     """Write the static site: every task's report page and a JSON API with a Data Package.
 
     index.html is the report of --index; tasks/<task>/index.html one per task;
@@ -675,13 +622,11 @@ def site(index: Path, source: str, out: Path, cache: Path, network: Network) -> 
 
         energy-index site --index output/index.json --out site
     """
-    from pipeline.documents.editorial import editorial_text, indexed_tasks
-    from pipeline.flows.site import site_files
-    from pipeline.io.files import write_directory
+    from pipeline.flows.site import write_site
 
-    snapshot = _snapshot(source, network, tasks=indexed_tasks(editorial_text()), cache=cache)
-    files = site_files(index, snapshot)
-    write_directory(out, files)
+    files = write_site(
+        index, source=source, out=out, cache=cache, network=network, today=_today(), notify=_notify
+    )
     click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
 
 
@@ -697,51 +642,11 @@ def validate(path: Path) -> None:
 
         energy-index validate output/index.json
     """
-    from pipeline.documents.invariants import index_problems
+    from pipeline.flows.audit import index_file_problems
 
-    problems = index_problems(_read_index(path))
+    problems = index_file_problems(path)
     for problem in problems:
         click.echo(f"{path}: {problem}", err=True)
     if problems:
         sys.exit(1)
     click.echo(f"{path}: valid against schemas/index.schema.json and the index rules")
-
-
-def _refuse_invalid(location: str, document: dict[str, Any]) -> None:
-    """A published document that is not a valid index is refused before any comparison: a
-    comparison by row_id would pass duplicates and rows that are not rows."""
-    from pipeline.documents.invariants import index_problems
-    from pipeline.errors import SourceError
-
-    problems = index_problems(document)
-    if problems:
-        listed = "".join(f"\n  {problem}" for problem in problems[:20])
-        more = f"\n  … and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise SourceError(
-            f"{location}: not a valid index ({len(problems)} problem(s)):{listed}{more}"
-        )
-
-
-def _published(location: str, network: Network) -> dict[str, Any]:
-    if not location.startswith(("https://", "http://")):
-        return _read_index(Path(location))
-    _check_url("--published", location)
-    with network.downloader() as downloader:
-        document: dict[str, Any] = downloader.get_json(location, expect=dict)
-    return document
-
-
-def _read_index(path: Path) -> dict[str, Any]:
-    from pipeline.errors import SourceError
-    from pipeline.io.local import json_value, local_bytes
-
-    document = json_value(local_bytes(path), path=path)
-    if not isinstance(document, dict):
-        raise SourceError(f"{path}: expected a JSON object (an index), got something else")
-    return document
-
-
-def _task_of(document: dict[str, Any]) -> str:
-    data_url = str(document.get("source", {}).get("data_url", ""))
-    name = data_url.rsplit("/", 1)[-1]
-    return name.removesuffix(".json") if name.endswith(".json") else "lm-arena-chat"

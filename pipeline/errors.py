@@ -18,8 +18,10 @@ The CLI prints ``str(error)`` and exits with ``error.exit_code``; nothing is wri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from urllib.parse import quote
 
 
 class EnergyIndexError(Exception):
@@ -152,3 +154,20 @@ class NetworkError(EnergyIndexError):
         self.url, self.problem, self.attempts = url, problem, attempts
         tries = f" after {attempts} attempt(s)" if attempts > 1 else ""
         super().__init__(f"{url}: {problem}{tries}")
+
+
+def scrubbed(text: str, token: str | None) -> str:
+    """``text`` without ``token`` in any form a message may hold it: as is, stripped, escaped
+    (repr, JSON) or URL-encoded.
+
+    Example: ``scrubbed("Bearer abc", "abc")`` → ``"Bearer ***"``.
+    """
+    if not token:
+        return text
+    forms = set()
+    for raw in {token, token.strip()}:
+        if raw:
+            forms |= {raw, repr(raw)[1:-1], json.dumps(raw)[1:-1], quote(raw, safe=""), quote(raw)}
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text

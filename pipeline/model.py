@@ -7,6 +7,7 @@ defaults from here before it loads polars or httpx.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 # -- where the data comes from ---------------------------------------------------------------
 UPSTREAM_REPOSITORY = "ml-energy/leaderboard"
@@ -39,6 +40,21 @@ HTTP_MAX_BYTES = 64 << 20
 KEY_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")  # one measured configuration
 INDEX_GROUP = ("model_id", "gpu_model")  # one index row
 SERVER_GROUP = ("model_id", "gpu_model", "num_gpus")  # one server: stability cascade, curves
+
+
+@dataclass(frozen=True, kw_only=True)
+class NetworkSettings:
+    """How every command that may download reaches upstream (flags and environment variables
+    of the command line). GITHUB_TOKEN is not here: it is read where the request is made."""
+
+    ref: str | None = None  # branch, tag or commit [default: the repository URL's, or master]
+    api_base: str = GITHUB_API_BASE
+    raw_base: str = GITHUB_RAW_BASE
+    retries: int = HTTP_RETRIES
+    timeout: float = HTTP_TIMEOUT_SECONDS
+    backoff: float = HTTP_BACKOFF_SECONDS
+    max_bytes: int = HTTP_MAX_BYTES
+    quiet: bool = False  # no progress display
 
 
 @dataclass(frozen=True)
@@ -82,3 +98,19 @@ def json_number(value: float) -> int | float:
     """A whole number as an int (500, not 500.0), anything else as it is: how every document
     writes a number that a person chose (a deadline)."""
     return int(value) if float(value).is_integer() else value
+
+
+# -- the files written beside an index ---------------------------------------------------------
+def report_path(index_path: Path) -> Path:
+    """``output/index.json`` → ``output/index.report.json``: how the index was built."""
+    return index_path.with_name(f"{index_path.stem}.report.json")
+
+
+def errors_path(index_path: Path) -> Path:
+    """``output/index.json`` → ``output/index.errors.json``: every failure of a refused build."""
+    return index_path.with_name(f"{index_path.stem}.errors.json")
+
+
+def changelog_path(index_path: Path) -> Path:
+    """``output/index.json`` → ``output/index.changelog.json``: the latest change."""
+    return index_path.with_name(f"{index_path.stem}.changelog.json")

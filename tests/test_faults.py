@@ -165,9 +165,10 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
     tmp_path: Path, monkeypatch
 ):
     """Threads, with the window between reading CHANGELOG.md and writing it widened."""
-    import pipeline.flows.build
+    import pipeline.flows.regenerate
     import pipeline.io.files
-    from pipeline.flows.build import BuildSettings, regenerate
+    from pipeline.flows.build import BuildSettings
+    from pipeline.flows.regenerate import regenerate
 
     real_write = pipeline.io.files.write_files
     both_read = threading.Barrier(2, timeout=2)
@@ -180,7 +181,7 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
                 both_read.wait()
         return real_write(contents)
 
-    monkeypatch.setattr(pipeline.flows.build, "write_files", slow_write)
+    monkeypatch.setattr(pipeline.flows.regenerate, "write_files", slow_write)
     folder = tmp_path / "output"
     errors: list[BaseException] = []
 

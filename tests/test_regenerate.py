@@ -149,10 +149,10 @@ def test_two_regenerations_at_once_leave_one_valid_file(standin, tmp_path):
 
 
 def test_a_second_regeneration_that_cannot_wait_exits_with_a_clear_message(standin, tmp_path):
-    from pipeline.flows.build import regeneration_lock
+    from pipeline.io.files import exclusive_lock
 
     out = tmp_path / "output" / "index.json"
-    with regeneration_lock(out, wait_seconds=0):
+    with exclusive_lock(out.with_name(".index.json.lock"), wait_seconds=0, busy="held"):
         result = regenerate(standin, tmp_path, "--lock-timeout", "0.2")
     assert result.exit_code == 1
     assert "another regeneration of" in result.output

@@ -1,20 +1,12 @@
-"""The pipeline, top to bottom: fetch → validate → stability filter → selection → derive → emit."""
+"""build: the pipeline, top to bottom: fetch → validate → stability filter → selection → derive
+→ emit, and the extras beside the index (deadline sweep, curves, extended index, tables)."""
 
 from __future__ import annotations
 
-import fcntl
-import hashlib
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from pipeline.documents.changelog import Changelog, changelog, history_with
-from pipeline.documents.compare import audit
 from pipeline.documents.editorial import editorial_text, indexed_tasks, task_text
 from pipeline.documents.index import (
     build_report,
@@ -28,20 +20,22 @@ from pipeline.documents.invariants import index_problems
 from pipeline.documents.schemas import CURVES_SCHEMA, DEADLINES_SCHEMA, EXTENDED_SCHEMA, checked
 from pipeline.documents.tables import table_bytes
 from pipeline.errors import (
-    LockBusy,
     SchemaViolation,
-    SourceError,
     UsageError,
     ValidationFailed,
 )
-from pipeline.io.files import checked_targets, folder_lock, write_files
-from pipeline.io.local import json_value, local_bytes
+from pipeline.io.files import checked_targets, write_files
+from pipeline.io.previous import Previous, previous_build
 from pipeline.io.snapshots import leaderboard_index, upstream_snapshot
+from pipeline.io.source import Notify, resolved_snapshot
 from pipeline.model import (
     DEFAULT_ITL_DEADLINE_MS,
     DEFAULT_TASK,
     Dates,
+    NetworkSettings,
     UpstreamSnapshot,
+    errors_path,
+    report_path,
 )
 from pipeline.steps.curves import concurrency_curves
 from pipeline.steps.derive import index_rows
@@ -87,56 +81,6 @@ class BuildSettings:
         return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
 
 
-@dataclass(frozen=True)
-class Previous:
-    """What an earlier build at the same output path was made from, and the dates it carried."""
-
-    inputs: dict[str, str]
-    dates: Dates
-
-
-class _IndexDates(msgspec.Struct):
-    updated: str
-    data_version: str
-    source: dict[str, Any]
-
-
-class _ReportInput(msgspec.Struct):
-    path: str
-    sha256: str
-
-
-class _ReportInputs(msgspec.Struct):
-    index_sha256: str
-    inputs: list[_ReportInput]
-
-
-def previous_build(out: Path) -> Previous | None:
-    """The earlier index at ``out`` and its report, if both are there, readable, and the report
-    describes that very index (its ``index_sha256``): a build killed between its renames leaves
-    a new report beside the old index, whose dates must not be carried onto new data.
-
-    Read with msgspec into just the fields needed: the rows and the report's lists are skipped,
-    not built into Python objects.
-    """
-    try:
-        content = out.read_bytes()
-        report = msgspec.json.decode(report_path(out).read_bytes(), type=_ReportInputs)
-        if report.index_sha256 != hashlib.sha256(content).hexdigest():
-            return None
-        index = msgspec.json.decode(content, type=_IndexDates)
-        return Previous(
-            inputs={i.path: i.sha256 for i in report.inputs},
-            dates=Dates(
-                retrieved=str(index.source["retrieved"]),
-                updated=index.updated,
-                data_version=index.data_version,
-            ),
-        )
-    except (OSError, KeyError, RecursionError, msgspec.DecodeError, msgspec.ValidationError):
-        return None
-
-
 def _inputs(snapshot: UpstreamSnapshot) -> dict[str, str]:
     return {f.path: f.sha256 for f in (snapshot.task_file, snapshot.index_file)}
 
@@ -149,11 +93,6 @@ class Build:
     report: dict[str, Any]
     index_bytes: bytes
     report_bytes: bytes
-
-
-def report_path(index_path: Path) -> Path:
-    """``output/index.json`` → ``output/index.report.json``."""
-    return index_path.with_name(f"{index_path.stem}.report.json")
 
 
 @dataclass(frozen=True)
@@ -334,11 +273,6 @@ def run(
     return result
 
 
-def errors_path(index_path: Path) -> Path:
-    """``output/index.json`` → ``output/index.errors.json``: every failure of a refused build."""
-    return index_path.with_name(f"{index_path.stem}.errors.json")
-
-
 def staged_or_errors_file(
     source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any] | None = None
 ) -> Stages:
@@ -376,123 +310,45 @@ def run_all_tasks(
     return results
 
 
-@dataclass(frozen=True)
-class Regeneration:
-    """What a regeneration did: nothing (``changelog`` is None), or wrote a changed index."""
-
-    commit: str
-    changelog: Changelog | None
-
-
-def changelog_path(index_path: Path) -> Path:
-    """``output/index.json`` → ``output/index.changelog.json`` (the latest change)."""
-    return index_path.with_name(f"{index_path.stem}.changelog.json")
-
-
-def regeneration_paths(out: Path) -> dict[str, Path]:
-    """Every file a regeneration at ``out`` may write, by what it is."""
-    if not out.name or out.name in (".", ".."):
-        return {"index": out}
-    return {
-        **output_paths(out, extras=Extras()),
-        "changelog": changelog_path(out),
-        "history": out.parent / "CHANGELOG.md",
-    }
-
-
-def regenerate(
-    source: Path,
+def build_index(
+    source: str,
     *,
     out: Path,
     settings: BuildSettings,
+    extras: Extras,
+    cache: Path,
+    network: NetworkSettings,
     today: str,
-    editorial: dict[str, Any] | None = None,
-) -> Regeneration:
-    """Rebuild; write only if rows or non-volatile header keys changed, with a changelog.
+    notify: Notify,
+) -> Build:
+    """``build``: resolve ``source`` (a snapshot directory, or upstream, fetched into ``cache``),
+    then :func:`run`.
 
-    Unchanged: nothing is written, so the index keeps its bytes and dates. Changed: ``updated``
-    becomes ``today``; ``data_version`` too if rows changed, else it keeps its previous value.
-    Call it under :func:`regeneration_lock`.
+    Example: ``build_index("snapshots/ml-energy-leaderboard", out=Path("output/index.json"),
+    settings=BuildSettings(), extras=Extras(), cache=Path(".cache/upstream"),
+    network=NetworkSettings(), today="2026-11-30", notify=print)``.
     """
-    checked_targets(regeneration_paths(out))
-    previous_bytes, previous_document, damage = _existing_index(out)
-    stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
-    candidate = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
-    commit = stages.snapshot.commit
-    if previous_document is not None and audit(previous_document, candidate.document).identical:
-        return Regeneration(commit=commit, changelog=None)
-
-    log = changelog(previous_document, candidate.document, date=today, commit=commit)
-    log = replace(log, damaged=damage)
-    data_version = today
-    if previous_document is not None and not log.rows_changed:
-        data_version = previous_document["data_version"]
-    dates = Dates(
-        retrieved=candidate.document["source"]["retrieved"],
-        updated=today,
-        data_version=data_version,
+    snapshot = resolved_snapshot(
+        source, tasks=[settings.task], cache=cache, network=network, today=today, notify=notify
     )
-    result = assembled(stages, dates)
-    history = out.parent / "CHANGELOG.md"
-    # The entry's key: a rerun after a run killed between its renames (history written, index
-    # not) replaces that run's entry instead of adding a second; another index in the folder,
-    # or a later change at the same commit, has another key.
-    replaced = hashlib.sha256(previous_bytes).hexdigest() if previous_bytes is not None else "none"
-    key = f"{out.name} upstream {commit} replacing {replaced}"
-    with folder_lock(_made(out.parent)):  # CHANGELOG.md is shared by every index in the folder
-        earlier = local_bytes(history).decode("utf-8") if history.exists() else HISTORY_TITLE
-        write_files(
-            {
-                report_path(out): result.report_bytes,
-                changelog_path(out): serialized(log.as_json()),
-                history: history_with(earlier, log.markdown(), key=key).encode("utf-8"),
-                out: result.index_bytes,
-            }
-        )
-    return Regeneration(commit=commit, changelog=log)
+    return run(snapshot, out=out, settings=settings, extras=extras)
 
 
-HISTORY_TITLE = "# Changes to the index\n\n"
-
-
-def _made(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def _existing_index(out: Path) -> tuple[bytes | None, dict[str, Any] | None, list[str]]:
-    """The bytes and document of the index at ``out``, or ``None`` for a damaged one, with its
-    problems (``index_problems``, or why it does not parse): a damaged index is rewritten."""
-    if not out.exists():
-        return None, None, []
-    content = local_bytes(out)
-    try:
-        document = json_value(content, path=out)
-    except SourceError as error:
-        return content, None, [str(error).removeprefix(f"{out}: ")]
-    problems = index_problems(document)
-    return content, (None if problems else document), problems
-
-
-@contextmanager
-def regeneration_lock(out: Path, *, wait_seconds: float) -> Iterator[None]:
-    """Hold ``.<name>.lock`` beside the index; wait for another holder up to ``wait_seconds``."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    path = out.with_name(f".{out.name}.lock")
-    with open(path, "a+") as handle:
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockBusy(
-                        f"{path}: another regeneration of {out} is running; "
-                        f"waited {wait_seconds:.0f} s (see --lock-timeout)"
-                    ) from None
-                time.sleep(0.1)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def build_every_task(
+    source: str,
+    *,
+    out_dir: Path,
+    settings: BuildSettings,
+    extras: Extras,
+    cache: Path,
+    network: NetworkSettings,
+    today: str,
+    notify: Notify,
+) -> dict[str, Build]:
+    """``build --all-tasks``: resolve ``source`` with every indexed task, then
+    :func:`run_all_tasks`."""
+    tasks = indexed_tasks(editorial_text())
+    snapshot = resolved_snapshot(
+        source, tasks=tasks, cache=cache, network=network, today=today, notify=notify
+    )
+    return run_all_tasks(snapshot, out_dir=out_dir, settings=settings, extras=extras)

@@ -18,12 +18,12 @@ from typing import Any
 
 from pipeline.errors import SourceError
 from pipeline.flows.build import BuildSettings, Stages, index_stages, report_path, sweep_of
+from pipeline.io.files import checked_targets, write_files
+from pipeline.io.source import Notify, resolved_snapshot
+from pipeline.model import REPORT_DEADLINES_MS, NetworkSettings
 from pipeline.pages.configurations import ordered_configurations
-from pipeline.pages.page import PageInputs
+from pipeline.pages.page import PageInputs, report_html
 from pipeline.steps.stability import StabilityThresholds
-
-# The deadline sweep on the page; the index's own deadline is added to it.
-SWEEP_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def inputs_of(
         configurations=ordered_configurations(
             stages.stability.stable, precision_labels=stages.editorial["precision_labels"]
         ),
-        sweep=sweep_of(stages, tuple(sorted({*SWEEP_DEADLINES_MS, deadline}))),
+        sweep=sweep_of(stages, tuple(sorted({*REPORT_DEADLINES_MS, deadline}))),
         index_name=name,
     )
 
@@ -120,3 +120,32 @@ def _parsed(content: bytes, path: Path) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise SourceError(f"{path}: expected a JSON object")
     return value
+
+
+def write_report_page(
+    index: Path,
+    *,
+    source: str,
+    out: Path,
+    png: Path | None,
+    cache: Path,
+    network: NetworkSettings,
+    today: str,
+    notify: Notify,
+) -> int:
+    """``report``: write the page documenting ``index`` (and its charts as a PNG); returns the
+    page's size in bytes."""
+    checked_targets({"report page": out, **({"charts picture": png} if png else {})})
+    task = index_beside(index).report["parameters"]["task"]
+    snapshot = resolved_snapshot(
+        source, tasks=[task], cache=cache, network=network, today=today, notify=notify
+    )
+    inputs = page_inputs(index, snapshot)
+    page = report_html(inputs).encode("utf-8")
+    files = {out: page}
+    if png is not None:
+        from pipeline.pages.picture import charts_png  # vl-convert: loaded only for the PNG
+
+        files[png] = charts_png(inputs)
+    write_files(files)
+    return len(page)

@@ -36,6 +36,9 @@ from pipeline.flows.report import (
     refuse_other_snapshot,
     settings_of,
 )
+from pipeline.io.files import write_directory
+from pipeline.io.source import Notify, resolved_snapshot
+from pipeline.model import NetworkSettings
 from pipeline.pages.page import report_html
 from pipeline.steps.curves import concurrency_curves
 from pipeline.steps.derive import slug
@@ -169,3 +172,23 @@ def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -
         "hash": f"sha256:{hashlib.sha256(content).hexdigest()}",
         "schema": {"fields": fields, "primaryKey": ["row_id"]},
     }
+
+
+def write_site(
+    index: Path,
+    *,
+    source: str,
+    out: Path,
+    cache: Path,
+    network: NetworkSettings,
+    today: str,
+    notify: Notify,
+) -> dict[str, bytes]:
+    """``site``: write every file of the site into ``out``, replaced whole; returns them."""
+    tasks = indexed_tasks(editorial_text())
+    snapshot = resolved_snapshot(
+        source, tasks=tasks, cache=cache, network=network, today=today, notify=notify
+    )
+    files = site_files(index, snapshot)
+    write_directory(out, files)
+    return files

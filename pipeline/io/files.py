@@ -21,10 +21,11 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from pipeline.errors import OutputError, UsageError
+from pipeline.errors import LockBusy, OutputError, UsageError
 
 
 def checked_targets(targets: Mapping[str, Path]) -> None:
@@ -362,3 +363,24 @@ def _exchanged(first: Path, second: Path) -> bool:
     if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # filesystem or kernel without it
         return False
     raise OSError(code, os.strerror(code), str(second))
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (made if missing), waiting for another holder
+    up to ``wait_seconds``; then raise LockBusy saying ``busy``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockBusy(f"{path}: {busy}") from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

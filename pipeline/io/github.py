@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlencode
 
 from pipeline.errors import NetworkError, SourceError, UsageError
 from pipeline.io.files import writable_directory, write_directory
@@ -73,10 +73,6 @@ class Upstream:
         if not is_ref(self.ref):
             raise UsageError(f"--ref {quoted(self.ref)}: not a branch, tag or commit name")
 
-    @property
-    def api_host(self) -> str:
-        return urlsplit(self.api_base).netloc
-
     def head_url(self) -> str:
         return f"{self.api_base}/repos/{self.repository}/commits/{quote(self.ref, safe='')}"
 
@@ -86,10 +82,6 @@ class Upstream:
 
     def raw_url(self, commit: str, path: str) -> str:
         return f"{self.raw_base}/{self.repository}/{commit}/{path}"
-
-
-def is_repository_url(source: str) -> bool:
-    return _REPOSITORY_URL.match(source) is not None
 
 
 def upstream_of(source: str, *, ref: str | None, api_base: str, raw_base: str) -> Upstream:
@@ -360,22 +352,3 @@ def _held_tasks(directory: Path) -> list[str]:
         return []
     found = (_TASK_FILE.fullmatch(path) for path in files if isinstance(path, str))
     return sorted(match.group(1) for match in found if match)
-
-
-def snapshot_source(
-    source: str,
-    *,
-    ref: str | None,
-    api_base: str,
-    raw_base: str,
-    tasks: Sequence[str],
-    cache: Path,
-    downloader: Downloader,
-    today: str,
-) -> tuple[Path, FetchOutcome | None]:
-    """The snapshot directory a ``--from`` value stands for, fetching it first if it is a URL."""
-    if not source.startswith(("https://", "http://")):
-        return Path(source), None
-    upstream = upstream_of(source, ref=ref, api_base=api_base, raw_base=raw_base)
-    outcome = fetched_snapshot(upstream, tasks=tasks, to=cache, downloader=downloader, today=today)
-    return outcome.directory, outcome

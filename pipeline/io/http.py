@@ -30,12 +30,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import httpx
 
 from pipeline import __version__
-from pipeline.errors import NetworkError, UsageError
+from pipeline.errors import NetworkError, UsageError, scrubbed
+from pipeline.model import HTTP_BACKOFF_SECONDS, HTTP_MAX_BYTES, HTTP_RETRIES, HTTP_TIMEOUT_SECONDS
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 FIRST_BYTES = 120  # how much of an unexpected body an error message shows
@@ -54,10 +55,10 @@ _MAX_HEADER_KEPT = 200
 class HttpSettings:
     """How hard to try. ``retries`` counts attempts after the first."""
 
-    retries: int = 3
-    timeout: float = 30.0
-    backoff: float = 1.0
-    max_bytes: int = 64 << 20
+    retries: int = HTTP_RETRIES
+    timeout: float = HTTP_TIMEOUT_SECONDS
+    backoff: float = HTTP_BACKOFF_SECONDS
+    max_bytes: int = HTTP_MAX_BYTES
     max_retry_after: float = 600.0
     progress: bool = False
     token: str | None = field(default=None, repr=False)
@@ -118,23 +119,6 @@ def bearer_token(value: str | None) -> str | None:
             "digits and -._~+/= (a control character or a space?); its value is not shown"
         )
     return token
-
-
-def scrubbed(text: str, token: str | None) -> str:
-    """``text`` without ``token`` in any form a message may hold it: as is, stripped, escaped
-    (repr, JSON) or URL-encoded.
-
-    Example: ``scrubbed("Bearer abc", "abc")`` → ``"Bearer ***"``.
-    """
-    if not token:
-        return text
-    forms = set()
-    for raw in {token, token.strip()}:
-        if raw:
-            forms |= {raw, repr(raw)[1:-1], json.dumps(raw)[1:-1], quote(raw, safe=""), quote(raw)}
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, "***")
-    return text
 
 
 def shown_url(url: str, scrub: Callable[[str], str] = str) -> str:
@@ -211,7 +195,6 @@ class Downloader:
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.settings = settings
-        self.attempts: dict[str, int] = {}
         self._sleep = sleep
         timeout = settings.timeout
         self._runner = asyncio.Runner()
@@ -245,7 +228,6 @@ class Downloader:
         attempt = 0
         while True:
             attempt += 1
-            self.attempts[url] = self.attempts.get(url, 0) + 1
             try:
                 return self._runner.run(self._deadlined(url, headers))
             except NetworkError as failure:  # final on this attempt: say how many were made
