@@ -26,6 +26,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from pipeline.errors import LockBusy, OutputError, UsageError
+from pipeline.model import SNAPSHOT_MANIFEST
 
 
 def checked_targets(targets: Mapping[str, Path]) -> None:
@@ -173,7 +174,7 @@ def _staged_copy(target: Path, data: bytes) -> str:
     return temporary
 
 
-DIRECTORY_MANIFEST = "snapshot.json"  # what marks a directory as written by write_directory
+DIRECTORY_MANIFEST = SNAPSHOT_MANIFEST  # what marks a directory as written by write_directory
 _MANIFEST_CAP = 64 << 20
 _RENAME_EXCHANGE = 2  # linux/fs.h: swap two paths atomically
 
