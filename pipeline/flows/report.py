@@ -11,7 +11,6 @@ the index's deadline, give exactly the index's rows (in ``page.report_html``).
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from pipeline.errors import SourceError
 from pipeline.flows.build import BuildSettings, Stages, index_stages, report_path, sweep_of
 from pipeline.io.files import checked_targets, write_files
+from pipeline.io.local import json_value, local_bytes
 from pipeline.io.source import Notify, resolved_snapshot
 from pipeline.model import REPORT_DEADLINES_MS, NetworkSettings
 from pipeline.pages.configurations import ordered_configurations
@@ -107,16 +107,15 @@ def inputs_of(
 
 def _read(path: Path, *, what: str) -> bytes:
     try:
-        return path.read_bytes()
-    except OSError as error:
-        raise SourceError(f"{path}: {what} cannot be read ({error.strerror})") from None
+        return local_bytes(path)
+    except SourceError as error:
+        # local_bytes says "<path>: <problem>"; the page says which input that path is.
+        problem = str(error).removeprefix(f"{path}: ")
+        raise SourceError(f"{path}: {what} {problem}") from None
 
 
 def _parsed(content: bytes, path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(content)
-    except ValueError as error:
-        raise SourceError(f"{path}: not valid JSON ({error})") from None
+    value = json_value(content, path=path)
     if not isinstance(value, dict):
         raise SourceError(f"{path}: expected a JSON object")
     return value

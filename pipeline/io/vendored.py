@@ -8,11 +8,11 @@ snapshot, whole (written beside it and renamed into place), never file by file.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from pipeline.io.files import write_directory
+from pipeline.io.local import json_value, local_bytes
 from pipeline.io.snapshots import snapshot_directory, upstream_snapshot
 from pipeline.model import SNAPSHOT_MANIFEST
 
@@ -20,7 +20,8 @@ _TASK_FILE = re.compile(r"^public/data/tasks/([a-z0-9][a-z0-9-]*)\.json$")
 
 
 def _files(directory: Path) -> dict[str, str]:
-    manifest = json.loads((directory / SNAPSHOT_MANIFEST).read_bytes())
+    path = directory / SNAPSHOT_MANIFEST
+    manifest = json_value(local_bytes(path), path=path)
     return {path: record["sha256"] for path, record in manifest["files"].items()}
 
 
