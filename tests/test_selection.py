@@ -102,9 +102,7 @@ def tie_breaks() -> pl.DataFrame:
 
 
 @pytest.mark.parametrize(("model_id", "pick"), sorted(TIE_BREAK_PICKS.items()))
-def test_each_tie_break_key_decides_when_the_keys_before_it_are_equal(
-    tie_breaks, model_id, pick
-):
+def test_each_tie_break_key_decides_when_the_keys_before_it_are_equal(tie_breaks, model_id, pick):
     assert chosen(selected_configurations(tie_breaks))[model_id] == pick
 
 
