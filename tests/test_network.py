@@ -15,19 +15,10 @@ from click.testing import CliRunner
 from pipeline.cli import main
 from pipeline.download import Downloader, HttpSettings
 from pipeline.errors import NetworkError
-from tests.conftest import INDEX_PATH, PUBLISHED, SNAPSHOT, TASK_PATH
+from tests.conftest import FAST, INDEX_PATH, PUBLISHED, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli
 from tests.standin import Fault, StandIn
 
-REPOSITORY_URL = "https://github.com/ml-energy/leaderboard"
 TOKEN = "ghp_secretTOKEN0123456789"
-FAST = ["--retries", "2", "--timeout", "0.5", "--backoff", "0.01", "--quiet"]
-
-
-@pytest.fixture
-def standin():
-    server = StandIn(SNAPSHOT).start()
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -37,15 +28,6 @@ def out(tmp_path: Path) -> Path:
     path.parent.mkdir()
     path.write_bytes(b'{"the": "previous index"}\n')
     return path
-
-
-def cli(standin: StandIn, *args: str, token: str | None = None):
-    env = {
-        "ENERGY_INDEX_API_BASE": standin.api_base,
-        "ENERGY_INDEX_RAW_BASE": standin.raw_base,
-        "GITHUB_TOKEN": token,
-    }
-    return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
 
 
 def build_live(standin: StandIn, out: Path, tmp_path: Path, *extra: str, token: str | None = None):
