@@ -140,6 +140,39 @@ def test_a_group_with_nothing_under_a_deadline_says_so():
     assert all(g["by_deadline"][0]["binding"] for g in empty)
 
 
+def test_the_sweep_on_the_fixture_cell_by_cell():
+    from pipeline.stability import stable_configurations
+    from pipeline.sweep import NO_CONFIGURATION, deadline_sweep
+    from pipeline.validate import validated_configurations
+    from tests.conftest import fixture_bytes, upstream_file
+
+    frame = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
+    groups = deadline_sweep(
+        stable_configurations(frame).stable,
+        deadlines_ms=[40.0, 500.0, 600.0],
+        precision_labels=editorial_text()["precision_labels"],
+    )
+    cells = {
+        g["model_id"]: [
+            (c["itl_deadline_ms"], c["status"], c["binding"], c["row"] and c["row"]["row_id"])
+            for c in g["by_deadline"]
+        ]
+        for g in groups
+    }
+    # Without a deadline Test Model 8B would take 1×256 at 600 ms: binding below 600 ms only
+    # (deadlines are inclusive).
+    assert cells["org/test-8b"] == [
+        (40, "selected", True, "test-model-8b/H100/1/128"),
+        (500, "selected", True, "test-model-8b/H100/1/128"),
+        (600, "selected", False, "test-model-8b/H100/1/256"),
+    ]
+    # Nothing under 650 ms: listed all the same, with no row at any deadline.
+    assert cells["org/slow"] == [(d, NO_CONFIGURATION, True, None) for d in (40, 500, 600)]
+    assert sorted(cells) == [
+        "org/repeat-fp8", "org/short", "org/slow", "org/test-8b", "org/tie", "org/unstable",
+    ]  # fmt: skip
+
+
 # -- robustness ----------------------------------------------------------------------------------
 
 
@@ -199,6 +232,27 @@ def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial)
     assert figures["runner_up"]["energy_margin"] == 0.5
 
 
+def test_the_runner_up_is_ranked_under_the_same_inclusive_deadline(
+    fixture_snapshot, fixture_editorial
+):
+    from pipeline.run import build
+
+    report = build(
+        fixture_snapshot("edge-cases.json"),
+        settings=BuildSettings(itl_deadline_ms=600.0),
+        editorial=fixture_editorial,
+    ).report
+    # At 600 ms Test Model 8B takes 1×256 (600 ms itself); next in the selection order: 1×128.
+    runner_up = report["robustness"]["test-model-8b/H100/1/256"]["runner_up"]
+    assert runner_up == {
+        "num_gpus": 1,
+        "max_num_seqs": 128,
+        "joules_per_output_token": 0.215694,
+        "median_itl_ms": 40.0,
+        "energy_margin": 0.0785,
+    }
+
+
 # -- curves --------------------------------------------------------------------------------------
 
 
@@ -244,6 +298,49 @@ def test_the_frontier_on_a_tiny_curve():
     )  # fmt: skip
     points = concurrency_curves(frame)[0]["points"]
     assert [p["pareto"] for p in points] == [True, True, False, True]
+
+
+def curve_frame(rows: list[tuple[str, int, int, float, float]]) -> pl.DataFrame:
+    """(model_id, num_gpus, max_num_seqs, J/token, median ITL) → a stable frame on H100."""
+    return pl.DataFrame(
+        rows,
+        schema=["model_id", "num_gpus", "max_num_seqs", "energy_per_token_joules", "median_itl_ms"],
+        orient="row",
+    ).with_columns(
+        gpu_model=pl.lit("H100"),
+        nickname=pl.col("model_id").str.to_uppercase(),
+        avg_power_watts=pl.lit(300.0),
+    )
+
+
+def test_curves_come_in_key_order_with_points_by_max_num_seqs_whatever_the_input_order():
+    # Twelve curves of one to three points, models and max_num_seqs both given descending.
+    rows = [
+        (f"m{i:02d}", 1 + i % 2, seqs, 0.1 * seqs, 100.0 / seqs)
+        for i in reversed(range(12))
+        for seqs in (64, 32, 16)[: 1 + i % 3]
+    ]
+    curves = concurrency_curves(curve_frame(rows))
+    keys = [(c["model_id"], c["gpu"], c["num_gpus"]) for c in curves]
+    assert keys == sorted({(m, "H100", g) for m, g, *_ in rows})
+    for curve in curves:
+        assert curve["model"] == curve["model_id"].upper()
+        measured = [s for m, g, s, *_ in rows if (m, g) == (curve["model_id"], curve["num_gpus"])]
+        assert [p["max_num_seqs"] for p in curve["points"]] == sorted(measured)
+
+
+def test_a_tie_on_one_axis_is_decided_by_the_other_and_identical_points_both_stay():
+    curves = concurrency_curves(
+        curve_frame(
+            [
+                ("m", 1, 8, 0.3, 10.0), ("m", 1, 16, 0.3, 20.0),  # same energy: slower is dominated
+                ("m", 2, 8, 0.3, 10.0), ("m", 2, 16, 0.2, 10.0),  # same ITL: costlier is dominated
+                ("m", 4, 8, 0.3, 10.0), ("m", 4, 8, 0.3, 10.0),  # a repeated run: neither is
+            ]
+        )
+    )  # fmt: skip
+    pareto = {c["num_gpus"]: [p["pareto"] for p in c["points"]] for c in curves}
+    assert pareto == {1: [True, False], 2: [False, True], 4: [True, True]}
 
 
 # -- exports -------------------------------------------------------------------------------------
