@@ -75,6 +75,12 @@ def test_the_deadline_is_inclusive(stable):
     assert just_under["org/test-8b"] == (1, 128, 0.215694)
 
 
+def test_the_eligible_configurations_are_counted(stable):
+    # 13 stable; 1×256 of Test Model 8B (600 ms) and both of Slow Model (650, 900 ms) are over.
+    assert selected_configurations(stable).eligible_configurations == 10
+    assert selected_configurations(stable, itl_deadline_ms=600.0).eligible_configurations == 11
+
+
 def test_one_row_per_model_and_gpu_sorted_by_group(stable):
     selected = selected_configurations(stable).selected
     groups = selected.select("model_id", "gpu_model").rows()
@@ -106,6 +112,15 @@ def test_each_tie_break_key_decides_when_the_keys_before_it_are_equal(tie_breaks
     assert chosen(selected_configurations(tie_breaks))[model_id] == pick
 
 
+def test_a_tie_on_every_key_is_broken_by_the_other_columns_in_name_order(tie_breaks):
+    # Full Tie: a repeated run, equal on all four keys; avg_batch_size is the first other column
+    # that differs, and the run listed first in the file (63) loses.
+    picked = selected_configurations(tie_breaks).selected.filter(
+        pl.col("model_id") == "org/full-tie"
+    )
+    assert picked.get_column("avg_batch_size").to_list() == [60.0]
+
+
 def orders_of(keys: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Every ordered choice of some of the keys (removals and reorderings)."""
     return [order for n in range(len(keys) + 1) for order in permutations(keys, n)]
@@ -113,9 +128,13 @@ def orders_of(keys: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 def test_no_other_tie_break_order_gives_the_same_picks(tie_breaks, monkeypatch):
     # Guards the fixture: it must tell the documented order from every removal and reordering.
-    assert chosen(selected_configurations(tie_breaks)) == TIE_BREAK_PICKS
+    def picks() -> dict[str, tuple[int, int, float]]:
+        got = chosen(selected_configurations(tie_breaks))
+        return {model_id: got[model_id] for model_id in TIE_BREAK_PICKS}
+
+    assert picks() == TIE_BREAK_PICKS
     for order in orders_of(TIE_BREAK):
         if order == TIE_BREAK:
             continue
         monkeypatch.setattr(selection, "TIE_BREAK", order)
-        assert chosen(selected_configurations(tie_breaks)) != TIE_BREAK_PICKS, order
+        assert picks() != TIE_BREAK_PICKS, order

@@ -232,6 +232,43 @@ def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial)
     assert figures["runner_up"]["energy_margin"] == 0.5
 
 
+def test_the_robustness_figures_of_a_rebuild_equal_the_committed_report():
+    from pipeline.run import build
+
+    committed = json.loads((REPO / "output" / "index.report.json").read_bytes())
+    assert build(SNAPSHOT, settings=BuildSettings()).report["robustness"] == committed["robustness"]
+
+
+def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_editorial):
+    from pipeline.run import build
+    from tests.conftest import fixture_bytes, write_snapshot
+
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    for c in document["configurations"]:
+        key = (c["model_id"], c["num_gpus"], c["max_num_seqs"], c["energy_per_token_joules"])
+        if key == ("org/repeat-fp8", 2, 256, 0.12):  # the repeat of the pick (0.1 J)
+            c["energy_per_token_joules"] = 0.1234567
+        elif key == ("org/repeat-fp8", 2, 128, 0.15):  # the runner-up
+            c.update(energy_per_token_joules=0.15234567, median_itl_ms=30.54)
+        c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
+    source = write_snapshot(tmp_path / "s", json.dumps(document).encode())
+    figures = build(source, settings=BuildSettings(), editorial=fixture_editorial).report[
+        "robustness"
+    ]
+    repeat = figures["repeat-model-fp8/H100/2/256"]
+    assert repeat["runner_up"] == {
+        "num_gpus": 2,
+        "max_num_seqs": 128,
+        "joules_per_output_token": 0.1523457,
+        "median_itl_ms": 30.5,
+        "energy_margin": 0.5235,
+    }
+    assert (repeat["repeated_runs"], repeat["repeat_spread"]) == (2, 0.2346)
+    # One run, and nothing else stable under the deadline: no spread, no runner-up.
+    alone = figures["unstable-model/H100/1/64"]
+    assert (alone["repeated_runs"], alone["repeat_spread"], alone["runner_up"]) == (1, None, None)
+
+
 def test_the_runner_up_is_ranked_under_the_same_inclusive_deadline(
     fixture_snapshot, fixture_editorial
 ):
