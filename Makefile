@@ -9,7 +9,7 @@ FROM ?= $(SNAPSHOT)
 OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 
-.PHONY: help setup index regenerate test audit check docs bench report site clean
+.PHONY: help setup index regenerate test audit check docs bench report site clean mutate
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
@@ -30,6 +30,12 @@ regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the
 
 test: $(VENV)/.installed ## Run the test suite
 	$(BIN)/python -m pytest -q
+
+# What is mutated and which tests run: [tool.mutmut] in pyproject.toml (only_mutate, one list).
+mutate: $(VENV)/.installed ## Mutation testing of the pure steps (mutmut), from scratch; prints the score
+	rm -rf mutants
+	$(BIN)/mutmut run
+	$(BIN)/python scripts/mutation_score.py
 
 audit: $(VENV)/.installed ## Compare a published index (PUBLISHED=path, default output/index.json) with a rebuild
 	$(BIN)/energy-index audit --published $(PUBLISHED) --from $(FROM)

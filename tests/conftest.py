@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.documents.editorial import editorial_text
 from pipeline.model import INDEX_PATH
+from tests.standin import StandIn
 
 REPO = Path(__file__).resolve().parent.parent
 # The vendored upstream snapshot: the input of the committed output/index.json.
@@ -100,3 +101,31 @@ def upstream_file(content: bytes, path: str = TASK_PATH):
         last_commit="e" * 40,
         last_commit_date="2026-02-16T04:48:29-05:00",
     )
+
+
+# -- the stand-in GitHub on 127.0.0.1 (tests/standin.py), and the command line pointed at it ----
+REPOSITORY_URL = "https://github.com/ml-energy/leaderboard"
+# Few attempts, short timeouts and backoff: a fault costs milliseconds, not the defaults' minutes.
+FAST = ["--retries", "2", "--timeout", "0.5", "--backoff", "0.01", "--quiet"]
+
+
+@pytest.fixture
+def standin():
+    """The vendored snapshot served as upstream ``master``; faults queued with ``fail``."""
+    server = StandIn(SNAPSHOT).start()
+    yield server
+    server.stop()
+
+
+def cli(standin: StandIn, *args: object, token: str | None = None):
+    """Run the command line with its API and raw bases on the stand-in."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import main
+
+    env = {
+        "ENERGY_INDEX_API_BASE": standin.api_base,
+        "ENERGY_INDEX_RAW_BASE": standin.raw_base,
+        "GITHUB_TOKEN": token,
+    }
+    return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)

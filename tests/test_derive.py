@@ -74,6 +74,9 @@ def test_slug(nickname, expected):
 def test_a_precision_without_a_label_is_a_clear_error():
     with pytest.raises(DerivationError, match="weight_precision 'int3' has no label"):
         rows_of("unknown-precision.json")
+    frame = validated_configurations(upstream_file(fixture_bytes("unknown-precision.json"))).frame
+    with pytest.raises(DerivationError, match=r"\(known: bfloat16 → BF16, fp8 → FP8\); add it"):
+        index_rows(frame, precision_labels={"fp8": "FP8", "bfloat16": "BF16"})
 
 
 def test_two_models_whose_slugs_collide_are_refused():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,9 +14,15 @@ from pipeline.steps.stability import stable_configurations
 from pipeline.steps.validate import validated_configurations
 from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
 
-REAL = validated_configurations(upstream_file((SNAPSHOT / TASK_PATH).read_bytes())).frame
-EDGE = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@cache
+def configurations(name: str) -> pl.DataFrame:
+    """Validated on first use, not at import: collecting the tests runs no polars query (a fork
+    after one would deadlock polars' thread pool; make mutate forks after collecting)."""
+    content = (SNAPSHOT / TASK_PATH).read_bytes() if name == "real" else fixture_bytes(name)
+    return validated_configurations(upstream_file(content)).frame
 
 
 def picks(frame: pl.DataFrame, deadline: float = 500.0) -> list[tuple]:
@@ -24,8 +32,9 @@ def picks(frame: pl.DataFrame, deadline: float = 500.0) -> list[tuple]:
 
 
 @FEW
-@given(st.sampled_from([REAL, EDGE]), st.randoms(use_true_random=False), st.data())
-def test_row_and_column_order_never_changes_the_selection(frame, shuffler, data):
+@given(st.sampled_from(["real", "edge-cases.json"]), st.randoms(use_true_random=False), st.data())
+def test_row_and_column_order_never_changes_the_selection(name, shuffler, data):
+    frame = configurations(name)
     deadline = data.draw(st.sampled_from([40.0, 100.0, 500.0]))
     order = list(range(frame.height))
     shuffler.shuffle(order)
@@ -39,7 +48,7 @@ def test_row_and_column_order_never_changes_the_selection(frame, shuffler, data)
 @given(st.floats(min_value=5.0, max_value=400.0), st.floats(min_value=5.0, max_value=400.0))
 def test_lowering_the_deadline_never_lowers_a_groups_selected_energy(a, b):
     low, high = sorted((a, b))
-    stable = stable_configurations(REAL).stable
+    stable = stable_configurations(configurations("real")).stable
 
     def energies(deadline: float) -> dict[tuple[str, str], float]:
         selected = selected_configurations(stable, itl_deadline_ms=deadline).selected

@@ -8,21 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from pipeline.documents.schemas import schema_problems
-from tests.conftest import REPO, SNAPSHOT, TASK_PATH
+from tests.conftest import FAST, REPO, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli
 from tests.standin import StandIn
-from tests.test_network import FAST, REPOSITORY_URL, cli
 
 SELECTED = ("meta-llama/Llama-3.1-8B-Instruct", "B200", 1, 2048)  # the cheapest published row
-
-
-@pytest.fixture
-def standin():
-    server = StandIn(SNAPSHOT).start()
-    yield server
-    server.stop()
 
 
 def regenerate(standin: StandIn, tmp_path: Path, *extra: str):

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from itertools import permutations
+
 import polars as pl
 import pytest
 
-from pipeline.steps.selection import selected_configurations
+from pipeline.steps import selection
+from pipeline.steps.selection import TIE_BREAK, selected_configurations
 from pipeline.steps.stability import stable_configurations
 from pipeline.steps.validate import validated_configurations
 from tests.conftest import fixture_bytes, upstream_file
@@ -72,7 +75,66 @@ def test_the_deadline_is_inclusive(stable):
     assert just_under["org/test-8b"] == (1, 128, 0.215694)
 
 
+def test_the_eligible_configurations_are_counted(stable):
+    # 13 stable; 1×256 of Test Model 8B (600 ms) and both of Slow Model (650, 900 ms) are over.
+    assert selected_configurations(stable).eligible_configurations == 10
+    assert selected_configurations(stable, itl_deadline_ms=600.0).eligible_configurations == 11
+
+
 def test_one_row_per_model_and_gpu_sorted_by_group(stable):
     selected = selected_configurations(stable).selected
     groups = selected.select("model_id", "gpu_model").rows()
     assert groups == sorted(set(groups))
+
+
+# -- each tie-break key decides on its own (fixtures/tasks/tie-breaks.json) ----------------------
+# In each group every key after the deciding one, and the fallback to the other columns, prefers
+# the loser; so dropping or moving any key of the tie-break changes at least one pick.
+TIE_BREAK_PICKS = {
+    "org/by-itl": (1, 128, 0.3),  # equal energy and GPUs: 30 ms beats 40 ms
+    "org/by-seqs": (1, 64, 0.3),  # equal energy, ITL and GPUs: 64 beats 72
+    "org/by-gpus": (1, 128, 0.3),  # equal energy and ITL: 1 GPU beats 2
+    "org/itl-before-gpus": (2, 128, 0.3),  # equal energy: 30 ms on 2 GPUs beats 40 ms on 1
+    "org/energy-first": (2, 128, 0.2),  # 0.2 J beats 0.3 J at a higher ITL on more GPUs
+}
+
+
+@pytest.fixture
+def tie_breaks() -> pl.DataFrame:
+    frame = validated_configurations(upstream_file(fixture_bytes("tie-breaks.json"))).frame
+    stable = stable_configurations(frame)
+    assert stable.excluded.is_empty()
+    return stable.stable
+
+
+@pytest.mark.parametrize(("model_id", "pick"), sorted(TIE_BREAK_PICKS.items()))
+def test_each_tie_break_key_decides_when_the_keys_before_it_are_equal(tie_breaks, model_id, pick):
+    assert chosen(selected_configurations(tie_breaks))[model_id] == pick
+
+
+def test_a_tie_on_every_key_is_broken_by_the_other_columns_in_name_order(tie_breaks):
+    # Full Tie: a repeated run, equal on all four keys; avg_batch_size is the first other column
+    # that differs, and the run listed first in the file (63) loses.
+    picked = selected_configurations(tie_breaks).selected.filter(
+        pl.col("model_id") == "org/full-tie"
+    )
+    assert picked.get_column("avg_batch_size").to_list() == [60.0]
+
+
+def orders_of(keys: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """Every ordered choice of some of the keys (removals and reorderings)."""
+    return [order for n in range(len(keys) + 1) for order in permutations(keys, n)]
+
+
+def test_no_other_tie_break_order_gives_the_same_picks(tie_breaks, monkeypatch):
+    # Guards the fixture: it must tell the documented order from every removal and reordering.
+    def picks() -> dict[str, tuple[int, int, float]]:
+        got = chosen(selected_configurations(tie_breaks))
+        return {model_id: got[model_id] for model_id in TIE_BREAK_PICKS}
+
+    assert picks() == TIE_BREAK_PICKS
+    for order in orders_of(TIE_BREAK):
+        if order == TIE_BREAK:
+            continue
+        monkeypatch.setattr(selection, "TIE_BREAK", order)
+        assert picks() != TIE_BREAK_PICKS, order

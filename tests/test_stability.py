@@ -103,3 +103,37 @@ def test_the_input_frame_is_not_changed():
     before = frame.clone()
     stable_configurations(frame)
     assert frame.equals(before)
+
+
+def test_the_thresholds_themselves_are_stable():
+    # Utilization exactly 0.85 and a steady state of exactly 20 s pass: "less than" excludes.
+    frame = pl.DataFrame(
+        {
+            "model_id": ["m", "m"],
+            "gpu_model": ["H100"] * 2,
+            "num_gpus": [1, 2],
+            "max_num_seqs": [100, 20],
+            "energy_per_token_joules": [0.1, 0.1],
+            "avg_batch_size": [85.0, 19.0],
+            "steady_state_duration_seconds": [60.0, 20.0],
+        }
+    )
+    result = stable_configurations(frame)
+    assert result.excluded.is_empty()
+    assert result.stable.height == 2
+
+
+def test_the_cascade_takes_a_stable_run_at_the_same_max_num_seqs():
+    # Two runs at 128: the one that kept its batch full falls with the one that did not.
+    frame = pl.DataFrame(
+        {
+            "model_id": ["m"] * 3,
+            "gpu_model": ["H100"] * 3,
+            "num_gpus": [1, 1, 1],
+            "max_num_seqs": [64, 128, 128],
+            "energy_per_token_joules": [0.1, 0.1, 0.1],
+            "avg_batch_size": [64.0, 60.0, 128.0],
+        }
+    )
+    got = sorted(stable_configurations(frame).excluded.select("avg_batch_size", "reason").rows())
+    assert got == [(60.0, "low_batch_utilization"), (128.0, "cascade_from_unstable_batch")]

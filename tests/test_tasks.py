@@ -140,6 +140,39 @@ def test_a_group_with_nothing_under_a_deadline_says_so():
     assert all(g["by_deadline"][0]["binding"] for g in empty)
 
 
+def test_the_sweep_on_the_fixture_cell_by_cell():
+    from pipeline.steps.stability import stable_configurations
+    from pipeline.steps.sweep import NO_CONFIGURATION, deadline_sweep
+    from pipeline.steps.validate import validated_configurations
+    from tests.conftest import fixture_bytes, upstream_file
+
+    frame = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
+    groups = deadline_sweep(
+        stable_configurations(frame).stable,
+        deadlines_ms=[40.0, 500.0, 600.0],
+        precision_labels=editorial_text()["precision_labels"],
+    )
+    cells = {
+        g["model_id"]: [
+            (c["itl_deadline_ms"], c["status"], c["binding"], c["row"] and c["row"]["row_id"])
+            for c in g["by_deadline"]
+        ]
+        for g in groups
+    }
+    # Without a deadline Test Model 8B would take 1×256 at 600 ms: binding below 600 ms only
+    # (deadlines are inclusive).
+    assert cells["org/test-8b"] == [
+        (40, "selected", True, "test-model-8b/H100/1/128"),
+        (500, "selected", True, "test-model-8b/H100/1/128"),
+        (600, "selected", False, "test-model-8b/H100/1/256"),
+    ]
+    # Nothing under 650 ms: listed all the same, with no row at any deadline.
+    assert cells["org/slow"] == [(d, NO_CONFIGURATION, True, None) for d in (40, 500, 600)]
+    assert sorted(cells) == [
+        "org/repeat-fp8", "org/short", "org/slow", "org/test-8b", "org/tie", "org/unstable",
+    ]  # fmt: skip
+
+
 # -- robustness ----------------------------------------------------------------------------------
 
 
@@ -165,9 +198,10 @@ def test_the_repeated_runs_upstream_show_their_spread(all_tasks: Path):
     }
     # The 2×H100 repeats are at 256 and 512, which are not picked: no pick has a repeat here.
     assert spreads == {}
-    key = qwen["key"]
-    assert (key["num_gpus"], key["max_num_seqs"]) == (2, 1024)
-    assert key["tensor_parallel"] * key["data_parallel"] >= 1
+    assert qwen["key"] == {
+        "num_gpus": 2, "max_num_seqs": 1024, "tensor_parallel": 1, "expert_parallel": 2,
+        "data_parallel": 1,
+    }  # fmt: skip
     assert qwen["source"]["sha256"] == report["inputs"][0]["sha256"]
 
 
@@ -196,6 +230,64 @@ def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial)
     assert figures["repeat_spread"] == 0.2
     assert figures["runner_up"]["max_num_seqs"] == 128
     assert figures["runner_up"]["energy_margin"] == 0.5
+
+
+def test_the_robustness_figures_of_a_rebuild_equal_the_committed_report():
+    from pipeline.flows.build import build
+
+    committed = json.loads((REPO / "output" / "index.report.json").read_bytes())
+    assert build(SNAPSHOT, settings=BuildSettings()).report["robustness"] == committed["robustness"]
+
+
+def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_editorial):
+    from pipeline.flows.build import build
+    from tests.conftest import fixture_bytes, write_snapshot
+
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    for c in document["configurations"]:
+        key = (c["model_id"], c["num_gpus"], c["max_num_seqs"], c["energy_per_token_joules"])
+        if key == ("org/repeat-fp8", 2, 256, 0.12):  # the repeat of the pick (0.1 J)
+            c["energy_per_token_joules"] = 0.1234567
+        elif key == ("org/repeat-fp8", 2, 128, 0.15):  # the runner-up
+            c.update(energy_per_token_joules=0.15234567, median_itl_ms=30.54)
+        c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
+    source = write_snapshot(tmp_path / "s", json.dumps(document).encode())
+    figures = build(source, settings=BuildSettings(), editorial=fixture_editorial).report[
+        "robustness"
+    ]
+    repeat = figures["repeat-model-fp8/H100/2/256"]
+    assert repeat["runner_up"] == {
+        "num_gpus": 2,
+        "max_num_seqs": 128,
+        "joules_per_output_token": 0.1523457,
+        "median_itl_ms": 30.5,
+        "energy_margin": 0.5235,
+    }
+    assert (repeat["repeated_runs"], repeat["repeat_spread"]) == (2, 0.2346)
+    # One run, and nothing else stable under the deadline: no spread, no runner-up.
+    alone = figures["unstable-model/H100/1/64"]
+    assert (alone["repeated_runs"], alone["repeat_spread"], alone["runner_up"]) == (1, None, None)
+
+
+def test_the_runner_up_is_ranked_under_the_same_inclusive_deadline(
+    fixture_snapshot, fixture_editorial
+):
+    from pipeline.flows.build import build
+
+    report = build(
+        fixture_snapshot("edge-cases.json"),
+        settings=BuildSettings(itl_deadline_ms=600.0),
+        editorial=fixture_editorial,
+    ).report
+    # At 600 ms Test Model 8B takes 1×256 (600 ms itself); next in the selection order: 1×128.
+    runner_up = report["robustness"]["test-model-8b/H100/1/256"]["runner_up"]
+    assert runner_up == {
+        "num_gpus": 1,
+        "max_num_seqs": 128,
+        "joules_per_output_token": 0.215694,
+        "median_itl_ms": 40.0,
+        "energy_margin": 0.0785,
+    }
 
 
 # -- curves --------------------------------------------------------------------------------------
@@ -243,6 +335,49 @@ def test_the_frontier_on_a_tiny_curve():
     )  # fmt: skip
     points = concurrency_curves(frame)[0]["points"]
     assert [p["pareto"] for p in points] == [True, True, False, True]
+
+
+def curve_frame(rows: list[tuple[str, int, int, float, float]]) -> pl.DataFrame:
+    """(model_id, num_gpus, max_num_seqs, J/token, median ITL) → a stable frame on H100."""
+    return pl.DataFrame(
+        rows,
+        schema=["model_id", "num_gpus", "max_num_seqs", "energy_per_token_joules", "median_itl_ms"],
+        orient="row",
+    ).with_columns(
+        gpu_model=pl.lit("H100"),
+        nickname=pl.col("model_id").str.to_uppercase(),
+        avg_power_watts=pl.lit(300.0),
+    )
+
+
+def test_curves_come_in_key_order_with_points_by_max_num_seqs_whatever_the_input_order():
+    # Twelve curves of one to three points, models and max_num_seqs both given descending.
+    rows = [
+        (f"m{i:02d}", 1 + i % 2, seqs, 0.1 * seqs, 100.0 / seqs)
+        for i in reversed(range(12))
+        for seqs in (64, 32, 16)[: 1 + i % 3]
+    ]
+    curves = concurrency_curves(curve_frame(rows))
+    keys = [(c["model_id"], c["gpu"], c["num_gpus"]) for c in curves]
+    assert keys == sorted({(m, "H100", g) for m, g, *_ in rows})
+    for curve in curves:
+        assert curve["model"] == curve["model_id"].upper()
+        measured = [s for m, g, s, *_ in rows if (m, g) == (curve["model_id"], curve["num_gpus"])]
+        assert [p["max_num_seqs"] for p in curve["points"]] == sorted(measured)
+
+
+def test_a_tie_on_one_axis_is_decided_by_the_other_and_identical_points_both_stay():
+    curves = concurrency_curves(
+        curve_frame(
+            [
+                ("m", 1, 8, 0.3, 10.0), ("m", 1, 16, 0.3, 20.0),  # same energy: slower is dominated
+                ("m", 2, 8, 0.3, 10.0), ("m", 2, 16, 0.2, 10.0),  # same ITL: costlier is dominated
+                ("m", 4, 8, 0.3, 10.0), ("m", 4, 8, 0.3, 10.0),  # a repeated run: neither is
+            ]
+        )
+    )  # fmt: skip
+    pareto = {c["num_gpus"]: [p["pareto"] for p in c["points"]] for c in curves}
+    assert pareto == {1: [True, False], 2: [False, True], 4: [True, True]}
 
 
 # -- exports -------------------------------------------------------------------------------------
