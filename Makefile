@@ -67,10 +67,11 @@ $(BENCH_VENV)/.installed: pyproject.toml constraints.txt
 	$(BENCH_VENV)/bin/python -m pip install --quiet -c constraints.txt -e .
 	touch $@
 
-bench: $(VENV)/.installed $(BENCH_VENV)/.installed ## Time the pipeline against its peers (SIZES=…, empty: real file only); writes docs/benchmarks.md
+bench: $(VENV)/.installed $(BENCH_VENV)/.installed ## Time the pipeline against its peers (SIZES=…, empty: real file only) and the report page by size; writes docs/benchmarks.md, docs/report-benchmarks.md
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	cd bench && ../$(BIN)/python run.py --sizes=$(SIZES) --pipeline-python .venv/bin/python \
 		--out ../docs/benchmarks.md
+	cd bench && .venv/bin/python report.py --out ../docs/report-benchmarks.md
 
 clean: ## Remove the virtualenv and caches (output/ is committed and stays)
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
