@@ -33,6 +33,7 @@ from pipeline.model import (
     TABLE_FORMATS,
     UPSTREAM_URL,
     VENDORED_SNAPSHOT,
+    Access,
     NetworkSettings,
     report_path,
 )
@@ -225,6 +226,10 @@ def _notify(line: str) -> None:
     click.echo(line, err=True)
 
 
+def _access(cache: Path, network: NetworkSettings, *, today: str | None = None) -> Access:
+    return Access(cache=cache, network=network, today=today or _today(), notify=_notify)
+
+
 @main.command(epilog=EXIT_CODES)
 @click.option(
     "--to", type=click.Path(path_type=Path), required=True, help="Snapshot directory to write."
@@ -260,7 +265,7 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: NetworkSet
     """
     from pipeline.flows.fetch import fetch_snapshot
 
-    fetch_snapshot(repository, to=to, tasks=tasks, network=network, today=_today(), notify=_notify)
+    fetch_snapshot(repository, to=to, tasks=tasks, access=_access(Path(DEFAULT_CACHE), network))
 
 
 class Deadlines(click.ParamType):
@@ -380,10 +385,7 @@ def build(
             out_dir=out_dir,
             settings=settings,
             extras=extras,
-            cache=cache,
-            network=network,
-            today=_today(),
-            notify=_notify,
+            access=_access(cache, network),
         )
         for name, result in results.items():
             rows = len(result.document["rows"])
@@ -394,10 +396,7 @@ def build(
         out=out,
         settings=settings,
         extras=extras,
-        cache=cache,
-        network=network,
-        today=_today(),
-        notify=_notify,
+        access=_access(cache, network),
     )
     counts = result.report["counts"]
     click.echo(
@@ -476,11 +475,8 @@ def regenerate(
         out=out,
         vendored=vendored,
         settings=BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms),
-        today=today or _today(),
         lock_timeout=lock_timeout,
-        cache=cache,
-        network=network,
-        notify=_notify,
+        access=_access(cache, network, today=today),
     )
     upstream = outcome.upstream
     if outcome.changelog is None:
@@ -523,9 +519,7 @@ def audit(
     """
     from pipeline.flows.audit import audited
 
-    result = audited(
-        published, source=source, cache=cache, network=network, today=_today(), notify=_notify
-    )
+    result = audited(published, source=source, access=_access(cache, network))
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -589,14 +583,13 @@ def report(
         source=source,
         out=out,
         png=png,
-        cache=cache,
-        network=network,
-        today=_today(),
-        notify=_notify,
+        access=_access(cache, network),
     )
     click.echo(f"wrote {out} ({size >> 10} KiB)" + (f" and {png}" if png else ""))
 
 
+# site takes report's inputs (the index, and the snapshot its build report names); only what it
+# writes differs.
 @main.command(epilog=EXIT_CODES)
 @index_option
 @source_option(VENDORED_SNAPSHOT)
@@ -624,9 +617,7 @@ def site(index: Path, source: str, out: Path, cache: Path, network: NetworkSetti
     """
     from pipeline.flows.site import write_site
 
-    files = write_site(
-        index, source=source, out=out, cache=cache, network=network, today=_today(), notify=_notify
-    )
+    files = write_site(index, source=source, out=out, access=_access(cache, network))
     click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
 
 

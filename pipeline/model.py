@@ -6,7 +6,8 @@ defaults from here before it loads polars or httpx.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 # -- where the data comes from ---------------------------------------------------------------
@@ -55,6 +56,18 @@ class NetworkSettings:
     backoff: float = HTTP_BACKOFF_SECONDS
     max_bytes: int = HTTP_MAX_BYTES
     quiet: bool = False  # no progress display
+
+
+@dataclass(frozen=True, kw_only=True)
+class Access:
+    """How a flow reaches its source: where a fetched snapshot is kept, the network settings,
+    today's date (a fetch that changed bytes stamps ``retrieved`` with it), and where progress
+    lines go (the command line: stderr)."""
+
+    cache: Path = Path(DEFAULT_CACHE)
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    today: str
+    notify: Callable[[str], None] = lambda line: None
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from pipeline.documents.compare import Audit, audit
 from pipeline.documents.invariants import index_problems
 from pipeline.errors import SourceError
 from pipeline.flows.build import BuildSettings, build
-from pipeline.io.source import Notify, published_document, read_index, resolved_snapshot
-from pipeline.model import DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, NetworkSettings
+from pipeline.io.source import published_document, read_index, resolved_snapshot
+from pipeline.model import DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, Access
 
 SHOWN_PROBLEMS = 20
 
@@ -19,10 +19,7 @@ def audited(
     published: str,
     *,
     source: str,
-    cache: Path,
-    network: NetworkSettings,
-    today: str,
-    notify: Notify,
+    access: Access,
 ) -> Audit:
     """Every difference between the published index at ``published`` (a file or a URL) and a
     rebuild from ``source`` with the published file's task and deadline.
@@ -31,19 +28,16 @@ def audited(
     alone would pass duplicated rows and rows that are not rows.
 
     Example: ``audited("output/index.json", source="snapshots/ml-energy-leaderboard",
-    cache=Path(".cache/upstream"), network=NetworkSettings(), today="2026-11-30",
-    notify=print).identical``.
+    access=Access(today="2026-11-30")).identical``.
     """
-    document = published_document(published, network=network)
+    document = published_document(published, network=access.network)
     refuse_invalid(published, document)
     task = task_of(document)
     settings = BuildSettings(
         task=task,
         itl_deadline_ms=float(document.get("itl_deadline_ms", DEFAULT_ITL_DEADLINE_MS)),
     )
-    snapshot = resolved_snapshot(
-        source, tasks=[task], cache=cache, network=network, today=today, notify=notify
-    )
+    snapshot = resolved_snapshot(source, tasks=[task], access=access)
     return audit(document, build(snapshot, settings=settings).document)
 
 

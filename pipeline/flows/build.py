@@ -27,12 +27,12 @@ from pipeline.errors import (
 from pipeline.io.files import checked_targets, write_files
 from pipeline.io.previous import Previous, previous_build
 from pipeline.io.snapshots import leaderboard_index, upstream_snapshot
-from pipeline.io.source import Notify, resolved_snapshot
+from pipeline.io.source import resolved_snapshot
 from pipeline.model import (
     DEFAULT_ITL_DEADLINE_MS,
     DEFAULT_TASK,
+    Access,
     Dates,
-    NetworkSettings,
     UpstreamSnapshot,
     errors_path,
     report_path,
@@ -316,21 +316,15 @@ def build_index(
     out: Path,
     settings: BuildSettings,
     extras: Extras,
-    cache: Path,
-    network: NetworkSettings,
-    today: str,
-    notify: Notify,
+    access: Access,
 ) -> Build:
-    """``build``: resolve ``source`` (a snapshot directory, or upstream, fetched into ``cache``),
-    then :func:`run`.
+    """``build``: resolve ``source`` (a snapshot directory, or upstream, fetched into
+    ``access.cache``), then :func:`run`.
 
     Example: ``build_index("snapshots/ml-energy-leaderboard", out=Path("output/index.json"),
-    settings=BuildSettings(), extras=Extras(), cache=Path(".cache/upstream"),
-    network=NetworkSettings(), today="2026-11-30", notify=print)``.
+    settings=BuildSettings(), extras=Extras(), access=Access(today="2026-11-30"))``.
     """
-    snapshot = resolved_snapshot(
-        source, tasks=[settings.task], cache=cache, network=network, today=today, notify=notify
-    )
+    snapshot = resolved_snapshot(source, tasks=[settings.task], access=access)
     return run(snapshot, out=out, settings=settings, extras=extras)
 
 
@@ -340,15 +334,10 @@ def build_every_task(
     out_dir: Path,
     settings: BuildSettings,
     extras: Extras,
-    cache: Path,
-    network: NetworkSettings,
-    today: str,
-    notify: Notify,
+    access: Access,
 ) -> dict[str, Build]:
     """``build --all-tasks``: resolve ``source`` with every indexed task, then
     :func:`run_all_tasks`."""
     tasks = indexed_tasks(editorial_text())
-    snapshot = resolved_snapshot(
-        source, tasks=tasks, cache=cache, network=network, today=today, notify=notify
-    )
+    snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     return run_all_tasks(snapshot, out_dir=out_dir, settings=settings, extras=extras)

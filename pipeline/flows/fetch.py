@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline.errors import UsageError
-from pipeline.io.source import Notify, is_url, resolved_snapshot
-from pipeline.model import NetworkSettings
+from pipeline.io.source import is_url, resolved_snapshot
+from pipeline.model import Access
 
 
 def fetch_snapshot(
@@ -15,19 +16,15 @@ def fetch_snapshot(
     *,
     to: Path,
     tasks: Sequence[str],
-    network: NetworkSettings,
-    today: str,
-    notify: Notify,
+    access: Access,
 ) -> Path:
     """Bring the snapshot at ``to`` up to date with ``repository`` (a GitHub URL).
 
     Example: ``fetch_snapshot("https://github.com/ml-energy/leaderboard", to=Path("/tmp/up"),
-    tasks=["lm-arena-chat"], network=NetworkSettings(), today="2026-11-30", notify=print)``.
+    tasks=["lm-arena-chat"], access=Access(today="2026-11-30", notify=print))``.
     """
     if not is_url(repository):
         raise UsageError(
             f"--repository {repository!r}: must be a https://github.com/<owner>/<repo> URL"
         )
-    return resolved_snapshot(
-        repository, tasks=tasks, cache=to, network=network, today=today, notify=notify
-    )
+    return resolved_snapshot(repository, tasks=tasks, access=replace(access, cache=to))

@@ -23,9 +23,9 @@ from pipeline.flows.build import (
 from pipeline.io.files import checked_targets, exclusive_lock, folder_lock, write_files
 from pipeline.io.local import json_value, local_bytes
 from pipeline.io.previous import previous_build
-from pipeline.io.source import Notify, resolved_snapshot
+from pipeline.io.source import resolved_snapshot
 from pipeline.io.vendored import refreshed_snapshot, snapshot_tasks
-from pipeline.model import Dates, NetworkSettings, changelog_path, report_path
+from pipeline.model import Access, Dates, changelog_path, report_path
 
 
 @dataclass(frozen=True)
@@ -44,17 +44,15 @@ def regenerate_index(
     out: Path,
     vendored: Path,
     settings: BuildSettings,
-    today: str,
     lock_timeout: float,
-    cache: Path,
-    network: NetworkSettings,
-    notify: Notify,
+    access: Access,
 ) -> Regenerated:
     """Fetch every task the vendored snapshot holds, build from the fetched files (a refused
     build replaces nothing), replace the vendored snapshot whole when upstream's files changed,
     and rebuild the index from it, writing only on change (see :func:`regenerate`).
 
-    Two regenerations of the same ``out`` never interleave: the second waits ``lock_timeout``.
+    A change is stamped with ``access.today``. Two regenerations of the same ``out`` never
+    interleave: the second waits ``lock_timeout`` seconds.
     """
     checked_targets(regeneration_paths(out))  # before the lock file is made beside it
     lock = out.with_name(f".{out.name}.lock")
@@ -64,13 +62,11 @@ def regenerate_index(
     )
     with exclusive_lock(lock, wait_seconds=lock_timeout, busy=busy):
         tasks = sorted({settings.task, *snapshot_tasks(vendored)})  # refresh all it holds
-        fetched = resolved_snapshot(
-            source, tasks=tasks, cache=cache, network=network, today=today, notify=notify
-        )
+        fetched = resolved_snapshot(source, tasks=tasks, access=access)
         # Built from the fetched files first: a refused build must replace nothing.
         upstream = staged_or_errors_file(fetched, out=out, settings=settings).snapshot.commit
         replaced = refreshed_snapshot(fetched, vendored=vendored, task=settings.task)
-        outcome = regenerate(vendored, out=out, settings=settings, today=today)
+        outcome = regenerate(vendored, out=out, settings=settings, today=access.today)
     return Regenerated(upstream=upstream, snapshot_replaced=replaced, changelog=outcome.changelog)
 
 

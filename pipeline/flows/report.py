@@ -19,8 +19,8 @@ from pipeline.errors import SourceError
 from pipeline.flows.build import BuildSettings, Stages, index_stages, report_path, sweep_of
 from pipeline.io.files import checked_targets, write_files
 from pipeline.io.local import json_value, local_bytes
-from pipeline.io.source import Notify, resolved_snapshot
-from pipeline.model import REPORT_DEADLINES_MS, NetworkSettings
+from pipeline.io.source import resolved_snapshot
+from pipeline.model import REPORT_DEADLINES_MS, Access
 from pipeline.pages.configurations import ordered_configurations
 from pipeline.pages.page import PageInputs, report_html
 from pipeline.steps.stability import StabilityThresholds
@@ -127,18 +127,13 @@ def write_report_page(
     source: str,
     out: Path,
     png: Path | None,
-    cache: Path,
-    network: NetworkSettings,
-    today: str,
-    notify: Notify,
+    access: Access,
 ) -> int:
     """``report``: write the page documenting ``index`` (and its charts as a PNG); returns the
     page's size in bytes."""
     checked_targets({"report page": out, **({"charts picture": png} if png else {})})
     task = index_beside(index).report["parameters"]["task"]
-    snapshot = resolved_snapshot(
-        source, tasks=[task], cache=cache, network=network, today=today, notify=notify
-    )
+    snapshot = resolved_snapshot(source, tasks=[task], access=access)
     inputs = page_inputs(index, snapshot)
     page = report_html(inputs).encode("utf-8")
     files = {out: page}

@@ -37,8 +37,8 @@ from pipeline.flows.report import (
     settings_of,
 )
 from pipeline.io.files import write_directory
-from pipeline.io.source import Notify, resolved_snapshot
-from pipeline.model import NetworkSettings
+from pipeline.io.source import resolved_snapshot
+from pipeline.model import Access
 from pipeline.pages.page import report_html
 from pipeline.steps.curves import concurrency_curves
 from pipeline.steps.derive import slug
@@ -179,16 +179,11 @@ def write_site(
     *,
     source: str,
     out: Path,
-    cache: Path,
-    network: NetworkSettings,
-    today: str,
-    notify: Notify,
+    access: Access,
 ) -> dict[str, bytes]:
     """``site``: write every file of the site into ``out``, replaced whole; returns them."""
     tasks = indexed_tasks(editorial_text())
-    snapshot = resolved_snapshot(
-        source, tasks=tasks, cache=cache, network=network, today=today, notify=notify
-    )
+    snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     files = site_files(index, snapshot)
     write_directory(out, files)
     return files

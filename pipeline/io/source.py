@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import SourceError, UsageError
 from pipeline.io.local import json_value, local_bytes
-from pipeline.model import LIVE, UPSTREAM_URL, NetworkSettings
+from pipeline.model import LIVE, UPSTREAM_URL, Access, NetworkSettings
 
 if TYPE_CHECKING:
     from pipeline.io.http import Downloader
@@ -59,17 +59,15 @@ def resolved_snapshot(
     source: str,
     *,
     tasks: Sequence[str],
-    cache: Path,
-    network: NetworkSettings,
-    today: str,
-    notify: Notify,
+    access: Access,
 ) -> Path:
-    """The snapshot directory ``source`` names, fetching ``tasks`` into ``cache`` if it is the
-    upstream repository (a URL, or ``live``).
+    """The snapshot directory ``source`` names, fetching ``tasks`` into ``access.cache`` if it
+    is the upstream repository (a URL, or ``live``).
 
-    Example: ``resolved_snapshot("live", tasks=["lm-arena-chat"], cache=Path(".cache/upstream"),
-    network=NetworkSettings(), today="2026-11-30", notify=print)``.
+    Example: ``resolved_snapshot("live", tasks=["lm-arena-chat"],
+    access=Access(today="2026-11-30", notify=print))``.
     """
+    network = access.network
     if source == LIVE:
         source = UPSTREAM_URL
     if not is_url(source):
@@ -81,15 +79,17 @@ def resolved_snapshot(
         source, ref=network.ref, api_base=network.api_base, raw_base=network.raw_base
     )
     with downloader(network) as client:
-        outcome = fetched_snapshot(upstream, tasks=tasks, to=cache, downloader=client, today=today)
+        outcome = fetched_snapshot(
+            upstream, tasks=tasks, to=access.cache, downloader=client, today=access.today
+        )
     if not network.quiet:
         state = "changed" if outcome.changed else "unchanged"
-        notify(
+        access.notify(
             f"fetched upstream {outcome.commit} into {outcome.directory} ({state}, "
             f"{outcome.downloaded} file(s) downloaded)"
         )
     if outcome.kept:  # not asked for, so said even with --quiet
-        notify(f"kept from the previous snapshot: {', '.join(outcome.kept)}")
+        access.notify(f"kept from the previous snapshot: {', '.join(outcome.kept)}")
     return outcome.directory
 
 
