@@ -60,7 +60,7 @@ Exit codes:
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class IsoDate(click.ParamType):
+class IsoDate(click.ParamType):  # type: ignore[type-arg]
     name = "YYYY-MM-DD"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
@@ -268,7 +268,7 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: NetworkSet
     fetch_snapshot(repository, to=to, tasks=tasks, access=_access(Path(DEFAULT_CACHE), network))
 
 
-class Deadlines(click.ParamType):
+class Deadlines(click.ParamType):  # type: ignore[type-arg]
     """One deadline, or several separated by commas (a sweep)."""
 
     name = "MS[,MS…]"

@@ -130,7 +130,7 @@ def _relative(difference: Difference) -> float | None:
     old, new = difference.published, difference.rebuilt
     if field_name not in ENERGY_FIELDS or not old or not isinstance(new, int | float):
         return None
-    return round((new - old) / old, 6)
+    return float(round((new - old) / old, 6))
 
 
 def _change(difference: Difference) -> str:

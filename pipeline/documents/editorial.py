@@ -18,9 +18,10 @@ from pipeline.errors import SourceError
 @cache
 def editorial_text() -> dict[str, Any]:
     """The parsed editorial file (read once per process)."""
-    return json.loads(
+    text: dict[str, Any] = json.loads(
         resources.files("pipeline.documents").joinpath("editorial.json").read_text("utf-8")
     )
+    return text
 
 
 def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
@@ -31,7 +32,8 @@ def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
             f"task {task!r} has no editorial entry (workload label, reference row) in "
             f"pipeline/documents/editorial.json; known tasks: {', '.join(sorted(tasks))}"
         )
-    return tasks[task]
+    entry: dict[str, Any] = tasks[task]
+    return entry
 
 
 def indexed_tasks(editorial: dict[str, Any]) -> list[str]:

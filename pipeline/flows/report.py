@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import SourceError
-from pipeline.flows.build import BuildSettings, Stages, index_stages, report_path, sweep_of
+from pipeline.flows.build import BuildSettings, Stages, index_stages, sweep_of
 from pipeline.io.files import checked_targets, write_files
 from pipeline.io.local import json_value, local_bytes
 from pipeline.io.source import resolved_snapshot
-from pipeline.model import REPORT_DEADLINES_MS, Access
+from pipeline.model import REPORT_DEADLINES_MS, Access, report_path
 from pipeline.pages.configurations import ordered_configurations
 from pipeline.pages.page import PageInputs, report_html
 from pipeline.steps.stability import StabilityThresholds

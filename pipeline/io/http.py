@@ -386,7 +386,7 @@ class Downloader:
     def _delay(self, attempt: int, retry_after: float | None) -> float | None:
         if retry_after is not None:
             return retry_after if retry_after <= self.settings.max_retry_after else None
-        base = self.settings.backoff * 2 ** (attempt - 1)
+        base = self.settings.backoff * float(2 ** (attempt - 1))
         return base + random.uniform(0, base)  # jitter: retries from many clients spread out
 
     def _now(self) -> float:

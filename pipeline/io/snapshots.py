@@ -15,6 +15,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import Any
 
 from pipeline.errors import ChecksumMismatch, SourceError
 from pipeline.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
@@ -76,7 +77,7 @@ def leaderboard_index(source: Path) -> UpstreamFile:
     return _verified_file(directory, _manifest(directory), INDEX_PATH)
 
 
-def _manifest(directory: Path) -> dict:
+def _manifest(directory: Path) -> dict[str, Any]:
     manifest_path = directory / SNAPSHOT_MANIFEST
     manifest = json_value(local_bytes(manifest_path), path=manifest_path)
     if not isinstance(manifest, dict):
@@ -98,7 +99,7 @@ def _typed(key: str, value: object) -> bool:
     return isinstance(value, str)
 
 
-def _verified_file(directory: Path, manifest: dict, path: str) -> UpstreamFile:
+def _verified_file(directory: Path, manifest: dict[str, Any], path: str) -> UpstreamFile:
     manifest_path = directory / SNAPSHOT_MANIFEST
     record = manifest["files"].get(path)
     if record is None:

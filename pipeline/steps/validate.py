@@ -365,7 +365,7 @@ def _release_pages(content: bytes) -> None:
 
 def _careful_parse(task_file: UpstreamFile) -> _Parsed:
     document = _task_document(task_file)
-    configurations: list[dict] = document["configurations"]
+    configurations: list[dict[str, Any]] = document["configurations"]
     present = frozenset(set().union(*(c.keys() for c in configurations)))
     wanted = {**SCHEMA.columns, **_OPTIONAL}
     columns = [name for name in wanted if name in present]
@@ -377,7 +377,7 @@ def _careful_parse(task_file: UpstreamFile) -> _Parsed:
     return _Parsed(str(document.get("task", "")), present, frame, type_failures, row_name)
 
 
-def _task_document(task_file: UpstreamFile) -> dict:
+def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
     def problem(text: str) -> UpstreamFormatError:
         return UpstreamFormatError(path=task_file.path, problem=text)
 
@@ -429,7 +429,7 @@ def _derivable_missing(path: str, present: frozenset[str]) -> list[DerivedColumn
 
 
 def _typed_frame(
-    configurations: Sequence[dict], columns: Sequence[str], wanted: dict[str, pa.Column]
+    configurations: Sequence[dict[str, Any]], columns: Sequence[str], wanted: dict[str, pa.Column]
 ) -> tuple[pl.DataFrame, list[Failure]]:
     """Build the frame column by column, refusing values of the wrong JSON type.
 
@@ -507,14 +507,14 @@ def _rule_failures(
     return failures
 
 
-def _problem(case: dict) -> str:
+def _problem(case: dict[str, Any]) -> str:
     check = case["check"]
     if check == "not_nullable":
         return "must be present (missing, null or NaN)"
     return str(check)
 
 
-def _row_name(configuration: dict, position: int) -> str:
+def _row_name(configuration: dict[str, Any], position: int) -> str:
     key = ", ".join(f"{k}={_plain(configuration.get(k))}" for k in KEY_COLUMNS)
     return f"configurations[{position}] ({key})"
 
