@@ -42,8 +42,6 @@ def index_rows(
     """The index rows, in the published key order, sorted by Wh per million tokens then row_id."""
     rows = [index_row(c, precision_labels) for c in selected.iter_rows(named=True)]
     rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
-    # One slug per model_id makes every row_id unique too: the selection gives one row per
-    # (model_id, GPU), and row_id starts with the slug and the GPU.
     models_by_slug: dict[str, str] = {}
     for row in sorted(rows, key=lambda row: row["model_id"]):
         other = models_by_slug.setdefault(row["slug"], row["model_id"])
@@ -52,6 +50,14 @@ def index_rows(
                 f"models {other} and {row['model_id']} have the same slug {row['slug']}: their "
                 "rows could not be told apart by slug (nor by row_id on the same GPUs)"
             )
+    seen: dict[str, str] = {}
+    for row in rows:
+        if row["row_id"] in seen:
+            raise DerivationError(
+                f"row_id {row['row_id']} stands for two models ({seen[row['row_id']]} and "
+                f"{row['model_id']}): their nicknames give the same slug"
+            )
+        seen[row["row_id"]] = row["model_id"]
     return tuple(rows)
 
 
