@@ -79,6 +79,47 @@ def test_a_precision_without_a_label_is_a_clear_error():
         index_rows(frame, precision_labels={"fp8": "FP8", "bfloat16": "BF16"})
 
 
+def two_configurations(**columns: list) -> pl.DataFrame:
+    """Two configurations of a small model on one H100, with the given columns replaced."""
+    frame = pl.DataFrame(
+        {
+            "model_id": ["a/x", "a/x"],
+            "nickname": ["Model X", "Model X"],
+            "gpu_model": ["H100", "H100"],
+            "num_gpus": [1, 1],
+            "max_num_seqs": [8, 8],
+            "weight_precision": ["bfloat16", "bfloat16"],
+            "total_params_billions": [1.0, 1.0],
+            "activated_params_billions": [1.0, 1.0],
+            "energy_per_token_joules": [0.1, 0.1],
+            "avg_output_len": [10.0, 10.0],
+            "avg_batch_size": [8.0, 8.0],
+            "avg_power_watts": [100.0, 100.0],
+            "median_itl_ms": [10.0, 10.0],
+        }
+    )
+    return frame.with_columns(pl.Series(name, values) for name, values in columns.items())
+
+
+def test_a_frame_that_is_not_a_selection_is_refused_by_row_id():
+    # A repeated run of one model: two rows with one row_id. Only a selection reaches index_rows.
+    with pytest.raises(
+        DerivationError, match=r"^row_id model-x/H100/1/8 stands for two models \(a/x and a/x\)"
+    ):
+        index_rows(two_configurations(), precision_labels=LABELS)
+
+
+def test_a_name_with_control_or_bidirectional_characters_is_refused():
+    frame = two_configurations(nickname=["Model X", "Evil\u202e X\n \u202e"])
+    expected = (
+        "'a/x' on 'H100': nickname 'Evil\\u202e X\\n \\u202e' holds control or bidirectional "
+        "character(s) U+202E, U+000A; refused, not published"
+    )
+    with pytest.raises(DerivationError) as caught:
+        index_rows(frame, precision_labels=LABELS)
+    assert str(caught.value) == expected
+
+
 def test_two_models_whose_slugs_collide_are_refused():
     frame = pl.DataFrame(
         {
@@ -97,5 +138,9 @@ def test_two_models_whose_slugs_collide_are_refused():
             "median_itl_ms": [10.0, 10.0],
         }
     )
-    with pytest.raises(DerivationError, match="models a/x and b/x have the same slug model-x"):
+    with pytest.raises(DerivationError) as caught:
         index_rows(frame, precision_labels=LABELS)
+    assert str(caught.value) == (
+        "models a/x and b/x have the same slug model-x: their rows could not be told apart by "
+        "slug (nor by row_id on the same GPUs)"
+    )
