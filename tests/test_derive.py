@@ -5,7 +5,7 @@ import pytest
 
 from pipeline.documents.editorial import editorial_text
 from pipeline.errors import DerivationError
-from pipeline.steps.derive import index_rows, slug, wh_per_million_tokens
+from pipeline.steps.derive import index_rows, slug, unprintable_characters, wh_per_million_tokens
 from pipeline.steps.selection import selected_configurations
 from pipeline.steps.stability import stable_configurations
 from pipeline.steps.validate import validated_configurations
@@ -144,3 +144,44 @@ def test_two_models_whose_slugs_collide_are_refused():
         "models a/x and b/x have the same slug model-x: their rows could not be told apart by "
         "slug (nor by row_id on the same GPUs)"
     )
+
+
+def two_models(**columns: list) -> pl.DataFrame:
+    """Two models, a/x and b/x, on one H100, with the given columns replaced."""
+    return two_configurations(model_id=["a/x", "b/x"], **columns)
+
+
+def test_slugs_collide_even_when_gpus_keep_row_ids_apart():
+    frame = two_models(nickname=["Model X", "Model-X"], num_gpus=[1, 2], gpu_model=["H100", "B200"])
+    with pytest.raises(DerivationError, match="models a/x and b/x have the same slug model-x"):
+        index_rows(frame, precision_labels=LABELS)
+
+
+def test_distinct_slugs_give_distinct_row_ids():
+    rows = index_rows(two_models(nickname=["Model X", "Model Y"]), precision_labels=LABELS)
+    assert [row["row_id"] for row in rows] == ["model-x/H100/1/8", "model-y/H100/1/8"]
+
+
+def test_unprintable_characters_are_named_by_code_point():
+    assert unprintable_characters("Qwen 3 14B é ü 日本") == []
+    assert unprintable_characters("a\u202eb\nc\u200b\u2028") == [
+        "U+202E",
+        "U+000A",
+        "U+200B",
+        "U+2028",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("nickname", "Model\u202eY"), ("model_id", "b/y\u0007"), ("gpu_model", "H1\n00")],
+)
+def test_every_name_field_is_checked(field, value):
+    names = {"model_id": ["a/x", "b/x"], "nickname": ["Model X", "Model Y"]}
+    names[field] = [names.get(field, ["H100"])[0], value]
+    frame = two_configurations(**names)
+    with pytest.raises(DerivationError) as caught:
+        index_rows(frame, precision_labels=LABELS)
+    message = str(caught.value)
+    assert f"{field} {value!a} holds control or bidirectional character(s)" in message
+    assert value not in message  # shown escaped, never as it is
