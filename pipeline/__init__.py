@@ -3,12 +3,14 @@
 The public API, the same flows the command line calls (each name is loaded on first use, so
 that ``import pipeline`` stays as light as ``energy-index --help``):
 
-    build_index(source, *, out, settings, extras, cache, network, today, notify) → Build
+    build_index(source, *, out, settings, extras, access: Access) → Build
     build(snapshot_dir, *, settings) → Build                  in memory, nothing written
-    regenerate_index(source, *, out, vendored, settings, today, lock_timeout, cache, network,
-                     notify) → Regenerated
-    audited(published, *, source, cache, network, today, notify) → Audit
-    BuildSettings, Extras, NetworkSettings                    what a build may be told
+    regenerate_index(source, *, out, vendored, settings, lock_timeout, access: Access)
+                                                              → Regenerated
+    audited(published, *, source, access: Access) → Audit
+    BuildSettings, Extras                                     what a build may be told
+    Access, NetworkSettings                                   how a flow reaches its source
+                                                              (cache, network, today, progress)
     EnergyIndexError and its subclasses                       pipeline.errors
 
 Example:
@@ -34,6 +36,7 @@ _PUBLIC = {
     "regenerate_index": "pipeline.flows.regenerate",
     "audited": "pipeline.flows.audit",
     "NetworkSettings": "pipeline.model",
+    "Access": "pipeline.model",
     "EnergyIndexError": "pipeline.errors",
 }
 __all__ = ["__version__", *_PUBLIC]

@@ -192,9 +192,19 @@ deadline_option = click.option(
     show_default=True,
     help="Median inter-token latency ceiling, inclusive.",
 )
+
+
+def _file_path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """A path that must name a file: one ending in '/' names a directory (Path would drop it)."""
+    if value is not None and value.endswith(("/", os.sep)):
+        raise click.BadParameter(f"{value!r} names a directory; name a file in it")
+    return None if value is None else Path(value)
+
+
 out_option = click.option(
     "--out",
-    type=click.Path(path_type=Path),
+    type=click.Path(),
+    callback=_file_path,
     default=Path(DEFAULT_OUT),
     show_default=True,
     help="Index file to write; its build report goes beside it as <name>.report.json.",

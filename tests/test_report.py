@@ -98,7 +98,7 @@ def test_the_page_refuses_an_index_without_its_build_report(tmp_path: Path):
     index = tmp_path / "index.json"
     shutil.copy(INDEX, index)
     code, output = report("--index", str(index), "--out", str(tmp_path / "r.html"))
-    assert code == 1 and "index.report.json: its build report cannot be read" in output
+    assert code == 1 and "index.report.json: its build report: cannot be read" in output
 
 
 def test_the_page_refuses_a_snapshot_the_index_was_not_built_from(tmp_path: Path):

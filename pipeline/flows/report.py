@@ -111,7 +111,7 @@ def _read(path: Path, *, what: str) -> bytes:
     except SourceError as error:
         # local_bytes says "<path>: <problem>"; the page says which input that path is.
         problem = str(error).removeprefix(f"{path}: ")
-        raise SourceError(f"{path}: {what} {problem}") from None
+        raise SourceError(f"{path}: {what}: {problem}") from None
 
 
 def _parsed(content: bytes, path: Path) -> dict[str, Any]:

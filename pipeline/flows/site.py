@@ -44,6 +44,9 @@ from pipeline.steps.curves import concurrency_curves
 from pipeline.steps.derive import slug
 
 API = "api/v1"
+# Every file of the site with its sha256: what a reader can check a copy against, and what
+# marks the folder as one this tool wrote, so that the next `site` may replace it whole.
+SITE_MANIFEST = "files.json"
 LICENCE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
 _JSON_TYPES = {"number": "number", "integer": "integer", "string": "string"}
 
@@ -84,6 +87,14 @@ def site_files(index: Path, source: Path) -> dict[str, bytes]:
         files[f"{API}/models/{name}.json"] = serialized(model)
     files["datapackage.json"] = serialized(data_package(tables, files))
     files[".nojekyll"] = b""
+    files[SITE_MANIFEST] = serialized(
+        {
+            "generator": "energy-index site",
+            "files": {
+                name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())
+            },
+        }
+    )
     return dict(sorted(files.items()))
 
 
@@ -185,5 +196,5 @@ def write_site(
     tasks = indexed_tasks(editorial_text())
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     files = site_files(index, snapshot)
-    write_directory(out, files)
+    write_directory(out, files, manifest=SITE_MANIFEST)
     return files

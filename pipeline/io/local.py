@@ -39,11 +39,12 @@ def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
         raise SourceError(f"{path}: cannot be read ({error.strerror})") from None
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)  # before fdopen, which refuses a directory naming only its number
+        kind = next((name for test, name in _KINDS if test(status.st_mode)), "a special file")
+        raise SourceError(f"{path}: not a regular file ({kind})")
     with os.fdopen(descriptor, "rb") as handle:
-        status = os.fstat(descriptor)
-        if not stat.S_ISREG(status.st_mode):
-            kind = next((name for test, name in _KINDS if test(status.st_mode)), "a special file")
-            raise SourceError(f"{path}: not a regular file ({kind})")
         try:
             content = handle.read(max_bytes + 1) if status.st_size <= max_bytes else b""
         except OSError as error:
