@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -185,18 +186,29 @@ cache_option = click.option(
 task_option = click.option(
     "--task", default=DEFAULT_TASK, show_default=True, help="Upstream task to index."
 )
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    # NaN passes every range comparison, and no configuration is measured at infinity.
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number of milliseconds")
+    return value
+
+
 deadline_option = click.option(
     "--itl-deadline-ms",
     type=click.FloatRange(min=0, min_open=True),
+    callback=_finite,
     default=DEFAULT_ITL_DEADLINE_MS,
     show_default=True,
     help="Median inter-token latency ceiling, inclusive.",
 )
 
 
-def _file_path(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
-    """A path that must name a file: one ending in '/' names a directory (Path would drop it)."""
-    if value is not None and value.endswith(("/", os.sep)):
+def _file_path(ctx: click.Context, param: click.Parameter, value: str | Path | None) -> Path | None:
+    """A path that must name a file: one typed with a trailing '/' names a directory (Path
+    would drop the slash). The default arrives as a Path already."""
+    if isinstance(value, str) and value.endswith(("/", os.sep)):
         raise click.BadParameter(f"{value!r} names a directory; name a file in it")
     return None if value is None else Path(value)
 

@@ -158,7 +158,7 @@ class NetworkError(EnergyIndexError):
 
 def scrubbed(text: str, token: str | None) -> str:
     """``text`` without ``token`` in any form a message may hold it: as is, stripped, escaped
-    (repr, JSON) or URL-encoded.
+    (repr, JSON, JSON with ``\\/``) or URL-encoded.
 
     Example: ``scrubbed("Bearer abc", "abc")`` → ``"Bearer ***"``.
     """
@@ -167,7 +167,9 @@ def scrubbed(text: str, token: str | None) -> str:
     forms = set()
     for raw in {token, token.strip()}:
         if raw:
-            forms |= {raw, repr(raw)[1:-1], json.dumps(raw)[1:-1], quote(raw, safe=""), quote(raw)}
+            escaped = json.dumps(raw)[1:-1]
+            forms |= {raw, repr(raw)[1:-1], escaped, escaped.replace("/", "\\/")}
+            forms |= {quote(raw, safe=""), quote(raw)}
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, "***")
     return text

@@ -59,3 +59,12 @@ def test_a_directory_given_as_an_input_file_is_named(tmp_path: Path):
 def test_the_public_api_reaches_a_source_as_its_docstring_says():
     assert "access: Access" in (pipeline.__doc__ or "")
     assert pipeline.Access(today="2026-11-30").cache == Path(".cache/upstream")
+
+
+def test_build_with_every_default_writes_the_committed_output(tmp_path: Path, monkeypatch):
+    # The defaults reach the option callbacks as Paths, typed values as text: both must work.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "snapshots").symlink_to(REPO / "snapshots")
+    result = invoke("build")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "output" / "index.json").exists()

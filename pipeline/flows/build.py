@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -264,6 +265,7 @@ def run(
     """Build the index and write it with its report (and extras); on failure nothing is written
     but, when the task file broke rules, the complete list of failures (``errors_path``)."""
     checked_targets(output_paths(out, extras=extras))
+    refuse_outputs_inside(source, output_paths(out, extras=extras))
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
     files = extra_files(stages, result, out=out, extras=extras)
@@ -271,6 +273,22 @@ def run(
     write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
     errors_path(out).unlink(missing_ok=True)  # a list of failures the index no longer has
     return result
+
+
+def refuse_outputs_inside(source: Path, outputs: dict[str, Path]) -> None:
+    """An output inside the snapshot being read would overwrite an input (and every later build
+    would fail its checksum): refused before anything is read or written (exit 2)."""
+    folder = Path(os.path.abspath(source))
+    inside = [
+        f"{what} {path}"
+        for what, path in outputs.items()
+        if Path(os.path.abspath(path)).is_relative_to(folder)
+    ]
+    if inside:
+        raise UsageError(
+            f"{', '.join(inside)}: inside the snapshot {source} it is built from; outputs never "
+            "go into an input, name another folder"
+        )
 
 
 def staged_or_errors_file(
@@ -298,6 +316,7 @@ def run_all_tasks(
     results = {}
     for task in indexed_tasks(editorial_text()):
         checked_targets(output_paths(out_dir / task / "index.json", extras=extras))
+        refuse_outputs_inside(source, output_paths(out_dir / task / "index.json", extras=extras))
     for task in indexed_tasks(editorial_text()):
         out = out_dir / task / "index.json"
         task_settings = replace(settings, task=task)

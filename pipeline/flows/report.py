@@ -11,11 +11,12 @@ the index's deadline, give exactly the index's rows (in ``page.report_html``).
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.errors import SourceError
+from pipeline.errors import SourceError, UsageError
 from pipeline.flows.build import BuildSettings, Stages, index_stages, sweep_of
 from pipeline.io.files import checked_targets, write_files
 from pipeline.io.local import json_value, local_bytes
@@ -131,7 +132,12 @@ def write_report_page(
 ) -> int:
     """``report``: write the page documenting ``index`` (and its charts as a PNG); returns the
     page's size in bytes."""
-    checked_targets({"report page": out, **({"charts picture": png} if png else {})})
+    outputs = {"report page": out, **({"charts picture": png} if png else {})}
+    checked_targets(outputs)
+    inputs_beside = {os.path.abspath(index), os.path.abspath(report_path(index))}
+    for what, path in outputs.items():
+        if os.path.abspath(path) in inputs_beside:
+            raise UsageError(f"{what} {path}: is an input of the page (--index or its report)")
     task = index_beside(index).report["parameters"]["task"]
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     inputs = page_inputs(index, snapshot)

@@ -272,7 +272,8 @@ def _replace_problem(target: Path, *, manifest: str) -> str | None:
     listed = _listed(target / manifest)
     if listed is None:
         return (
-            f"not a directory this tool wrote (no {manifest} listing its files) and not empty: "
+            f"not {'a snapshot directory' if manifest == DIRECTORY_MANIFEST else 'a folder'} "
+            f"this tool wrote (no {manifest} listing its files) and not empty: "
             f"{_some(entries)}; refusing to replace it, name a new or empty directory"
         )
     allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}

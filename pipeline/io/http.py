@@ -36,10 +36,12 @@ import httpx
 
 from pipeline import __version__
 from pipeline.errors import NetworkError, UsageError, scrubbed
+from pipeline.io.local import unique_keys
 from pipeline.model import HTTP_BACKOFF_SECONDS, HTTP_MAX_BYTES, HTTP_RETRIES, HTTP_TIMEOUT_SECONDS
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 FIRST_BYTES = 120  # how much of an unexpected body an error message shows
+SCRUBBED_BYTES = FIRST_BYTES + 1024  # read past the cut, so that a token across it is scrubbed
 QUOTED_CHARACTERS = 80  # how much of a bad value from a server a message shows
 PROGRESS_FROM_BYTES = 1 << 20
 MAX_REDIRECTS = 20
@@ -368,11 +370,11 @@ class Downloader:
         try:
             async for chunk in response.aiter_bytes():
                 data += chunk
-                if len(data) >= FIRST_BYTES:
+                if len(data) >= SCRUBBED_BYTES:
                     break
         except httpx.HTTPError:
             pass
-        return self.scrub(data[:FIRST_BYTES].decode("utf-8", "replace"))
+        return first_text(data, self.scrub)
 
     def _fetched(self, url: str, response: httpx.Response, body: bytes) -> Fetched:
         return Fetched(
@@ -399,7 +401,7 @@ class Downloader:
 def parsed_json(fetched: Fetched, *, expect: type, scrub: Callable[[str], str] = str) -> Any:
     """Parse a body that must be JSON of one type; otherwise name the URL, status, first bytes."""
     try:
-        value = json.loads(fetched.content)
+        value = json.loads(fetched.content, object_pairs_hook=unique_keys)
     except (ValueError, UnicodeDecodeError) as error:
         problem = f"HTTP {fetched.status} but the body is not JSON ({error})"
     except RecursionError:
@@ -410,11 +412,17 @@ def parsed_json(fetched: Fetched, *, expect: type, scrub: Callable[[str], str] =
         kinds: dict[type, str] = {dict: "an object", list: "an array"}
         got = kinds.get(type(value), f"a {type(value).__name__}")
         problem = f"HTTP {fetched.status} but the JSON is {got}, expected {kinds[expect]}"
-    first = fetched.content[:FIRST_BYTES].decode("utf-8", "replace")
+    first = first_text(fetched.content, scrub)
     raise NetworkError(
         url=fetched.url,
         problem=scrub(f"{problem}; {len(fetched.content)} bytes, starting {first!r}"),
     )
+
+
+def first_text(content: bytes, scrub: Callable[[str], str]) -> str:
+    """The first FIRST_BYTES characters of a body, scrubbed before they are cut: a token that
+    straddles the cut would otherwise be shown all but its last characters."""
+    return scrub(content[:SCRUBBED_BYTES].decode("utf-8", "replace"))[:FIRST_BYTES]
 
 
 def _retry_after(value: str | None, now: float) -> float | None:

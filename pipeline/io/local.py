@@ -55,10 +55,31 @@ def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
     return content
 
 
+class DuplicateKey(ValueError):
+    pass
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An ``object_pairs_hook`` that refuses a key repeated in one object: json.loads keeps the
+    last value, a reader or another parser may keep the first, so such a file can show one thing
+    and be checked as another."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"the key {key!a} appears twice in one object")
+            seen.add(key)
+    return document
+
+
 def json_value(content: bytes, *, path: Path | str) -> Any:
-    """Parsed JSON; bad JSON and nesting too deep to parse are errors naming the file."""
+    """Parsed JSON; bad JSON, a key repeated in one object and nesting too deep to parse are
+    errors naming the file."""
     try:
-        return json.loads(content)
+        return json.loads(content, object_pairs_hook=unique_keys)
+    except DuplicateKey as error:
+        raise SourceError(f"{path}: not valid here: {error}") from None
     except RecursionError:
         raise SourceError(f"{path}: not valid JSON (nested too deeply to parse)") from None
     except ValueError as error:

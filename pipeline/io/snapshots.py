@@ -14,6 +14,7 @@ import mmap
 import os
 import re
 import stat
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -90,13 +91,34 @@ def _manifest(directory: Path) -> dict[str, Any]:
         raise SourceError(f"{manifest_path}: {', '.join(wrong)}: expected text")
     if not isinstance(manifest["files"], dict):
         raise SourceError(f"{manifest_path}: files: expected an object (path → record)")
+    if not _is_timestamp(manifest["commit_date"]):
+        raise SourceError(f"{manifest_path}: commit_date: expected an ISO 8601 date and time")
+    if not _is_day(manifest["retrieved"]):
+        raise SourceError(f"{manifest_path}: retrieved: expected a date YYYY-MM-DD")
     return manifest
 
 
 def _typed(key: str, value: object) -> bool:
     if key == "bytes":
         return isinstance(value, int) and not isinstance(value, bool)
+    if key == "last_commit_date":
+        return isinstance(value, str) and _is_timestamp(value)
     return isinstance(value, str)
+
+
+def _is_timestamp(text: str) -> bool:
+    """An ISO 8601 date and time with its offset, as git and the GitHub API give them."""
+    try:
+        return datetime.fromisoformat(text).tzinfo is not None
+    except ValueError:
+        return False
+
+
+def _is_day(text: str) -> bool:
+    try:
+        return date.fromisoformat(text).isoformat() == text
+    except ValueError:
+        return False
 
 
 def _verified_file(directory: Path, manifest: dict[str, Any], path: str) -> UpstreamFile:
@@ -112,7 +134,7 @@ def _verified_file(directory: Path, manifest: dict[str, Any], path: str) -> Upst
         raise SourceError(f"{manifest_path}: files.{path} lacks {', '.join(missing)}")
     wrong = [f"files.{path}.{key}" for key in _FILE_KEYS if not _typed(key, record[key])]
     if wrong:
-        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: wrong type")
+        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: wrong type or format")
     file_path = directory / path
     if not file_path.resolve().is_relative_to(directory.resolve()):
         raise SourceError(f"{file_path}: a link to outside the snapshot directory; refused")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pipeline.errors import SourceError
 from pipeline.io.files import write_directory
 from pipeline.io.local import json_value, local_bytes
 from pipeline.io.snapshots import snapshot_directory, upstream_snapshot
@@ -22,7 +23,13 @@ _TASK_FILE = re.compile(r"^public/data/tasks/([a-z0-9][a-z0-9-]*)\.json$")
 def _files(directory: Path) -> dict[str, str]:
     path = directory / SNAPSHOT_MANIFEST
     manifest = json_value(local_bytes(path), path=path)
-    return {path: record["sha256"] for path, record in manifest["files"].items()}
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(
+        isinstance(record, dict) and isinstance(record.get("sha256"), str)
+        for record in files.values()
+    ):
+        raise SourceError(f"{path}: files: expected an object of path → record with a sha256")
+    return {name: record["sha256"] for name, record in files.items()}
 
 
 def snapshot_tasks(directory: Path) -> list[str]:
