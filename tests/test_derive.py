@@ -121,23 +121,7 @@ def test_a_name_with_control_or_bidirectional_characters_is_refused():
 
 
 def test_two_models_whose_slugs_collide_are_refused():
-    frame = pl.DataFrame(
-        {
-            "model_id": ["a/x", "b/x"],
-            "nickname": ["Model X", "Model-X"],
-            "gpu_model": ["H100", "H100"],
-            "num_gpus": [1, 1],
-            "max_num_seqs": [8, 8],
-            "weight_precision": ["bfloat16", "bfloat16"],
-            "total_params_billions": [1.0, 1.0],
-            "activated_params_billions": [1.0, 1.0],
-            "energy_per_token_joules": [0.1, 0.1],
-            "avg_output_len": [10.0, 10.0],
-            "avg_batch_size": [8.0, 8.0],
-            "avg_power_watts": [100.0, 100.0],
-            "median_itl_ms": [10.0, 10.0],
-        }
-    )
+    frame = two_models(nickname=["Model X", "Model-X"])
     with pytest.raises(DerivationError) as caught:
         index_rows(frame, precision_labels=LABELS)
     assert str(caught.value) == (
