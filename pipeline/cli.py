@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from collections.abc import Callable
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,6 +36,7 @@ from pipeline.model import (
     VENDORED_SNAPSHOT,
     Access,
     NetworkSettings,
+    is_day,
     report_path,
 )
 
@@ -65,11 +66,8 @@ class IsoDate(click.ParamType):  # type: ignore[type-arg]
     name = "YYYY-MM-DD"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
-        try:
-            if date.fromisoformat(value).isoformat() == value:
-                return str(value)
-        except (TypeError, ValueError):
-            pass
+        if is_day(value):
+            return str(value)
         self.fail(f"{value!r} is not a date YYYY-MM-DD", param, ctx)
 
 

@@ -6,8 +6,10 @@ defaults from here before it loads polars or httpx.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 
 # -- where the data comes from ---------------------------------------------------------------
@@ -127,3 +129,30 @@ def errors_path(index_path: Path) -> Path:
 def changelog_path(index_path: Path) -> Path:
     """``output/index.json`` → ``output/index.changelog.json``: the latest change."""
     return index_path.with_name(f"{index_path.stem}.changelog.json")
+
+
+# -- the formats of the dates every layer checks ---------------------------------------------
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})")
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def is_timestamp(value: object) -> bool:
+    """An ISO 8601 date and time with its offset, as GitHub gives: ``2026-02-27T19:09:46Z``."""
+    if not (isinstance(value, str) and _TIMESTAMP.fullmatch(value)):
+        return False
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:  # 2026-13-45T…: the right shape, not a real time
+        return False
+    return True
+
+
+def is_day(value: object) -> bool:
+    """A calendar date, ``YYYY-MM-DD``."""
+    if not (isinstance(value, str) and _DAY.fullmatch(value)):
+        return False
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True

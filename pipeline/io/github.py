@@ -18,7 +18,6 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -44,12 +43,12 @@ from pipeline.model import (
     SNAPSHOT_MANIFEST,
     UPSTREAM_REF,
     UPSTREAM_REPOSITORY,
+    is_day,
+    is_timestamp,
 )
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})")
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 _REPOSITORY = re.compile(r"[\w.-]{1,100}/[\w.-]{1,100}")
 _REF = re.compile(r"[^\x00-\x20\x7f~^:?*\[\\]{1,255}")
 _SNAPSHOT_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*")
@@ -221,28 +220,6 @@ def _commit_of(answer: Any, url: str, scrub: Callable[[str], str]) -> tuple[str,
 def is_commit(value: Any) -> bool:
     """A full commit sha: 40 lower-case hex digits. Example: ``is_commit("0cd5…")``."""
     return isinstance(value, str) and _COMMIT.fullmatch(value) is not None
-
-
-def is_timestamp(value: Any) -> bool:
-    """An ISO 8601 date and time with its offset, as GitHub gives: ``2026-02-27T19:09:46Z``."""
-    if not (isinstance(value, str) and _TIMESTAMP.fullmatch(value)):
-        return False
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:  # 2026-13-45T…: the right shape, not a real time
-        return False
-    return True
-
-
-def is_day(value: Any) -> bool:
-    """A calendar date, ``YYYY-MM-DD``."""
-    if not (isinstance(value, str) and _DAY.fullmatch(value)):
-        return False
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
 
 
 def manifest_problems(manifest: Any) -> list[str]:

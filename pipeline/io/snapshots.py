@@ -14,13 +14,19 @@ import mmap
 import os
 import re
 import stat
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 from pipeline.errors import ChecksumMismatch, SourceError
 from pipeline.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
-from pipeline.model import INDEX_PATH, SNAPSHOT_MANIFEST, UpstreamFile, UpstreamSnapshot
+from pipeline.model import (
+    INDEX_PATH,
+    SNAPSHOT_MANIFEST,
+    UpstreamFile,
+    UpstreamSnapshot,
+    is_day,
+    is_timestamp,
+)
 
 _TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _SNAPSHOT_KEYS = ("repository", "ref", "commit", "commit_date", "retrieved", "files")
@@ -91,9 +97,9 @@ def _manifest(directory: Path) -> dict[str, Any]:
         raise SourceError(f"{manifest_path}: {', '.join(wrong)}: expected text")
     if not isinstance(manifest["files"], dict):
         raise SourceError(f"{manifest_path}: files: expected an object (path → record)")
-    if not _is_timestamp(manifest["commit_date"]):
+    if not is_timestamp(manifest["commit_date"]):
         raise SourceError(f"{manifest_path}: commit_date: expected an ISO 8601 date and time")
-    if not _is_day(manifest["retrieved"]):
+    if not is_day(manifest["retrieved"]):
         raise SourceError(f"{manifest_path}: retrieved: expected a date YYYY-MM-DD")
     return manifest
 
@@ -102,23 +108,8 @@ def _typed(key: str, value: object) -> bool:
     if key == "bytes":
         return isinstance(value, int) and not isinstance(value, bool)
     if key == "last_commit_date":
-        return isinstance(value, str) and _is_timestamp(value)
+        return isinstance(value, str) and is_timestamp(value)
     return isinstance(value, str)
-
-
-def _is_timestamp(text: str) -> bool:
-    """An ISO 8601 date and time with its offset, as git and the GitHub API give them."""
-    try:
-        return datetime.fromisoformat(text).tzinfo is not None
-    except ValueError:
-        return False
-
-
-def _is_day(text: str) -> bool:
-    try:
-        return date.fromisoformat(text).isoformat() == text
-    except ValueError:
-        return False
 
 
 def _verified_file(directory: Path, manifest: dict[str, Any], path: str) -> UpstreamFile:

@@ -12,7 +12,6 @@ import math
 import mmap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import date
 from operator import attrgetter
 from typing import Annotated, Any
 
@@ -22,7 +21,7 @@ import polars as pl
 from pandera.errors import SchemaErrors
 
 from pipeline.errors import Failure, UnsupportedTask, UpstreamFormatError, ValidationFailed
-from pipeline.model import KEY_COLUMNS, UpstreamFile
+from pipeline.model import KEY_COLUMNS, UpstreamFile, is_day
 
 TAIL_LATENCIES = ("p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
 
@@ -534,19 +533,12 @@ def leaderboard_compiled(index_file: UpstreamFile) -> str:
             path=index_file.path, problem=f"not valid JSON ({error})"
         ) from None
     value = document.get("last_updated") if isinstance(document, dict) else None
-    if not isinstance(value, str) or not _is_iso_date(value):
+    if not isinstance(value, str) or not is_day(value):
         raise UpstreamFormatError(
             path=index_file.path,
             problem=f"'last_updated' must be a date YYYY-MM-DD, got {json.dumps(value)}",
         )
     return value
-
-
-def _is_iso_date(text: str) -> bool:
-    try:
-        return date.fromisoformat(text).isoformat() == text
-    except ValueError:
-        return False
 
 
 def refuse_unsupported_task(index_file: UpstreamFile, task: str) -> None:
