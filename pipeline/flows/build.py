@@ -264,8 +264,9 @@ def run(
 ) -> Build:
     """Build the index and write it with its report (and extras); on failure nothing is written
     but, when the task file broke rules, the complete list of failures (``errors_path``)."""
-    checked_targets(output_paths(out, extras=extras))
-    refuse_outputs_inside(source, output_paths(out, extras=extras))
+    outputs = output_paths(out, extras=extras)
+    checked_targets(outputs)
+    refuse_outputs_inside(source, outputs)
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
     files = extra_files(stages, result, out=out, extras=extras)
@@ -315,8 +316,9 @@ def run_all_tasks(
     staged: dict[Path, bytes] = {}
     results = {}
     for task in indexed_tasks(editorial_text()):
-        checked_targets(output_paths(out_dir / task / "index.json", extras=extras))
-        refuse_outputs_inside(source, output_paths(out_dir / task / "index.json", extras=extras))
+        outputs = output_paths(out_dir / task / "index.json", extras=extras)
+        checked_targets(outputs)
+        refuse_outputs_inside(source, outputs)
     for task in indexed_tasks(editorial_text()):
         out = out_dir / task / "index.json"
         task_settings = replace(settings, task=task)
