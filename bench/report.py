@@ -34,7 +34,7 @@ def cpu(command: list[str]) -> tuple[float, float]:
 
 
 def report_command(index: Path, snapshot: Path, out: Path) -> list[str]:
-    return [PYTHON, "-m", "pipeline", "report", "--index", str(index), "--from", str(snapshot),
+    return [PYTHON, "-m", "energy_index", "report", "--index", str(index), "--from", str(snapshot),
             "--out", str(out), "--quiet"]  # fmt: skip
 
 
@@ -53,7 +53,7 @@ def main() -> None:
         for size in (int(s) for s in arguments.configurations.split(",")):
             snapshot = snapshot_for(size, 1)
             index = work / f"{size}" / "index.json"
-            build = [PYTHON, "-m", "pipeline", "build", "--from", str(snapshot),
+            build = [PYTHON, "-m", "energy_index", "build", "--from", str(snapshot),
                      "--out", str(index), "--quiet"]  # fmt: skip
             subprocess.run(build, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
             cases.append((f"{size:,} generated configurations", index, snapshot))

@@ -106,7 +106,7 @@ def input_of(label: str, snapshot: Path, configurations: int | None = None) -> I
 
 
 def pipeline_command(snapshot: Path, out: Path) -> list[str]:
-    command = [RUNTIME["python"], "-m", "pipeline", "build", "--from", str(snapshot)]
+    command = [RUNTIME["python"], "-m", "energy_index", "build", "--from", str(snapshot)]
     return [*command, "--out", str(out), "--quiet"]
 
 
@@ -225,7 +225,7 @@ def main() -> None:
             if source.label == "real file":
                 floor_command = [RUNTIME["python"], "-c", IMPORT_FLOOR]
                 peers[f"import floor (`{IMPORT_FLOOR}`)"] = paired(runs, ours, floor_command, work)
-                help_command = [RUNTIME["python"], "-m", "pipeline", "--help"]
+                help_command = [RUNTIME["python"], "-m", "energy_index", "--help"]
                 peers["`energy-index --help`"] = paired(runs, ours, help_command, work)
             for name, script in PEERS.items():
                 peers[name] = paired(runs, ours, peer_command(script, source), work)

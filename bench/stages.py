@@ -20,27 +20,27 @@ PARSERS = {
     ),
     "msgspec, untyped": "import msgspec; msgspec.json.decode(data)",
     "msgspec into typed structs, whole file": (
-        "import msgspec; from pipeline.steps.validate import _Configuration; "
+        "import msgspec; from energy_index.steps.validate import _Configuration; "
         "msgspec.json.decode(data, type=dict[str, list[_Configuration] | str])"
     ),
     "msgspec into typed structs, in chunks (the pipeline's, with the frame)": (
-        "from pipeline.model import UpstreamFile; "
-        "from pipeline.steps.validate import _quick_parse; "
+        "from energy_index.model import UpstreamFile; "
+        "from energy_index.steps.validate import _quick_parse; "
         "assert _quick_parse(UpstreamFile('t', data, '', len(data), '', '', '')) is not None"
     ),
 }
 
 
 def stage_seconds(snapshot: Path) -> list[tuple[str, float]]:
-    from pipeline.documents.editorial import editorial_text, task_text
-    from pipeline.documents.index import index_document, serialized
-    from pipeline.documents.schemas import checked
-    from pipeline.io.snapshots import upstream_snapshot
-    from pipeline.model import Dates
-    from pipeline.steps import validate
-    from pipeline.steps.derive import index_rows
-    from pipeline.steps.selection import selected_configurations
-    from pipeline.steps.stability import stable_configurations
+    from energy_index.documents.editorial import editorial_text, task_text
+    from energy_index.documents.index import index_document, serialized
+    from energy_index.documents.schemas import checked
+    from energy_index.io.snapshots import upstream_snapshot
+    from energy_index.model import Dates
+    from energy_index.steps import validate
+    from energy_index.steps.derive import index_rows
+    from energy_index.steps.selection import selected_configurations
+    from energy_index.steps.stability import stable_configurations
 
     marks: list[tuple[str, float]] = []
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from pipeline.documents.editorial import editorial_text
-from pipeline.model import INDEX_PATH
+from energy_index.documents.editorial import editorial_text
+from energy_index.model import INDEX_PATH
 from tests.standin import StandIn
 
 REPO = Path(__file__).resolve().parent.parent
@@ -90,7 +90,7 @@ def published() -> dict[str, Any]:
 
 def upstream_file(content: bytes, path: str = TASK_PATH):
     """An UpstreamFile around some bytes, for stages that do not care where they came from."""
-    from pipeline.model import UpstreamFile
+    from energy_index.model import UpstreamFile
 
     return UpstreamFile(
         path=path,
@@ -121,7 +121,7 @@ def cli(standin: StandIn, *args: object, token: str | None = None):
     """Run the command line with its API and raw bases on the stand-in."""
     from click.testing import CliRunner
 
-    from pipeline.cli import main
+    from energy_index.cli import main
 
     env = {
         "ENERGY_INDEX_API_BASE": standin.api_base,

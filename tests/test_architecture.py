@@ -1,6 +1,6 @@
 """The layout shows the pipeline, and the imports keep to it.
 
-pipeline/
+pipeline/energy_index/
   model.py, errors.py   the shared records, defaults and errors: import nothing of the package
   steps/                pure, in pipeline order: a step imports only earlier steps
   documents/            pure: may use the steps' results, never disk, network or a flow
@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import REPO
 
-PACKAGE = REPO / "pipeline"
+PACKAGE = REPO / "pipeline" / "energy_index"
 STEP_ORDER = {
     "validate": 0,
     "stability": 1,
@@ -29,7 +29,7 @@ STEP_ORDER = {
     "sweep": 4,
     "curves": 4,
 }
-BASE = {"pipeline", "pipeline.model", "pipeline.errors"}
+BASE = {"energy_index", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {
     "steps": {"steps"},
     "documents": {"steps", "documents"},
@@ -44,16 +44,16 @@ def _modules() -> list[Path]:
 
 
 def _name(path: Path) -> str:
-    parts = path.relative_to(REPO).with_suffix("").parts
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
 def _imports(path: Path) -> set[str]:
-    """Every pipeline module a file imports, at the top or inside a function."""
+    """Every package module a file imports, at the top or inside a function."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module.startswith("pipeline"):
+            if node.module.startswith("energy_index"):
                 found.add(node.module)
                 found.update(
                     f"{node.module}.{alias.name}"
@@ -61,7 +61,7 @@ def _imports(path: Path) -> set[str]:
                     if (PACKAGE / Path(*node.module.split(".")[1:]) / f"{alias.name}.py").exists()
                 )
         elif isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("pipeline"))
+            found.update(a.name for a in node.names if a.name.startswith("energy_index"))
     return found
 
 
@@ -79,8 +79,8 @@ def test_each_module_imports_only_what_its_layer_may(path: Path):
         target = _layer(imported)
         if module in BASE:
             wrong.append(imported)
-        elif layer == "pipeline.cli":
-            if target not in ("flows", "pipeline.cli"):
+        elif layer == "energy_index.cli":
+            if target not in ("flows", "energy_index.cli"):
                 wrong.append(imported)
         elif layer in ALLOWED_LAYERS and target not in ALLOWED_LAYERS[layer]:
             wrong.append(imported)
@@ -95,6 +95,7 @@ def test_every_module_lives_in_a_layer():
     loose = [
         _name(p)
         for p in _modules()
-        if p.parent == PACKAGE and _name(p) not in {*BASE, "pipeline.cli", "pipeline.__main__"}
+        if p.parent == PACKAGE
+        and _name(p) not in {*BASE, "energy_index.cli", "energy_index.__main__"}
     ]
     assert loose == []

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
-from pipeline.errors import NetworkError
-from pipeline.io.http import Downloader, HttpSettings
+from energy_index.cli import main
+from energy_index.errors import NetworkError
+from energy_index.io.http import Downloader, HttpSettings
 from tests.conftest import PUBLISHED, REPO, SNAPSHOT, TASK_PATH
 
 TOKEN = "github_pat_" + "A1b2C3/d4E5" * 8  # 99 characters, one with a '/'

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
+from energy_index.cli import main
 from tests.conftest import PUBLISHED, REPO, SNAPSHOT, TASK_PATH
 
 DATES = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
@@ -55,7 +55,7 @@ def test_every_registered_command_is_covered_by_the_help_test():
 
 def test_python_dash_m_and_the_console_script_both_answer():
     by_module = subprocess.run(
-        [sys.executable, "-m", "pipeline", "--help"], capture_output=True, text=True, cwd=REPO
+        [sys.executable, "-m", "energy_index", "--help"], capture_output=True, text=True, cwd=REPO
     )
     assert by_module.returncode == 0
     assert "Usage:" in by_module.stdout
@@ -200,7 +200,7 @@ def test_validate_accepts_the_published_index_and_names_problems_in_a_broken_one
 def test_help_imports_none_of_the_heavy_libraries():
     program = (
         "import sys\n"
-        "from pipeline.cli import main\n"
+        "from energy_index.cli import main\n"
         "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('polars', 'pandera', 'httpx', 'jsonschema', 'msgspec', 'matplotlib')"
         " if m in sys.modules]\n"

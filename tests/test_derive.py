@@ -3,12 +3,17 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from pipeline.documents.editorial import editorial_text
-from pipeline.errors import DerivationError
-from pipeline.steps.derive import index_rows, slug, unprintable_characters, wh_per_million_tokens
-from pipeline.steps.selection import selected_configurations
-from pipeline.steps.stability import stable_configurations
-from pipeline.steps.validate import validated_configurations
+from energy_index.documents.editorial import editorial_text
+from energy_index.errors import DerivationError
+from energy_index.steps.derive import (
+    index_rows,
+    slug,
+    unprintable_characters,
+    wh_per_million_tokens,
+)
+from energy_index.steps.selection import selected_configurations
+from energy_index.steps.stability import stable_configurations
+from energy_index.steps.validate import validated_configurations
 from tests.conftest import fixture_bytes, upstream_file
 
 LABELS = editorial_text()["precision_labels"]

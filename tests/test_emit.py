@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pipeline.documents.schemas import INDEX_SCHEMA, checked, schema_path, schema_problems
-from pipeline.errors import OutputError, SchemaViolation
-from pipeline.io.files import write_files
+from energy_index.documents.schemas import INDEX_SCHEMA, checked, schema_path, schema_problems
+from energy_index.errors import OutputError, SchemaViolation
+from energy_index.io.files import write_files
 
 
 def test_the_schema_is_a_valid_2020_12_schema_and_its_formats_are_checked():
@@ -124,7 +124,7 @@ def _corpus(published: dict) -> list[tuple[str, dict]]:
 
 
 def test_the_compiled_validator_and_the_reference_agree_on_a_corpus(published):
-    from pipeline.documents.schemas import _compiled, _reference_problems
+    from energy_index.documents.schemas import _compiled, _reference_problems
 
     corpus = _corpus(published)
     verdicts = {
@@ -144,7 +144,7 @@ def test_a_document_the_compiled_validator_refuses_is_reported_with_the_referenc
     document = copy.deepcopy(published)
     document["rows"][0]["num_gpus"] = 1.5
     document.update(updated="2026-02-30")
-    from pipeline.documents.schemas import _reference_problems
+    from energy_index.documents.schemas import _reference_problems
 
     with pytest.raises(SchemaViolation) as caught:
         checked(document)

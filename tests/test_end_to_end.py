@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import DerivationError
-from pipeline.flows.build import BuildSettings, build, run
-from pipeline.model import report_path
+from energy_index.errors import DerivationError
+from energy_index.flows.build import BuildSettings, build, run
+from energy_index.model import report_path
 from tests.conftest import REPO, SNAPSHOT, TASK_PATH, write_snapshot
 
 PUBLISHED_DATES = BuildSettings(retrieved="2026-09-26", updated="2026-09-27")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
+from energy_index.cli import main
 from tests.conftest import PUBLISHED, REPO, SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
 
 DATES = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
@@ -165,12 +165,12 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
     tmp_path: Path, monkeypatch
 ):
     """Threads, with the window between reading CHANGELOG.md and writing it widened."""
-    import pipeline.flows.regenerate
-    import pipeline.io.files
-    from pipeline.flows.build import BuildSettings
-    from pipeline.flows.regenerate import regenerate
+    import energy_index.flows.regenerate
+    import energy_index.io.files
+    from energy_index.flows.build import BuildSettings
+    from energy_index.flows.regenerate import regenerate
 
-    real_write = pipeline.io.files.write_files
+    real_write = energy_index.io.files.write_files
     both_read = threading.Barrier(2, timeout=2)
 
     def slow_write(contents):
@@ -181,7 +181,7 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
                 both_read.wait()
         return real_write(contents)
 
-    monkeypatch.setattr(pipeline.flows.regenerate, "write_files", slow_write)
+    monkeypatch.setattr(energy_index.flows.regenerate, "write_files", slow_write)
     folder = tmp_path / "output"
     errors: list[BaseException] = []
 
@@ -204,7 +204,7 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
 def test_two_regeneration_processes_of_different_outs_keep_both_entries(tmp_path: Path):
     folder = tmp_path / "output"
     commands = [
-        [sys.executable, "-m", "pipeline", "regenerate", "--from", str(SNAPSHOT),
+        [sys.executable, "-m", "energy_index", "regenerate", "--from", str(SNAPSHOT),
          "--out", str(folder / name), "--date", "2026-11-30",
          "--snapshot", str(tmp_path / f"vendored-{name}")]
         for name in ("a.json", "b.json", "c.json")
@@ -342,7 +342,7 @@ def test_a_damaged_published_index_fails_audit_and_validate(tmp_path, published,
 
 
 def test_index_problems_is_the_one_check_and_passes_the_published_index(published):
-    from pipeline.documents.invariants import index_problems
+    from energy_index.documents.invariants import index_problems
 
     assert index_problems(published) == []
     document = falsified(published)
@@ -353,7 +353,7 @@ def test_index_problems_is_the_one_check_and_passes_the_published_index(publishe
 
 
 def test_a_changelog_entry_is_replaced_only_under_the_same_key():
-    from pipeline.documents.changelog import history_with
+    from energy_index.documents.changelog import history_with
 
     title = "# Changes to the index\n\n"
     once = history_with(title, "## d1: upstream c\n\n- x\n\n", key="index.json upstream c from a")
@@ -373,7 +373,7 @@ def test_regenerate_rewrites_a_damaged_index(tmp_path: Path, published):
     assert result.exit_code == 0, result.output
     assert result.output.startswith("changed")
     assert "damaged" in result.output
-    from pipeline.documents.invariants import index_problems
+    from energy_index.documents.invariants import index_problems
 
     rewritten = json.loads(out.read_bytes())
     assert index_problems(rewritten) == []
@@ -468,7 +468,7 @@ def test_malformed_files_entries_in_snapshot_json_are_a_clean_error(tmp_path, fi
     ("code", "where"), [(errno.ENOSPC, "fsync"), (errno.EROFS, "mkstemp"), (errno.EIO, "replace")]
 )
 def test_disk_faults_are_clean_errors_naming_the_file(built, monkeypatch, code, where):
-    import pipeline.io.files
+    import energy_index.io.files
 
     before = files_under(built.parent)
     fault = OSError(code, os.strerror(code))
@@ -476,7 +476,7 @@ def test_disk_faults_are_clean_errors_naming_the_file(built, monkeypatch, code, 
     def failing(*args, **kwargs):
         raise fault
 
-    target = {"fsync": (os, "fsync"), "mkstemp": (pipeline.io.files.tempfile, "mkstemp"),
+    target = {"fsync": (os, "fsync"), "mkstemp": (energy_index.io.files.tempfile, "mkstemp"),
               "replace": (os, "replace")}[where]  # fmt: skip
     monkeypatch.setattr(*target, failing)
     result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
@@ -503,7 +503,7 @@ def test_a_fifo_as_the_task_file_does_not_hang(tmp_path: Path):
     shutil.copytree(SNAPSHOT, source)
     (source / TASK_PATH).unlink()
     os.mkfifo(source / TASK_PATH)
-    command = [sys.executable, "-m", "pipeline", "build", "--from", str(source),
+    command = [sys.executable, "-m", "energy_index", "build", "--from", str(source),
                "--out", str(tmp_path / "out" / "index.json")]  # fmt: skip
     run = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1, run.stderr
@@ -525,8 +525,8 @@ def test_a_task_file_linked_outside_the_snapshot_is_refused_unquoted(tmp_path: P
 
 
 def test_a_local_input_over_the_cap_is_refused_before_it_is_read(tmp_path: Path):
-    from pipeline.errors import SourceError
-    from pipeline.io.local import local_bytes
+    from energy_index.errors import SourceError
+    from energy_index.io.local import local_bytes
 
     path = tmp_path / "big.json"
     path.write_bytes(b"[" + b" " * 100 + b"]")
@@ -546,7 +546,7 @@ def test_an_unknown_task_is_a_usage_error(tmp_path: Path):
 
 
 def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeypatch):
-    import pipeline.io.files
+    import energy_index.io.files
 
     before = files_under(built.parent)
     real_replace = os.replace
@@ -558,7 +558,7 @@ def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeyp
             raise KeyboardInterrupt
         return real_replace(source, target, *args, **kwargs)
 
-    monkeypatch.setattr(pipeline.io.files.os, "replace", interrupted_after_one_rename)
+    monkeypatch.setattr(energy_index.io.files.os, "replace", interrupted_after_one_rename)
     result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
     monkeypatch.undo()
     assert result.exit_code == 130
@@ -575,7 +575,7 @@ def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeyp
 def test_ctrl_c_during_the_renames_waits_until_they_are_done(tmp_path: Path, monkeypatch):
     import signal
 
-    from pipeline.io.files import write_files
+    from energy_index.io.files import write_files
 
     real_replace = os.replace
 
@@ -598,12 +598,12 @@ def test_a_real_sigint_exits_130_with_one_line(tmp_path: Path):
 
     out = tmp_path / "out" / "index.json"
     command = [sys.executable, "-c",
-               "import sys, time, pipeline.flows.build\n"
-               "real = pipeline.flows.build.assembled\n"
+               "import sys, time, energy_index.flows.build\n"
+               "real = energy_index.flows.build.assembled\n"
                "def slow(*a, **k):\n"
                "    print('ready', flush=True); time.sleep(30); return real(*a, **k)\n"
-               "pipeline.flows.build.assembled = slow\n"
-               "from pipeline.cli import main\n"
+               "energy_index.flows.build.assembled = slow\n"
+               "from energy_index.cli import main\n"
                f"main(['build', '--from', {str(SNAPSHOT)!r},"
                f" '--out', {str(out)!r}])\n"]  # fmt: skip
     run = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

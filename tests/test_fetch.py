@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.errors import ChecksumMismatch, SourceError
-from pipeline.io.snapshots import upstream_snapshot
+from energy_index.errors import ChecksumMismatch, SourceError
+from energy_index.io.snapshots import upstream_snapshot
 from tests.conftest import SNAPSHOT, TASK_PATH
 
 
@@ -81,9 +81,9 @@ def test_a_manifest_missing_keys_is_named(tmp_path: Path):
 
 
 def test_a_large_task_file_is_mapped_and_validated_exactly_like_bytes(tmp_path: Path):
-    from pipeline.errors import ValidationFailed
-    from pipeline.io.snapshots import _MAPPED_FROM_BYTES
-    from pipeline.steps.validate import validated_configurations
+    from energy_index.errors import ValidationFailed
+    from energy_index.io.snapshots import _MAPPED_FROM_BYTES
+    from energy_index.steps.validate import validated_configurations
     from tests.conftest import fixture_bytes, upstream_file, write_snapshot
 
     # Trailing whitespace is valid JSON: the same file, large enough to be mapped.
@@ -100,7 +100,7 @@ def test_a_large_task_file_is_mapped_and_validated_exactly_like_bytes(tmp_path: 
 
 
 def test_a_large_tampered_file_is_refused(tmp_path: Path):
-    from pipeline.io.snapshots import _MAPPED_FROM_BYTES
+    from energy_index.io.snapshots import _MAPPED_FROM_BYTES
     from tests.conftest import write_snapshot
 
     padded = (SNAPSHOT / TASK_PATH).read_bytes() + b"\n" * _MAPPED_FROM_BYTES

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
-from pipeline.errors import NetworkError
-from pipeline.io.http import Downloader, HttpSettings
+from energy_index.cli import main
+from energy_index.errors import NetworkError
+from energy_index.io.http import Downloader, HttpSettings
 from tests.conftest import FAST, INDEX_PATH, PUBLISHED, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli
 from tests.standin import Fault, StandIn
 
@@ -196,13 +196,13 @@ def test_a_declared_size_over_the_cap_is_refused_before_reading(standin, out, tm
 
 def test_etag_then_304_reuses_the_bytes_on_disk(standin, tmp_path, monkeypatch):
     # A fixed clock that moves on after the first fetch: stamping today would show.
-    monkeypatch.setattr("pipeline.cli._today", lambda: "2026-11-01")
+    monkeypatch.setattr("energy_index.cli._today", lambda: "2026-11-01")
     to = tmp_path / "snap"
     first = cli(standin, "fetch", "--to", to, *FAST)
     assert first.exit_code == 0, first.output
     before = (to / "snapshot.json").read_bytes()
     assert json.loads(before)["retrieved"] == "2026-11-01"
-    monkeypatch.setattr("pipeline.cli._today", lambda: "2026-12-01")
+    monkeypatch.setattr("energy_index.cli._today", lambda: "2026-12-01")
 
     # Same commit: one API request, no download.
     again = cli(standin, "fetch", "--to", to, *FAST)
@@ -387,7 +387,7 @@ def write_killed(target: Path, files: dict[str, bytes], *, before_operation: int
     import os
     import sys
 
-    from pipeline.io.files import write_directory
+    from energy_index.io.files import write_directory
 
     events = 0
 
@@ -406,7 +406,7 @@ def write_killed(target: Path, files: dict[str, bytes], *, before_operation: int
 def test_a_directory_write_killed_at_any_point_leaves_the_old_or_the_new(tmp_path):
     import os
 
-    from pipeline.io.files import write_directory
+    from energy_index.io.files import write_directory
 
     old = {"a.json": b"old a", "snapshot.json": b'{"files": {"a.json": {}}}'}
     manifest = json.dumps({"files": {"a.json": {}, "b/c.json": {}}}).encode()

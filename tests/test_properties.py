@@ -8,10 +8,14 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.steps.derive import JOULES_PER_WATT_HOUR, TOKENS_PER_MILLION, wh_per_million_tokens
-from pipeline.steps.selection import selected_configurations
-from pipeline.steps.stability import stable_configurations
-from pipeline.steps.validate import validated_configurations
+from energy_index.steps.derive import (
+    JOULES_PER_WATT_HOUR,
+    TOKENS_PER_MILLION,
+    wh_per_million_tokens,
+)
+from energy_index.steps.selection import selected_configurations
+from energy_index.steps.stability import stable_configurations
+from energy_index.steps.validate import validated_configurations
 from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
 
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

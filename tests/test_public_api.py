@@ -7,24 +7,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pipeline
-from pipeline import model
+import energy_index
+from energy_index import model
 from tests.conftest import REPO, SNAPSHOT
 
 
 def test_the_public_names_are_the_flows_themselves():
-    from pipeline.flows.audit import audited
-    from pipeline.flows.build import BuildSettings, build, build_index
-    from pipeline.flows.regenerate import regenerate_index
+    from energy_index.flows.audit import audited
+    from energy_index.flows.build import BuildSettings, build, build_index
+    from energy_index.flows.regenerate import regenerate_index
 
-    assert pipeline.build is build and pipeline.build_index is build_index
-    assert pipeline.BuildSettings is BuildSettings
-    assert pipeline.regenerate_index is regenerate_index and pipeline.audited is audited
-    assert pipeline.NetworkSettings is model.NetworkSettings
+    assert energy_index.build is build and energy_index.build_index is build_index
+    assert energy_index.BuildSettings is BuildSettings
+    assert energy_index.regenerate_index is regenerate_index and energy_index.audited is audited
+    assert energy_index.NetworkSettings is model.NetworkSettings
 
 
 def test_the_documented_example_builds_the_index():
-    result = pipeline.build(SNAPSHOT, settings=pipeline.BuildSettings())
+    result = energy_index.build(SNAPSHOT, settings=energy_index.BuildSettings())
     assert len(result.document["rows"]) == 32
 
 
@@ -62,7 +62,7 @@ def _constants(path: Path) -> list[tuple[int, object]]:
 
 def test_every_default_is_written_once_in_model_py():
     repeated = []
-    for path in sorted((REPO / "pipeline").rglob("*.py")):
+    for path in sorted((REPO / "pipeline" / "energy_index").rglob("*.py")):
         if path.name == "model.py":
             continue
         for line, value in _constants(path):

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.documents.schemas import schema_problems
+from energy_index.documents.schemas import schema_problems
 from tests.conftest import FAST, REPO, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli
 from tests.standin import StandIn
 
@@ -119,7 +119,7 @@ def test_two_regenerations_at_once_leave_one_valid_file(standin, tmp_path):
     }
     env.pop("GITHUB_TOKEN", None)
     command = [
-        sys.executable, "-m", "pipeline", "regenerate", "--from", REPOSITORY_URL,
+        sys.executable, "-m", "energy_index", "regenerate", "--from", REPOSITORY_URL,
         "--out", str(tmp_path / "output" / "index.json"), "--cache", str(tmp_path / "cache"),
         "--snapshot", str(tmp_path / "snapshots" / "ml-energy-leaderboard"),
         "--date", "2026-11-30", *FAST,
@@ -139,7 +139,7 @@ def test_two_regenerations_at_once_leave_one_valid_file(standin, tmp_path):
 
 
 def test_a_second_regeneration_that_cannot_wait_exits_with_a_clear_message(standin, tmp_path):
-    from pipeline.io.files import exclusive_lock
+    from energy_index.io.files import exclusive_lock
 
     out = tmp_path / "output" / "index.json"
     with exclusive_lock(out.with_name(".index.json.lock"), wait_seconds=0, busy="held"):

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
-from pipeline.flows.build import BuildSettings, index_stages, sweep_of
-from pipeline.pages.configurations import ordered_configurations, picks_at
+from energy_index.cli import main
+from energy_index.flows.build import BuildSettings, index_stages, sweep_of
+from energy_index.pages.configurations import ordered_configurations, picks_at
 from tests.conftest import INDEX_PATH, REPO, SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
 
 INDEX = REPO / "output" / "index.json"
@@ -177,10 +177,10 @@ def test_a_nickname_with_math_markup_and_quotes_is_escaped(tmp_path: Path):
 
 
 def test_the_committed_chart_specs_are_altairs_for_any_gpus():
-    from pipeline.pages.charts import chart_specs
-    from pipeline.pages.specs import TEMPLATE, specs_for, template_specs
+    from energy_index.pages.charts import chart_specs
+    from energy_index.pages.specs import TEMPLATE, specs_for, template_specs
 
-    committed = REPO / "pipeline" / "pages" / "assets" / TEMPLATE
+    committed = REPO / "pipeline" / "energy_index" / "pages" / "assets" / TEMPLATE
     assert json.loads(committed.read_text()) == template_specs(), "run scripts/page_assets.py"
     for gpus in (["H100"], ["B200", "H100"], ["A100", "B200", "H100", "MI300X", "X", "Y", "Z"]):
         for deadline in (500, 87.5):
@@ -193,7 +193,7 @@ def test_the_chart_specs_are_valid_vega_lite_with_legible_fonts():
     import jsonschema
     from altair.vegalite.v6.schema import load_schema
 
-    from pipeline.pages.specs import specs_for
+    from energy_index.pages.specs import specs_for
 
     specs = specs_for(gpus=["B200", "H100"], deadline_ms=500)
     validator = jsonschema.Draft7Validator(load_schema())
@@ -202,7 +202,7 @@ def test_the_chart_specs_are_valid_vega_lite_with_legible_fonts():
         sizes = [v for block in spec["config"].values() for k, v in block.items() if "Font" in k]
         sizes += [spec["config"]["text"]["fontSize"]]
         assert sizes and min(sizes) >= 11, name
-    css = (REPO / "pipeline" / "pages" / "assets" / "page.css").read_text()
+    css = (REPO / "pipeline" / "energy_index" / "pages" / "assets" / "page.css").read_text()
     sizes = [int(px) for px in re.findall(r"font(?:-size)?:[^;]*?(\d+)px", css)]
     assert len(sizes) >= 5 and min(sizes) >= 11
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
+from energy_index.cli import main
 from tests.conftest import REPO, SNAPSHOT
 from tests.test_report import INDEX, NASTY, nasty_index
 
@@ -229,7 +229,7 @@ def test_docs_report_png_is_the_current_picture(built, tmp_path):
 
 
 def test_the_vendored_vega_bundle_is_vl_converts():
-    from pipeline.pages.specs import BUNDLE, vega_bundle
+    from energy_index.pages.specs import BUNDLE, vega_bundle
 
-    vendored = (REPO / "pipeline" / "pages" / "assets" / BUNDLE).read_text("utf-8")
+    vendored = (REPO / "pipeline" / "energy_index" / "pages" / "assets" / BUNDLE).read_text("utf-8")
     assert vendored == vega_bundle(), "run scripts/page_assets.py"

@@ -66,7 +66,7 @@ def test_a_fresh_clone_alone_builds_the_committed_output_and_audits_offline(tmp_
     def energy_index(*args: str) -> subprocess.CompletedProcess[str]:
         # -m from the clone's folder imports the clone's own package, not this checkout's.
         return subprocess.run(
-            [sys.executable, "-m", "pipeline", *args],
+            [sys.executable, "-m", "energy_index", *args],
             cwd=clone,
             env=env,
             capture_output=True,

@@ -5,10 +5,10 @@ from itertools import permutations
 import polars as pl
 import pytest
 
-from pipeline.steps import selection
-from pipeline.steps.selection import TIE_BREAK, selected_configurations
-from pipeline.steps.stability import stable_configurations
-from pipeline.steps.validate import validated_configurations
+from energy_index.steps import selection
+from energy_index.steps.selection import TIE_BREAK, selected_configurations
+from energy_index.steps.stability import stable_configurations
+from energy_index.steps.validate import validated_configurations
 from tests.conftest import fixture_bytes, upstream_file
 
 

@@ -8,9 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
-from pipeline.documents.editorial import editorial_text, indexed_tasks
-from pipeline.documents.schemas import DEADLINES_SCHEMA, INDEX_SCHEMA, MODEL_SCHEMA, schema_problems
+from energy_index.cli import main
+from energy_index.documents.editorial import editorial_text, indexed_tasks
+from energy_index.documents.schemas import (
+    DEADLINES_SCHEMA,
+    INDEX_SCHEMA,
+    MODEL_SCHEMA,
+    schema_problems,
+)
 from tests.conftest import SNAPSHOT
 from tests.test_report import INDEX
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from pipeline.steps.stability import StabilityThresholds, stable_configurations
-from pipeline.steps.validate import validated_configurations
+from energy_index.steps.stability import StabilityThresholds, stable_configurations
+from energy_index.steps.validate import validated_configurations
 from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
 
 

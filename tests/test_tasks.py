@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 
-from pipeline.cli import main
-from pipeline.documents.editorial import editorial_text
-from pipeline.documents.schemas import (
+from energy_index.cli import main
+from energy_index.documents.editorial import editorial_text
+from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
     EXTENDED_SCHEMA,
@@ -22,9 +22,9 @@ from pipeline.documents.schemas import (
     schema_path,
     schema_problems,
 )
-from pipeline.errors import UnsupportedTask
-from pipeline.flows.build import BuildSettings, index_stages
-from pipeline.steps.curves import concurrency_curves
+from energy_index.errors import UnsupportedTask
+from energy_index.flows.build import BuildSettings, index_stages
+from energy_index.steps.curves import concurrency_curves
 from tests.conftest import REPO, SNAPSHOT
 
 LLM_TASKS = ["gpqa", "image-chat", "lm-arena-chat", "sourcegraph-fim", "video-chat"]
@@ -129,7 +129,7 @@ def test_at_100_ms_seven_of_the_32_chat_picks_change_and_bind(all_tasks: Path):
 
 def test_a_group_with_nothing_under_a_deadline_says_so():
     stable = index_stages(SNAPSHOT, settings=BuildSettings()).stability.stable
-    from pipeline.steps.sweep import NO_CONFIGURATION, deadline_sweep
+    from energy_index.steps.sweep import NO_CONFIGURATION, deadline_sweep
 
     groups = deadline_sweep(
         stable, deadlines_ms=[5.0], precision_labels=editorial_text()["precision_labels"]
@@ -141,9 +141,9 @@ def test_a_group_with_nothing_under_a_deadline_says_so():
 
 
 def test_the_sweep_on_the_fixture_cell_by_cell():
-    from pipeline.steps.stability import stable_configurations
-    from pipeline.steps.sweep import NO_CONFIGURATION, deadline_sweep
-    from pipeline.steps.validate import validated_configurations
+    from energy_index.steps.stability import stable_configurations
+    from energy_index.steps.sweep import NO_CONFIGURATION, deadline_sweep
+    from energy_index.steps.validate import validated_configurations
     from tests.conftest import fixture_bytes, upstream_file
 
     frame = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
@@ -220,7 +220,7 @@ def test_the_runner_up_is_the_next_configuration_and_never_cheaper(all_tasks: Pa
 
 
 def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial):
-    from pipeline.flows.build import build
+    from energy_index.flows.build import build
 
     report = build(
         fixture_snapshot("edge-cases.json"), settings=BuildSettings(), editorial=fixture_editorial
@@ -233,14 +233,14 @@ def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial)
 
 
 def test_the_robustness_figures_of_a_rebuild_equal_the_committed_report():
-    from pipeline.flows.build import build
+    from energy_index.flows.build import build
 
     committed = json.loads((REPO / "output" / "index.report.json").read_bytes())
     assert build(SNAPSHOT, settings=BuildSettings()).report["robustness"] == committed["robustness"]
 
 
 def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_editorial):
-    from pipeline.flows.build import build
+    from energy_index.flows.build import build
     from tests.conftest import fixture_bytes, write_snapshot
 
     document = json.loads(fixture_bytes("edge-cases.json"))
@@ -272,7 +272,7 @@ def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_e
 def test_the_runner_up_is_ranked_under_the_same_inclusive_deadline(
     fixture_snapshot, fixture_editorial
 ):
-    from pipeline.flows.build import build
+    from energy_index.flows.build import build
 
     report = build(
         fixture_snapshot("edge-cases.json"),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from pipeline.cli import main
-from pipeline.flows.build import BuildSettings, build
-from pipeline.model import INDEX_PATH
+from energy_index.cli import main
+from energy_index.flows.build import BuildSettings, build
+from energy_index.model import INDEX_PATH
 from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
 
 DATES = BuildSettings(retrieved="2026-09-26", updated="2026-09-27")
@@ -120,9 +120,9 @@ def test_a_successful_build_removes_the_errors_file_of_a_refused_one(tmp_path: P
 
 
 def test_the_extended_index_accepts_zero_parallel_degrees(tmp_path: Path):
-    from pipeline.documents.index import extended_document
-    from pipeline.documents.schemas import EXTENDED_SCHEMA, schema_problems
-    from pipeline.flows.build import index_stages
+    from energy_index.documents.index import extended_document
+    from energy_index.documents.schemas import EXTENDED_SCHEMA, schema_problems
+    from energy_index.flows.build import index_stages
 
     def not_used(configuration: dict) -> None:
         configuration["data_parallel"] = 0

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-import pipeline
-from pipeline.cli import main
+import energy_index
+from energy_index.cli import main
 from tests.conftest import REPO, SNAPSHOT
 
 
@@ -57,8 +57,8 @@ def test_a_directory_given_as_an_input_file_is_named(tmp_path: Path):
 
 
 def test_the_public_api_reaches_a_source_as_its_docstring_says():
-    assert "access: Access" in (pipeline.__doc__ or "")
-    assert pipeline.Access(today="2026-11-30").cache == Path(".cache/upstream")
+    assert "access: Access" in (energy_index.__doc__ or "")
+    assert energy_index.Access(today="2026-11-30").cache == Path(".cache/upstream")
 
 
 def test_build_with_every_default_writes_the_committed_output(tmp_path: Path, monkeypatch):

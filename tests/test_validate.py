@@ -5,8 +5,8 @@ import json
 import polars as pl
 import pytest
 
-from pipeline.errors import UpstreamFormatError, ValidationFailed
-from pipeline.steps.validate import leaderboard_compiled, validated_configurations
+from energy_index.errors import UpstreamFormatError, ValidationFailed
+from energy_index.steps.validate import leaderboard_compiled, validated_configurations
 from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
 
 
@@ -136,7 +136,7 @@ def test_leaderboard_compiled_date_is_read_and_checked():
 
 
 def test_the_quick_and_the_careful_parse_agree_on_a_clean_file():
-    from pipeline.steps.validate import _careful_parse, _quick_parse
+    from energy_index.steps.validate import _careful_parse, _quick_parse
 
     task_file = upstream_file((SNAPSHOT / TASK_PATH).read_bytes())
     quick = _quick_parse(task_file)
@@ -149,14 +149,14 @@ def test_the_quick_and_the_careful_parse_agree_on_a_clean_file():
 
 @pytest.mark.parametrize("name", ["edge-cases.json", "bad-values.json", "missing-column.json"])
 def test_files_with_something_to_report_take_the_careful_path(name):
-    from pipeline.steps.validate import _quick_parse
+    from energy_index.steps.validate import _quick_parse
 
     # An unknown column, a wrong type, NaN, a required column dropped: the quick path declines.
     assert _quick_parse(upstream_file(fixture_bytes(name))) is None
 
 
 def test_a_derivable_column_dropped_everywhere_is_handled_the_same_by_both_paths():
-    from pipeline.steps.validate import _careful_parse, _quick_parse
+    from energy_index.steps.validate import _careful_parse, _quick_parse
 
     task_file = upstream_file(fixture_bytes("drifted-columns.json"))
     quick, careful = _quick_parse(task_file), _careful_parse(task_file)
@@ -167,7 +167,7 @@ def test_a_derivable_column_dropped_everywhere_is_handled_the_same_by_both_paths
 
 @pytest.mark.parametrize("chunk", [1, 7, 328, 1000])
 def test_the_quick_parse_in_chunks_gives_the_frame_of_the_careful_parse(chunk):
-    from pipeline.steps.validate import _careful_parse, _quick_parse
+    from energy_index.steps.validate import _careful_parse, _quick_parse
 
     task_file = upstream_file((SNAPSHOT / TASK_PATH).read_bytes())
     quick = _quick_parse(task_file, chunk=chunk)
@@ -177,7 +177,7 @@ def test_the_quick_parse_in_chunks_gives_the_frame_of_the_careful_parse(chunk):
 
 @pytest.mark.parametrize("rows", [range(7), range(3, 9), range(7, 328)])
 def test_a_column_present_in_some_chunks_only_takes_the_careful_path(rows):
-    from pipeline.steps.validate import _quick_parse
+    from energy_index.steps.validate import _quick_parse
 
     # Present in whole chunks of 7 and absent from others, or in part of a chunk: either way
     # missing from some rows, which only the careful path names.

@@ -1,0 +1,3 @@
+from energy_index.cli import main
+
+main()

@@ -1,0 +1,663 @@
+"""The ``energy-index`` command line.
+
+Heavy libraries (polars, pandera, httpx, jsonschema) are imported inside the commands, so that
+``--help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from energy_index import __version__
+from energy_index.model import (
+    DEFAULT_CACHE,
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_OUT,
+    DEFAULT_TASK,
+    GITHUB_API_BASE,
+    GITHUB_RAW_BASE,
+    HTTP_BACKOFF_SECONDS,
+    HTTP_MAX_BYTES,
+    HTTP_RETRIES,
+    HTTP_TIMEOUT_SECONDS,
+    LIVE,
+    TABLE_FORMATS,
+    UPSTREAM_URL,
+    VENDORED_SNAPSHOT,
+    Access,
+    NetworkSettings,
+    is_day,
+    report_path,
+)
+
+if TYPE_CHECKING:
+    pass
+
+OFFLINE_HINT = (
+    "hint: to build without network, pass a snapshot directory: --from DIR "
+    "(make index FROM=DIR), e.g. snapshots/ml-energy-leaderboard"
+)
+CHANGED_EXIT_CODE = 10
+INTERRUPTED_EXIT_CODE = 130
+
+EXIT_CODES = """\b
+Exit codes:
+  0  success (regenerate: unchanged, or changed without --exit-code)
+  1  data or validation failure (bad input, schema violation, audit difference)
+  2  usage error (unknown option, bad value)
+  3  network failure after retries (the message names the URL and the last error)
+  10 regenerate --exit-code: the index changed
+  130 interrupted (Ctrl-C): nothing replaced"""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class IsoDate(click.ParamType):  # type: ignore[type-arg]
+    name = "YYYY-MM-DD"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        if is_day(value):
+            return str(value)
+        self.fail(f"{value!r} is not a date YYYY-MM-DD", param, ctx)
+
+
+def reports_errors(command: F) -> F:
+    """Turn the pipeline's own errors into a message on stderr and their exit code."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from energy_index.errors import EnergyIndexError, NetworkError
+
+        try:
+            return command(*args, **kwargs)
+        except EnergyIndexError as error:
+            click.echo(f"error: {_scrubbed(str(error))}", err=True)
+            if isinstance(error, NetworkError):
+                click.echo(OFFLINE_HINT, err=True)
+            sys.exit(error.exit_code)
+        except KeyboardInterrupt:
+            # Every write is staged and renamed with SIGINT held back: nothing is half-done.
+            click.echo("error: interrupted", err=True)
+            sys.exit(INTERRUPTED_EXIT_CODE)
+        except OSError as error:
+            # The last line of defence: a file fault the code did not expect, named, no traceback.
+            where = f"{error.filename}: " if error.filename else ""
+            click.echo(f"error: {where}{error.strerror or error}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _scrubbed(message: str) -> str:
+    from energy_index.errors import scrubbed
+
+    return scrubbed(message, os.environ.get("GITHUB_TOKEN"))
+
+
+_NETWORK_OPTIONS = [
+    click.option("--ref", help="Upstream branch, tag or commit [default: master]."),
+    click.option(
+        "--api-base", envvar="ENERGY_INDEX_API_BASE", default=GITHUB_API_BASE,
+        show_default=True, show_envvar=True, help="GitHub API base URL.",
+    ),
+    click.option(
+        "--raw-base", envvar="ENERGY_INDEX_RAW_BASE", default=GITHUB_RAW_BASE,
+        show_default=True, show_envvar=True, help="Base URL of raw files.",
+    ),
+    click.option(
+        "--retries", envvar="ENERGY_INDEX_RETRIES", type=click.IntRange(min=0),
+        default=HTTP_RETRIES, show_default=True, show_envvar=True,
+        help="Attempts after the first, per request.",
+    ),
+    click.option(
+        "--timeout", envvar="ENERGY_INDEX_TIMEOUT", type=click.FloatRange(min=0, min_open=True),
+        default=HTTP_TIMEOUT_SECONDS, show_default=True, show_envvar=True,
+        help="Seconds for each of connect, read and the whole of one attempt.",
+    ),
+    click.option(
+        "--backoff", envvar="ENERGY_INDEX_BACKOFF", type=click.FloatRange(min=0),
+        default=HTTP_BACKOFF_SECONDS, show_default=True, show_envvar=True,
+        help="First delay between attempts in seconds; doubles each time, with jitter.",
+    ),
+    click.option(
+        "--max-bytes", envvar="ENERGY_INDEX_MAX_BYTES", type=click.IntRange(min=1),
+        default=HTTP_MAX_BYTES, show_default=True, show_envvar=True,
+        help="Largest response body accepted; a larger one is refused while it streams.",
+    ),
+    click.option("--quiet", is_flag=True, help="No progress display."),
+]  # fmt: skip
+
+
+def network_options(command: F) -> F:
+    """Add the network options to a command and hand them to it as one ``network`` value."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        names = (
+            "ref",
+            "api_base",
+            "raw_base",
+            "retries",
+            "timeout",
+            "backoff",
+            "max_bytes",
+            "quiet",
+        )
+        network = NetworkSettings(**{name: kwargs.pop(name) for name in names})
+        return command(*args, network=network, **kwargs)
+
+    for option in reversed(_NETWORK_OPTIONS):
+        wrapper = option(wrapper)
+    return wrapper  # type: ignore[return-value]
+
+
+def source_option(default: str) -> Callable[[F], F]:
+    return click.option(
+        "--from",
+        "source",
+        default=default,
+        show_default=True,
+        help="Snapshot directory (upstream paths plus snapshot.json), the upstream GitHub "
+        f"repository URL to fetch from, or '{LIVE}' for {UPSTREAM_URL}.",
+    )
+
+
+cache_option = click.option(
+    "--cache",
+    type=click.Path(path_type=Path),
+    default=Path(DEFAULT_CACHE),
+    show_default=True,
+    envvar="ENERGY_INDEX_CACHE",
+    show_envvar=True,
+    help="Where a fetched snapshot is kept, so that the next fetch is conditional.",
+)
+task_option = click.option(
+    "--task", default=DEFAULT_TASK, show_default=True, help="Upstream task to index."
+)
+
+
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    # NaN passes every range comparison, and no configuration is measured at infinity.
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number of milliseconds")
+    return value
+
+
+deadline_option = click.option(
+    "--itl-deadline-ms",
+    type=click.FloatRange(min=0, min_open=True),
+    callback=_finite,
+    default=DEFAULT_ITL_DEADLINE_MS,
+    show_default=True,
+    help="Median inter-token latency ceiling, inclusive.",
+)
+
+
+def _file_path(ctx: click.Context, param: click.Parameter, value: str | Path | None) -> Path | None:
+    """A path that must name a file: one typed with a trailing '/' names a directory (Path
+    would drop the slash). The default arrives as a Path already."""
+    if isinstance(value, str) and value.endswith(("/", os.sep)):
+        raise click.BadParameter(f"{value!r} names a directory; name a file in it")
+    return None if value is None else Path(value)
+
+
+out_option = click.option(
+    "--out",
+    type=click.Path(),
+    callback=_file_path,
+    default=Path(DEFAULT_OUT),
+    show_default=True,
+    help="Index file to write; its build report goes beside it as <name>.report.json.",
+)
+
+
+@click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="energy-index")
+def main() -> None:
+    """Rebuild the energy-per-output-token index of LLMs from the ML.ENERGY Leaderboard.
+
+    Each row is, for one model on one GPU type, the stable serving configuration with the lowest
+    energy per output token whose median inter-token latency stays within a deadline.
+
+    Example:
+
+    \b
+        energy-index build            # from the vendored snapshot, offline
+        energy-index build --from live
+    """
+
+
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
+
+
+def _notify(line: str) -> None:
+    """Progress of a flow (what was fetched, what was kept): on stderr, as it happens."""
+    click.echo(line, err=True)
+
+
+def _access(cache: Path, network: NetworkSettings, *, today: str | None = None) -> Access:
+    return Access(cache=cache, network=network, today=today or _today(), notify=_notify)
+
+
+@main.command(epilog=EXIT_CODES)
+@click.option(
+    "--to", type=click.Path(path_type=Path), required=True, help="Snapshot directory to write."
+)
+@click.option(
+    "--task",
+    "tasks",
+    multiple=True,
+    default=[DEFAULT_TASK],
+    show_default=True,
+    help="Task file to fetch; repeat for several.",
+)
+@click.option(
+    "--repository",
+    default=UPSTREAM_URL,
+    show_default=True,
+    help="Upstream GitHub repository URL.",
+)
+@network_options
+@reports_errors
+def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: NetworkSettings) -> None:
+    """Download upstream files into a snapshot directory, with checksums and provenance.
+
+    The ref is resolved to a commit and every file is taken from that commit. With a previous
+    snapshot in --to, an unchanged commit costs one API request, and each download is
+    conditional (ETag / Last-Modified). Written atomically: a failed fetch leaves --to as it
+    was. --to must be new, empty, or a snapshot this tool wrote; the tasks it holds are kept.
+    GITHUB_TOKEN, when set, is sent to the API only, and never printed.
+
+    Example:
+
+        energy-index fetch --to /tmp/upstream --task lm-arena-chat --task gpqa
+    """
+    from energy_index.flows.fetch import fetch_snapshot
+
+    fetch_snapshot(repository, to=to, tasks=tasks, access=_access(Path(DEFAULT_CACHE), network))
+
+
+class Deadlines(click.ParamType):  # type: ignore[type-arg]
+    """One deadline, or several separated by commas (a sweep)."""
+
+    name = "MS[,MS…]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[float, ...]:
+        if isinstance(value, tuple):
+            return value
+        try:
+            deadlines = tuple(float(part) for part in str(value).split(","))
+        except ValueError:
+            self.fail(
+                f"{value!r} is not a number of milliseconds or a comma-separated list", param, ctx
+            )
+        if any(not (d > 0 and d < float("inf")) for d in deadlines):
+            self.fail(f"{value!r}: every deadline must be a positive number", param, ctx)
+        return tuple(sorted(set(deadlines)))
+
+
+@main.command(epilog=EXIT_CODES)
+@source_option(VENDORED_SNAPSHOT)
+@task_option
+@click.option(
+    "--itl-deadline-ms",
+    "deadlines",
+    type=Deadlines(),
+    default="500",
+    show_default=True,
+    help="Median inter-token latency ceiling, inclusive. Several, comma-separated "
+    "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
+    "then uses the largest.",
+)
+@out_option
+@click.option(
+    "--retrieved", type=IsoDate(), help="Date the data was retrieved [default: the snapshot's]."
+)
+@click.option("--updated", type=IsoDate(), help="Date the file is written [default: --retrieved].")
+@click.option(
+    "--all-tasks",
+    is_flag=True,
+    help="Build one index per LLM and multimodal task, as tasks/<task>/index.json beside --out "
+    "(which is not written).",
+)
+@click.option("--curves", is_flag=True, help="Also write curves.json (concurrency curves).")
+@click.option(
+    "--extended",
+    is_flag=True,
+    help="Also write <name>.extended.json: the index with robustness figures per row "
+    "(format 1-extended); the index itself is unchanged.",
+)
+@click.option(
+    "--format",
+    "formats",
+    type=click.Choice(TABLE_FORMATS),
+    multiple=True,
+    help="Also write the rows as <name>.csv or <name>.parquet; repeat for both.",
+)
+@cache_option
+@network_options
+@reports_errors
+def build(
+    source: str,
+    task: str,
+    deadlines: tuple[float, ...],
+    out: Path,
+    retrieved: str | None,
+    updated: str | None,
+    all_tasks: bool,
+    curves: bool,
+    extended: bool,
+    formats: tuple[str, ...],
+    cache: Path,
+    network: NetworkSettings,
+) -> None:
+    """Build the index and write it with its build report.
+
+    --from takes a snapshot directory (the default is the vendored one, the input of the
+    committed output: offline), or the upstream repository URL ('live'), which is fetched into
+    --cache first. Dates not given are kept from the index already at --out when it
+    was built from the same input bytes, else taken from the snapshot, so rebuilding unchanged
+    input gives the same bytes. Nothing is written unless every stage succeeds. Diffusion tasks
+    (energy per image or video) are refused.
+
+    Example:
+
+    \b
+        energy-index build
+        energy-index build --from live --out /tmp/live/index.json
+        energy-index build --from snapshots/ml-energy-leaderboard \\
+            --retrieved 2026-09-26 --updated 2026-09-27 --out output/index.json
+        energy-index build --from snapshots/ml-energy-leaderboard \\
+            --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
+    """
+    from energy_index.errors import UsageError
+    from energy_index.flows.build import BuildSettings, Extras, build_every_task, build_index
+
+    task_source = click.get_current_context().get_parameter_source("task")
+    if all_tasks and task_source is not click.core.ParameterSource.DEFAULT:
+        raise UsageError("--all-tasks builds every task: give it or --task, not both")
+    if retrieved and updated and updated < retrieved:
+        raise UsageError(f"--updated {updated} is earlier than --retrieved {retrieved}")
+    settings = BuildSettings(
+        task=task, itl_deadline_ms=max(deadlines), retrieved=retrieved, updated=updated
+    )
+    extras = Extras(
+        sweep_deadlines_ms=deadlines if len(deadlines) > 1 else (),
+        curves=curves,
+        extended=extended,
+        formats=formats,
+    )
+    if all_tasks:
+        out_dir = out.parent / "tasks"
+        results = build_every_task(
+            source,
+            out_dir=out_dir,
+            settings=settings,
+            extras=extras,
+            access=_access(cache, network),
+        )
+        for name, result in results.items():
+            rows = len(result.document["rows"])
+            click.echo(f"wrote {out_dir / name / 'index.json'} ({rows} rows)")
+        return
+    result = build_index(
+        source,
+        out=out,
+        settings=settings,
+        extras=extras,
+        access=_access(cache, network),
+    )
+    counts = result.report["counts"]
+    click.echo(
+        f"wrote {out} ({counts['rows']} rows from {counts['stable']} stable of "
+        f"{counts['configurations']} configurations) and {report_path(out)}"
+    )
+
+
+@main.command(epilog=EXIT_CODES)
+@source_option(LIVE)
+@task_option
+@deadline_option
+@out_option
+@click.option(
+    "--exit-code",
+    is_flag=True,
+    help=f"Exit {CHANGED_EXIT_CODE} when the index changed, so a scheduler can tell.",
+)
+@click.option(
+    "--date", "today", type=IsoDate(), help="Date to stamp a change with [default: today, UTC]."
+)
+@click.option(
+    "--lock-timeout",
+    type=click.FloatRange(min=0),
+    default=600.0,
+    show_default=True,
+    help="Seconds to wait for another regeneration of the same --out to finish.",
+)
+@click.option(
+    "--snapshot",
+    "vendored",
+    type=click.Path(path_type=Path),
+    default=Path(VENDORED_SNAPSHOT),
+    show_default=True,
+    help="The vendored snapshot to keep as the input of --out: replaced by the fetched one when "
+    "upstream's files changed (created if missing), and the index is built from it.",
+)
+@cache_option
+@network_options
+@reports_errors
+def regenerate(
+    source: str,
+    task: str,
+    itl_deadline_ms: float,
+    out: Path,
+    exit_code: bool,
+    today: str | None,
+    lock_timeout: float,
+    vendored: Path,
+    cache: Path,
+    network: NetworkSettings,
+) -> None:
+    """Fetch, rebuild, and replace the index only if its data changed.
+
+    Unchanged (same rows and non-volatile header): the file keeps its bytes and dates, and this
+    prints "unchanged (upstream <commit>)". Changed: the index is written with updated = today
+    (and data_version = today if rows changed), the changelog is printed, appended to
+    CHANGELOG.md beside the index, and written as <name>.changelog.json. Two regenerations of
+    the same --out never interleave: the second waits for the first (see --lock-timeout).
+
+    The index is built from --snapshot, the vendored copy of upstream kept beside it: when
+    upstream's files changed, the fetched snapshot replaces it whole first (after a build from
+    the fetched files succeeded), so the repository always holds exactly the input of its
+    output. A refused build replaces nothing.
+
+    Example:
+
+    \b
+        energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
+    """
+    from energy_index.flows.build import BuildSettings
+    from energy_index.flows.regenerate import regenerate_index
+
+    outcome = regenerate_index(
+        source,
+        out=out,
+        vendored=vendored,
+        settings=BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms),
+        lock_timeout=lock_timeout,
+        access=_access(cache, network, today=today),
+    )
+    upstream = outcome.upstream
+    if outcome.changelog is None:
+        click.echo(f"unchanged (upstream {upstream})")
+    else:
+        click.echo(f"changed (upstream {upstream}): wrote {out}")
+        for line in outcome.changelog.lines():
+            click.echo(f"  {line}")
+    if outcome.snapshot_replaced:
+        click.echo(f"  vendored snapshot {vendored}: replaced by upstream {upstream}")
+    if outcome.changelog is not None and exit_code:
+        sys.exit(CHANGED_EXIT_CODE)
+
+
+@main.command(epilog=EXIT_CODES)
+@click.option(
+    "--published",
+    required=True,
+    help="The published index to check: a file, or an https:// URL where it is served.",
+)
+@source_option(VENDORED_SNAPSHOT)
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@cache_option
+@network_options
+@reports_errors
+def audit(
+    published: str, source: str, as_json: bool, cache: Path, network: NetworkSettings
+) -> None:
+    """Rebuild the index in memory and compare it with a published copy.
+
+    Rows are matched by row_id and compared field by field; header keys too. The dates updated,
+    data_version and source.retrieved are volatile: shown, never failing. The rebuild uses the
+    published file's task and deadline. Exit 0 only when nothing else differs.
+
+    Example:
+
+    \b
+        energy-index audit --published output/index.json
+        energy-index audit --published fixtures/published/index.json --json
+    """
+    from energy_index.flows.audit import audited
+
+    result = audited(published, source=source, access=_access(cache, network))
+    if as_json:
+        click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for line in result.lines():
+            click.echo(line)
+    sys.exit(0 if result.identical else 1)
+
+
+index_option = click.option(
+    "--index",
+    type=click.Path(path_type=Path),
+    default=Path(DEFAULT_OUT),
+    show_default=True,
+    help="The index to document; its build report <name>.report.json must sit beside it.",
+)
+
+
+@main.command(epilog=EXIT_CODES)
+@index_option
+@source_option(VENDORED_SNAPSHOT)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("output/report.html"),
+    show_default=True,
+    help="The page to write.",
+)
+@click.option(
+    "--png",
+    type=click.Path(path_type=Path),
+    help="Also render the page's charts to this PNG (vl-convert), e.g. docs/report.png.",
+)
+@cache_option
+@network_options
+@reports_errors
+def report(
+    index: Path,
+    source: str,
+    out: Path,
+    png: Path | None,
+    cache: Path,
+    network: NetworkSettings,
+) -> None:
+    """Write one self-contained, interactive HTML page documenting an index.
+
+    Figures, dates and sha256 come from --index and its build report, which must agree; the
+    stable configurations come from --from, the snapshot the report names (its input sha256 is
+    checked). The page has the index as a table, a deadline slider (10–500 ms) that re-picks
+    every model and GPU in the browser with the index's rule, GPU and model filters, the picks
+    and the energy-vs-latency curves as Vega-Lite charts with tooltips, the deadline sweep, the
+    runs left out, and the provenance. It makes no network request.
+
+    Example:
+
+        energy-index report --index output/index.json --out output/report.html
+    """
+    from energy_index.flows.report import write_report_page
+
+    size = write_report_page(
+        index,
+        source=source,
+        out=out,
+        png=png,
+        access=_access(cache, network),
+    )
+    click.echo(f"wrote {out} ({size >> 10} KiB)" + (f" and {png}" if png else ""))
+
+
+# site takes report's inputs (the index, and the snapshot its build report names); only what it
+# writes differs.
+@main.command(epilog=EXIT_CODES)
+@index_option
+@source_option(VENDORED_SNAPSHOT)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("site"),
+    show_default=True,
+    help="The site directory, replaced whole.",
+)
+@cache_option
+@network_options
+@reports_errors
+def site(index: Path, source: str, out: Path, cache: Path, network: NetworkSettings) -> None:
+    """Write the static site: every task's report page and a JSON API with a Data Package.
+
+    index.html is the report of --index; tasks/<task>/index.html one per task;
+    api/v1/tasks/<task>/{index,deadlines}.json and index.csv; api/v1/models/<slug>.json every
+    GPU's row and curve of a model; datapackage.json describes the tables and the licence.
+    Each JSON file is schema-checked; the directory is replaced only once all are written.
+
+    Example:
+
+        energy-index site --index output/index.json --out site
+    """
+    from energy_index.flows.site import write_site
+
+    files = write_site(index, source=source, out=out, access=_access(cache, network))
+    click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
+
+
+@main.command(epilog=EXIT_CODES)
+@click.argument("path", type=click.Path(path_type=Path))
+@reports_errors
+def validate(path: Path) -> None:
+    """Check an index file against schemas/index.schema.json and the rules a schema cannot
+    state: row_id unique, one row per model and GPU, rows in the documented order, the
+    reference row among them, dates real and in order. audit and regenerate check the same.
+
+    Example:
+
+        energy-index validate output/index.json
+    """
+    from energy_index.flows.audit import index_file_problems
+
+    problems = index_file_problems(path)
+    for problem in problems:
+        click.echo(f"{path}: {problem}", err=True)
+    if problems:
+        sys.exit(1)
+    click.echo(f"{path}: valid against schemas/index.schema.json and the index rules")

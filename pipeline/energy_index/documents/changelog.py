@@ -1,0 +1,140 @@
+"""What changed between two builds of an index: the changelog a regeneration prints and keeps.
+
+Rows are matched by (model_id, gpu), the index's own key, so a new pick for a model and GPU is
+one changed row (its row_id among the changed fields), not a removal and an addition.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from energy_index.documents.compare import VOLATILE, Difference, differences, header
+
+ENERGY_FIELDS = ("wh_per_million_output_tokens", "joules_per_output_token")
+
+
+@dataclass(frozen=True)
+class RowChange:
+    row_id: str
+    changes: list[Difference]
+
+
+@dataclass(frozen=True)
+class Changelog:
+    date: str
+    commit: str
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[RowChange] = field(default_factory=list)
+    header: list[Difference] = field(default_factory=list)
+    damaged: list[str] = field(default_factory=list)  # why the index replaced was unusable
+
+    @property
+    def rows_changed(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
+
+    def lines(self) -> list[str]:
+        lines = [f"rewrote a damaged index: {problem}" for problem in self.damaged[:5]]
+        if len(self.damaged) > 5:
+            lines.append(f"… and {len(self.damaged) - 5} more problem(s) of the damaged index")
+        lines += [f"added {row_id}" for row_id in self.added]
+        lines += [f"removed {row_id}" for row_id in self.removed]
+        for row in self.changed:
+            lines += [f"changed {row.row_id}: {_change(d)}" for d in row.changes]
+        lines += [f"header {d}" for d in self.header]
+        return lines
+
+    def markdown(self) -> str:
+        entries = "".join(f"- {line}\n" for line in self.lines())
+        return f"## {self.date}: upstream {self.commit}\n\n{entries}\n"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "date": self.date,
+            "upstream_commit": self.commit,
+            "rows_added": self.added,
+            "rows_removed": self.removed,
+            "rows_changed": [
+                {
+                    "row_id": row.row_id,
+                    "changes": [
+                        {
+                            "field": d.where.split(".", 1)[1],
+                            "old": d.published,
+                            "new": d.rebuilt,
+                            "relative_change": _relative(d),
+                        }
+                        for d in row.changes
+                    ],
+                }
+                for row in self.changed
+            ],
+            "header_changed": [vars(d) for d in self.header],
+            "damaged": self.damaged,
+        }
+
+
+ENTRY_MARK = "<!-- energy-index entry: {key} -->\n"
+
+
+def history_with(history: str, entry: str, *, key: str) -> str:
+    """``CHANGELOG.md`` with ``entry`` appended, or in place of the entry with the same key.
+
+    Example: ``history_with(text, log.markdown(), key="index.json upstream abc replacing none")``
+    run twice gives one entry.
+    """
+    mark = ENTRY_MARK.format(key=key)
+    start = history.find(mark)
+    if start < 0:
+        return history + mark + entry
+    following = history.find("<!-- energy-index entry: ", start + len(mark))
+    end = len(history) if following < 0 else following
+    return history[:start] + mark + entry + history[end:]
+
+
+def changelog(
+    previous: dict[str, Any] | None, current: dict[str, Any], *, date: str, commit: str
+) -> Changelog:
+    """Rows added, removed and changed (field by field), and header keys that changed."""
+    old = _rows_by_key(previous or {})
+    new = _rows_by_key(current)
+    changed = []
+    for key in sorted(old.keys() & new.keys()):
+        row_id = new[key]["row_id"]
+        found = differences(old[key], new[key], prefix=row_id)
+        if found:
+            changed.append(RowChange(row_id=row_id, changes=found))
+    header_changes = [
+        d
+        for d in differences(header(previous or {}), header(current), prefix="")
+        if d.where not in VOLATILE
+    ]
+    return Changelog(
+        date=date,
+        commit=commit,
+        added=sorted(new[k]["row_id"] for k in new.keys() - old.keys()),
+        removed=sorted(old[k]["row_id"] for k in old.keys() - new.keys()),
+        changed=changed,
+        header=header_changes if previous else [],
+    )
+
+
+def _rows_by_key(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(row["model_id"], row["gpu"]): row for row in document.get("rows", [])}
+
+
+def _relative(difference: Difference) -> float | None:
+    field_name = difference.where.rsplit(".", 1)[-1]
+    old, new = difference.published, difference.rebuilt
+    if field_name not in ENERGY_FIELDS or not old or not isinstance(new, int | float):
+        return None
+    return float(round((new - old) / old, 6))
+
+
+def _change(difference: Difference) -> str:
+    field_name = difference.where.rsplit(".", 1)[-1]
+    text = f"{field_name}: {json.dumps(difference.published)} → {json.dumps(difference.rebuilt)}"
+    relative = _relative(difference)
+    return f"{text} ({relative:+.1%})" if relative is not None else text

@@ -1,0 +1,303 @@
+"""Compose the index document and its build report from computed facts and editorial text.
+
+Pure functions: nothing here reads or writes files. Every sentence that states a fact about the
+data (the deadline, whether any configuration reaches it, counts, dates) is filled in from the
+value computed by the pipeline, never stored as a literal.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any, cast
+
+import msgspec
+import polars as pl
+
+from energy_index import __version__
+from energy_index.errors import DerivationError, UsageError
+from energy_index.model import (
+    GITHUB_RAW_BASE,
+    KEY_COLUMNS,
+    Dates,
+    UpstreamFile,
+    UpstreamSnapshot,
+    json_number,
+)
+from energy_index.steps.selection import Selection
+from energy_index.steps.stability import StableConfigurations
+from energy_index.steps.validate import ValidatedConfigurations
+
+REPORT_TITLE = "energy-index build report"
+
+
+def index_document(
+    *,
+    rows: tuple[dict[str, Any], ...],
+    snapshot: UpstreamSnapshot,
+    compiled: str,
+    stability: StableConfigurations,
+    selection: Selection,
+    dates: Dates,
+    editorial: dict[str, Any],
+    task_text: dict[str, Any],
+) -> dict[str, Any]:
+    """The index, header blocks first, in the published key order."""
+    words = editorial["selection"]
+    deadline = json_number(selection.itl_deadline_ms)
+    is_default = selection.itl_deadline_ms == editorial["leaderboard_default_itl_deadline_ms"]
+    reach = _reach(stability.stable, selection.itl_deadline_ms, words)
+    qualifiers = [words["summary_default_ceiling"]] if is_default else []
+    source = editorial["source"]
+    task_file_changed = _utc_date(snapshot.task_file.last_commit_date)
+    evidence_key = (
+        "compiled_evidence_same_day"
+        if task_file_changed == compiled
+        else "compiled_evidence_different_days"
+    )
+    return {
+        "version": editorial["format_version"],
+        "updated": dates.updated,
+        "data_version": dates.data_version,
+        "unit": editorial["unit"],
+        "workload": task_text["workload"],
+        "itl_deadline_ms": deadline,
+        "selection": words["summary"].format(qualifiers="; ".join([*qualifiers, reach])),
+        "reference_row": reference_row(
+            rows, task_text["reference_row"], stable=stability.stable, selection=selection
+        ),
+        "source": {
+            "name": source["name"],
+            "publisher": source["publisher"],
+            "url": source["url"],
+            "data_url": branch_url(snapshot, snapshot.task_file),
+            "version": source["version"].format(
+                benchmark_version=source["benchmark_version"],
+                released=source["released"],
+                compiled=compiled,
+            ),
+            "released": source["released"],
+            "compiled": compiled,
+            "compiled_evidence": source[evidence_key].format(
+                compiled=compiled, task_file_changed=task_file_changed
+            ),
+            "retrieved": dates.retrieved,
+            "licence": source["licence"],
+            "licence_evidence": list(source["licence_evidence"]),
+            "workload": task_text["source_workload"],
+            "method": source["method"],
+            "selection": words["source"].format(
+                deadline_ms=deadline,
+                default_ceiling=words["source_default_ceiling"] if is_default else "",
+                reach=reach,
+            ),
+            "cite": source["cite"],
+            "cite_url": source["cite_url"],
+            "used_for": source["used_for"],
+            "configurations": source["configurations"].format(count=stability.stable.height),
+        },
+        "caveat": editorial["caveat"],
+        "boundary": editorial["boundary"],
+        "rows": [dict(row) for row in rows],
+    }
+
+
+def reference_row(
+    rows: tuple[dict[str, Any], ...],
+    wanted: dict[str, Any],
+    *,
+    stable: pl.DataFrame | None = None,
+    selection: Selection | None = None,
+) -> dict[str, Any]:
+    """The editorial reference row, checked against the rows: it must name one of them.
+
+    When the deadline left it out (its stable configurations are all slower), that is a usage
+    error saying so, with the tightest deadline it meets.
+    """
+    for row in rows:
+        if (row["model"], row["gpu"], row["num_gpus"]) == (
+            wanted["model"],
+            wanted["gpu"],
+            wanted["num_gpus"],
+        ):
+            return {"model": row["model"], "gpu": row["gpu"], "num_gpus": row["num_gpus"]}
+    if stable is not None and selection is not None:
+        itl = stable.filter(
+            (pl.col("nickname") == wanted["model"])
+            & (pl.col("gpu_model") == wanted["gpu"])
+            & (pl.col("num_gpus") == wanted["num_gpus"])
+        ).get_column("median_itl_ms")
+        fastest = cast(float, itl.min()) if itl.len() else None
+        if fastest is not None and fastest > selection.itl_deadline_ms:
+            raise UsageError(
+                f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
+                "(energy_index/documents/editorial.json) has no configuration with a median ITL "
+                "within "
+                f"{json_number(selection.itl_deadline_ms)} ms: the fastest deadline it can meet "
+                f"is {json_number(fastest)} ms (--itl-deadline-ms)"
+            )
+    raise DerivationError(
+        f"reference_row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
+        "(energy_index/documents/editorial.json) matches no row of the index"
+    )
+
+
+def branch_url(snapshot: UpstreamSnapshot, file: UpstreamFile) -> str:
+    """Where the file is published on the branch (moves with it; the report has the fixed one)."""
+    return f"{GITHUB_RAW_BASE}/{snapshot.repository}/{snapshot.ref}/{file.path}"
+
+
+def _reach(stable: pl.DataFrame, deadline_ms: float, words: dict[str, str]) -> str:
+    itl = stable.get_column("median_itl_ms")
+    exceeding = int((itl > deadline_ms).sum())
+    if exceeding:
+        return words["some_exceed"].format(exceeding=exceeding, total=stable.height)
+    if stable.height and itl.max() == deadline_ms:
+        return words["none_exceed"]
+    return words["none_reach"]
+
+
+def _utc_date(timestamp: str) -> str:
+    return datetime.fromisoformat(timestamp).astimezone(UTC).date().isoformat()
+
+
+def serialized(document: dict[str, Any]) -> bytes:
+    """The bytes written for a JSON document: stable key order as built, no NaN, one newline.
+
+    The same bytes as ``json.dumps(indent=2, ensure_ascii=False)``, in 40 % of the time: the
+    indented encoder of the json module is pure Python, so the C encoder writes compact text
+    and msgspec re-indents it (numbers are copied as written).
+    """
+    compact = json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return msgspec.json.format(compact, indent=2) + b"\n"
+
+
+def build_report(
+    *,
+    index_bytes: bytes,
+    snapshot: UpstreamSnapshot,
+    validated: ValidatedConfigurations,
+    stability: StableConfigurations,
+    selection: Selection,
+    rows: tuple[dict[str, Any], ...],
+    robustness: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """How the index was built: inputs, parameters, counts per stage, and what was left out."""
+    excluded = stability.excluded
+    summary = (
+        f"the stability filter excluded {excluded.height} of {validated.frame.height} "
+        "configurations"
+        if excluded.height
+        else "the stability filter excluded no configuration: the task file holds only stable runs"
+    )
+    return {
+        "report": REPORT_TITLE,
+        "note": "This is not the index; it records how the index beside it was built.",
+        "pipeline_version": __version__,
+        "index_sha256": hashlib.sha256(index_bytes).hexdigest(),
+        "source": {
+            "repository": snapshot.repository,
+            "ref": snapshot.ref,
+            "commit": snapshot.commit,
+            "commit_date": snapshot.commit_date,
+            "retrieved": snapshot.retrieved,
+            "data_url_at_commit": snapshot.task_file.url,
+        },
+        "inputs": [_input(f) for f in (snapshot.task_file, snapshot.index_file)],
+        "parameters": {
+            "task": snapshot.task,
+            "itl_deadline_ms": json_number(selection.itl_deadline_ms),
+            "min_batch_utilization": stability.thresholds.min_batch_utilization,
+            "min_steady_state_seconds": stability.thresholds.min_steady_state_seconds,
+        },
+        "counts": {
+            "configurations": validated.frame.height,
+            "stable": stability.stable.height,
+            "excluded_unstable": excluded.height,
+            "eligible_under_deadline": selection.eligible_configurations,
+            "groups": selection.selected.height + selection.groups_without_eligible.height,
+            "groups_without_eligible": selection.groups_without_eligible.height,
+            "rows": len(rows),
+        },
+        "stability": summary,
+        "excluded": _records(
+            excluded.select(*KEY_COLUMNS, "energy_per_token_joules", "reason", "reason_value").sort(
+                *KEY_COLUMNS, "energy_per_token_joules", "reason"
+            )
+        ),
+        "groups_without_eligible": _records(selection.groups_without_eligible),
+        "repeated_runs": _records(selection.repeated_runs),
+        "robustness": {row["row_id"]: robustness[row["row_id"]] for row in rows},
+        "columns": {
+            "ignored": list(validated.ignored_columns),
+            "derived": [
+                {"column": d.column, "formula": d.formula} for d in validated.derived_columns
+            ],
+        },
+        # Rules of reported-only columns that rows break (validate.REPORTED_RULES): kept, said.
+        "warnings": [warning.as_json() for warning in validated.warnings],
+    }
+
+
+def _input(file: UpstreamFile) -> dict[str, Any]:
+    return {
+        "path": file.path,
+        "url": file.url,
+        "sha256": file.sha256,
+        "bytes": file.bytes,
+        "last_commit": file.last_commit,
+        "last_commit_date": file.last_commit_date,
+    }
+
+
+def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    return frame.to_dicts()
+
+
+def _provenance(snapshot: UpstreamSnapshot) -> dict[str, Any]:
+    return {
+        "task": snapshot.task,
+        "upstream_commit": snapshot.commit,
+        "data_url": branch_url(snapshot, snapshot.task_file),
+        "data_sha256": snapshot.task_file.sha256,
+    }
+
+
+def sweep_document(
+    *, groups: list[dict[str, Any]], deadlines_ms: list[float], snapshot: UpstreamSnapshot
+) -> dict[str, Any]:
+    """The deadline sweep as a document (schemas/deadlines.schema.json)."""
+    return {
+        "version": "1",
+        "kind": "deadline sweep",
+        **_provenance(snapshot),
+        "unit": "Wh per million output tokens",
+        "deadlines_ms": [json_number(d) for d in deadlines_ms],
+        "binding": "true where the deadline excluded the configuration that would be chosen "
+        "with no deadline (the lowest-energy one)",
+        "groups": groups,
+    }
+
+
+def curves_document(*, curves: list[dict[str, Any]], snapshot: UpstreamSnapshot) -> dict[str, Any]:
+    """Concurrency curves as a document (schemas/curves.schema.json)."""
+    return {
+        "version": "1",
+        "kind": "concurrency curves",
+        **_provenance(snapshot),
+        "pareto": "true where no other configuration of the curve has both lower or equal energy "
+        "per token and lower or equal median ITL, one of them strictly lower",
+        "curves": curves,
+    }
+
+
+EXTENDED_VERSION = "1-extended"
+
+
+def extended_document(
+    document: dict[str, Any], *, figures: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The index with each row's robustness figures (schemas/index-extended.schema.json)."""
+    rows = [{**row, "robustness": figures[row["row_id"]]} for row in document["rows"]]
+    return {**document, "version": EXTENDED_VERSION, "rows": rows}

@@ -1,0 +1,118 @@
+"""What an index document must be: its JSON Schema, plus what a schema cannot say.
+
+One check, used by ``build`` (before writing), ``audit`` and ``regenerate`` (on the document
+they are given) and ``validate``, so that a document one of them accepts none refuses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date
+from typing import Any
+
+from energy_index.documents.schemas import schema_problems
+from energy_index.steps.derive import unprintable_characters
+
+ORDER = "by wh_per_million_output_tokens, then row_id"
+
+
+def index_problems(document: Any) -> list[str]:
+    """Every way an index document breaks the schema or the rules beyond it, as 'path: message'.
+
+    Beyond the schema: ``row_id`` unique and equal to ``slug/gpu/num_gpus/max_num_seqs``; one row
+    per (model_id, gpu); no control or bidirectional characters in names; rows in the documented
+    order (by Wh per million tokens, then row_id); ``reference_row`` naming a row;
+    ``data_version ≤ updated`` and ``source.retrieved ≤ updated``.
+    Those rules are checked on the parts the schema accepted, so garbage gives messages, not
+    exceptions.
+
+    Example: ``index_problems(json.loads(Path("output/index.json").read_bytes())) == []``.
+    """
+    problems = schema_problems(document)
+    if not isinstance(document, dict):
+        return problems
+    rows = document.get("rows")
+    rows = [r for r in rows if _is_row(r)] if isinstance(rows, list) else []
+    return problems + _identity_problems(rows) + _order_problems(rows) + _header_problems(document)
+
+
+def _is_row(row: Any) -> bool:
+    return (
+        isinstance(row, dict)
+        and all(isinstance(row.get(k), str) for k in ("row_id", "slug", "gpu", "model", "model_id"))
+        and all(_is_number(row.get(k)) for k in ("wh_per_million_output_tokens", "num_gpus"))
+    )
+
+
+def _identity_problems(rows: list[dict[str, Any]]) -> list[str]:
+    problems = []
+    for row_id, count in Counter(row["row_id"] for row in rows).items():
+        if count > 1:
+            problems.append(f"$.rows: row_id {row_id} appears {count} times")
+    pairs = Counter((row["model_id"], row["gpu"]) for row in rows)
+    for (model_id, gpu), count in pairs.items():
+        if count > 1:
+            problems.append(f"$.rows: {model_id} on {gpu} has {count} rows; the index has one")
+    for position, row in enumerate(rows):
+        for name in ("model", "model_id", "gpu"):
+            found = unprintable_characters(row[name])
+            if found:
+                problems.append(
+                    f"$.rows[{position}].{name}: {row[name]!a} holds control or bidirectional "
+                    f"character(s) {', '.join(dict.fromkeys(found))}"
+                )
+        expected = f"{row['slug']}/{row['gpu']}/{row['num_gpus']}/{row.get('max_num_seqs')}"
+        if row["row_id"] != expected:
+            problems.append(
+                f"$.rows[{position}].row_id: {row['row_id']} is not slug/gpu/num_gpus/"
+                f"max_num_seqs ({expected})"
+            )
+    return problems
+
+
+def _order_problems(rows: list[dict[str, Any]]) -> list[str]:
+    keys = [(row["wh_per_million_output_tokens"], row["row_id"]) for row in rows]
+    return [
+        f"$.rows[{position}]: not in the documented order ({ORDER}): {keys[position][1]} "
+        f"({keys[position][0]}) comes before {keys[position + 1][1]} ({keys[position + 1][0]})"
+        for position in range(len(keys) - 1)
+        if keys[position] > keys[position + 1]
+    ]
+
+
+def _header_problems(document: dict[str, Any]) -> list[str]:
+    problems = []
+    wanted = document.get("reference_row")
+    listed = document.get("rows")
+    rows = listed if isinstance(listed, list) else []
+    if isinstance(wanted, dict) and not any(
+        isinstance(row, dict)
+        and all(row.get(k) == wanted.get(k) for k in ("model", "gpu", "num_gpus"))
+        for row in rows
+    ):
+        problems.append(
+            f"$.reference_row: {wanted.get('model')} on {wanted.get('num_gpus')}×"
+            f"{wanted.get('gpu')} is not among the rows"
+        )
+    source = document.get("source")
+    updated = _date(document.get("updated"))
+    retrieved = _date(source.get("retrieved") if isinstance(source, dict) else None)
+    data_version = _date(document.get("data_version"))
+    if updated and retrieved and updated < retrieved:
+        problems.append(
+            f"$.updated: updated {updated} is earlier than source.retrieved {retrieved}"
+        )
+    if updated and data_version and updated < data_version:
+        problems.append(f"$.updated: updated {updated} is earlier than data_version {data_version}")
+    return problems
+
+
+def _date(value: Any) -> date | None:
+    try:
+        return date.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)

@@ -1,0 +1,64 @@
+"""audit: rebuild the index in memory and compare it with a published copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from energy_index.documents.compare import Audit, audit
+from energy_index.documents.invariants import index_problems
+from energy_index.errors import SourceError
+from energy_index.flows.build import BuildSettings, build
+from energy_index.io.source import published_document, read_index, resolved_snapshot
+from energy_index.model import DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, Access
+
+SHOWN_PROBLEMS = 20
+
+
+def audited(
+    published: str,
+    *,
+    source: str,
+    access: Access,
+) -> Audit:
+    """Every difference between the published index at ``published`` (a file or a URL) and a
+    rebuild from ``source`` with the published file's task and deadline.
+
+    The published document is checked first (schema and index rules): a comparison by row_id
+    alone would pass duplicated rows and rows that are not rows.
+
+    Example: ``audited("output/index.json", source="snapshots/ml-energy-leaderboard",
+    access=Access(today="2026-11-30")).identical``.
+    """
+    document = published_document(published, network=access.network)
+    refuse_invalid(published, document)
+    task = task_of(document)
+    settings = BuildSettings(
+        task=task,
+        itl_deadline_ms=float(document.get("itl_deadline_ms", DEFAULT_ITL_DEADLINE_MS)),
+    )
+    snapshot = resolved_snapshot(source, tasks=[task], access=access)
+    return audit(document, build(snapshot, settings=settings).document)
+
+
+def index_file_problems(path: Path) -> list[str]:
+    """``validate``: every way the index file at ``path`` breaks the schema or the index rules."""
+    return index_problems(read_index(path))
+
+
+def refuse_invalid(location: str, document: dict[str, Any]) -> None:
+    problems = index_problems(document)
+    if problems:
+        listed = "".join(f"\n  {problem}" for problem in problems[:SHOWN_PROBLEMS])
+        more = len(problems) - SHOWN_PROBLEMS
+        tail = f"\n  … and {more} more" if more > 0 else ""
+        raise SourceError(
+            f"{location}: not a valid index ({len(problems)} problem(s)):{listed}{tail}"
+        )
+
+
+def task_of(document: dict[str, Any]) -> str:
+    """The task an index was built for: the name of its source.data_url's file."""
+    data_url = str(document.get("source", {}).get("data_url", ""))
+    name = data_url.rsplit("/", 1)[-1]
+    return name.removesuffix(".json") if name.endswith(".json") else DEFAULT_TASK

@@ -1,0 +1,364 @@
+"""build: the pipeline, top to bottom: fetch → validate → stability filter → selection → derive
+→ emit, and the extras beside the index (deadline sweep, curves, extended index, tables)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from energy_index.documents.editorial import editorial_text, indexed_tasks, task_text
+from energy_index.documents.index import (
+    build_report,
+    curves_document,
+    extended_document,
+    index_document,
+    serialized,
+    sweep_document,
+)
+from energy_index.documents.invariants import index_problems
+from energy_index.documents.schemas import CURVES_SCHEMA, DEADLINES_SCHEMA, EXTENDED_SCHEMA, checked
+from energy_index.documents.tables import table_bytes
+from energy_index.errors import (
+    SchemaViolation,
+    UsageError,
+    ValidationFailed,
+)
+from energy_index.io.files import checked_targets, write_files
+from energy_index.io.previous import Previous, previous_build
+from energy_index.io.snapshots import leaderboard_index, upstream_snapshot
+from energy_index.io.source import resolved_snapshot
+from energy_index.model import (
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_TASK,
+    Access,
+    Dates,
+    UpstreamSnapshot,
+    errors_path,
+    report_path,
+)
+from energy_index.steps.curves import concurrency_curves
+from energy_index.steps.derive import index_rows
+from energy_index.steps.robustness import robustness_figures
+from energy_index.steps.selection import Selection, selected_configurations
+from energy_index.steps.stability import (
+    StabilityThresholds,
+    StableConfigurations,
+    stable_configurations,
+)
+from energy_index.steps.sweep import deadline_sweep
+from energy_index.steps.validate import (
+    ValidatedConfigurations,
+    leaderboard_compiled,
+    refuse_unsupported_task,
+    validated_configurations,
+)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """What a build may be told; dates left unset come from the snapshot (see ``dates``)."""
+
+    task: str = DEFAULT_TASK
+    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
+    thresholds: StabilityThresholds = field(default_factory=StabilityThresholds)
+    retrieved: str | None = None
+    updated: str | None = None
+    data_version: str | None = None
+
+    def dates(self, snapshot: UpstreamSnapshot, previous: Previous | None) -> Dates:
+        """Explicit dates win; else those of a previous build from the same input bytes; else
+        the snapshot's. Never the clock: a rebuild of unchanged input is byte-identical."""
+        carried = previous.dates if previous and previous.inputs == _inputs(snapshot) else None
+        retrieved = self.retrieved or (carried.retrieved if carried else snapshot.retrieved)
+        updated = self.updated or (carried.updated if carried else retrieved)
+        data_version = self.data_version or (carried.data_version if carried else updated)
+        if updated < retrieved:
+            raise UsageError(
+                f"updated {updated} is earlier than retrieved {retrieved}: a file cannot be "
+                "written before its data was retrieved (see --updated, --retrieved)"
+            )
+        return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
+
+
+def _inputs(snapshot: UpstreamSnapshot) -> dict[str, str]:
+    return {f.path: f.sha256 for f in (snapshot.task_file, snapshot.index_file)}
+
+
+@dataclass(frozen=True)
+class Build:
+    """An index built in memory, with its report, and the bytes each would be written as."""
+
+    document: dict[str, Any]
+    report: dict[str, Any]
+    index_bytes: bytes
+    report_bytes: bytes
+
+
+@dataclass(frozen=True)
+class Stages:
+    """What the stages computed, before dates are put on it."""
+
+    snapshot: UpstreamSnapshot
+    validated: ValidatedConfigurations
+    stability: StableConfigurations
+    selection: Selection
+    rows: tuple[dict[str, Any], ...]
+    compiled: str
+    editorial: dict[str, Any]
+    wording: dict[str, Any]
+    robustness: dict[str, dict[str, Any]]
+
+
+def index_stages(
+    source: Path, *, settings: BuildSettings, editorial: dict[str, Any] | None = None
+) -> Stages:
+    """Fetch → validate → stability filter → selection → derive; raise on any bad input."""
+    editorial = editorial or editorial_text()
+    if settings.task not in editorial["tasks"]:
+        _refuse_unknown_task(source, settings.task, known=sorted(editorial["tasks"]))
+    snapshot = upstream_snapshot(source, task=settings.task)
+    refuse_unsupported_task(snapshot.index_file, settings.task)
+    wording = task_text(editorial, settings.task)
+    validated = validated_configurations(snapshot.task_file)
+    # Past validation only the provenance of the bytes is needed: dropping them here lowers the
+    # peak memory of a large build by the size of the file (870 MB at 10⁶ configurations).
+    snapshot = replace(snapshot, task_file=replace(snapshot.task_file, content=b""))
+    stability = stable_configurations(validated.frame, thresholds=settings.thresholds)
+    selection = selected_configurations(stability.stable, itl_deadline_ms=settings.itl_deadline_ms)
+    rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
+    compiled = leaderboard_compiled(snapshot.index_file)
+    figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
+    return Stages(
+        snapshot, validated, stability, selection, rows, compiled, editorial, wording, figures
+    )
+
+
+def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
+    """A diffusion task is refused as such (exit 1, its unit is not per token); any other task
+    without editorial text is a usage error naming the tasks there are."""
+    refuse_unsupported_task(leaderboard_index(source), task)
+    raise UsageError(f"--task {task!r}: unknown task; known tasks: {', '.join(known)}")
+
+
+def assembled(stages: Stages, dates: Dates) -> Build:
+    """The index document and its report, checked against the schema, as bytes to write."""
+    document = index_document(
+        rows=stages.rows,
+        snapshot=stages.snapshot,
+        compiled=stages.compiled,
+        stability=stages.stability,
+        selection=stages.selection,
+        dates=dates,
+        editorial=stages.editorial,
+        task_text=stages.wording,
+    )
+    problems = index_problems(document)
+    if problems:
+        raise SchemaViolation(
+            schema="schemas/index.schema.json (and index rules)", problems=problems
+        )
+    index_bytes = serialized(document)
+    report = build_report(
+        index_bytes=index_bytes,
+        snapshot=stages.snapshot,
+        validated=stages.validated,
+        stability=stages.stability,
+        selection=stages.selection,
+        rows=stages.rows,
+        robustness=stages.robustness,
+    )
+    return Build(document, report, index_bytes, serialized(report))
+
+
+def build(
+    source: Path,
+    *,
+    settings: BuildSettings,
+    previous: Previous | None = None,
+    editorial: dict[str, Any] | None = None,
+) -> Build:
+    """Build the index from a snapshot directory, in memory."""
+    stages = index_stages(source, settings=settings, editorial=editorial)
+    return assembled(stages, settings.dates(stages.snapshot, previous))
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What a build may write beside the index; none of it changes the index itself."""
+
+    sweep_deadlines_ms: tuple[float, ...] = ()
+    curves: bool = False
+    extended: bool = False
+    formats: tuple[str, ...] = ()
+
+
+def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
+    """The deadline sweep document, checked against its schema."""
+    groups = deadline_sweep(
+        stages.stability.stable,
+        deadlines_ms=deadlines_ms,
+        precision_labels=stages.editorial["precision_labels"],
+    )
+    sweep = sweep_document(groups=groups, deadlines_ms=list(deadlines_ms), snapshot=stages.snapshot)
+    checked(sweep, schema=DEADLINES_SCHEMA)
+    return sweep
+
+
+def curves_of(stages: Stages) -> dict[str, Any]:
+    """The concurrency curves document, checked against its schema."""
+    curves = curves_document(
+        curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
+    )
+    checked(curves, schema=CURVES_SCHEMA)
+    return curves
+
+
+def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
+    """Every file a build at ``out`` may write, by what it is: checked before any is written.
+
+    Example: ``output_paths(Path("output/index.json"), extras=Extras(curves=True))["curves"]``
+    is ``output/curves.json``.
+    """
+    if not out.name or out.name in (".", ".."):
+        return {"index": out}  # checked_targets refuses it by name
+    paths = {"index": out, "build report": report_path(out), "errors file": errors_path(out)}
+    if extras.sweep_deadlines_ms:
+        paths["deadline sweep"] = out.with_name("deadlines.json")
+    if extras.curves:
+        paths["curves"] = out.with_name("curves.json")
+    if extras.extended:
+        paths["extended index"] = out.with_name(f"{out.stem}.extended.json")
+    for table_format in extras.formats:
+        paths[f"{table_format} export"] = out.with_suffix(f".{table_format}")
+    return paths
+
+
+def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
+    """The documents the extras ask for, each checked against its schema, keyed by path."""
+    paths = output_paths(out, extras=extras)
+    files: dict[Path, bytes] = {}
+    if extras.sweep_deadlines_ms:
+        files[paths["deadline sweep"]] = serialized(sweep_of(stages, extras.sweep_deadlines_ms))
+    if extras.curves:
+        files[paths["curves"]] = serialized(curves_of(stages))
+    if extras.extended:
+        extended = extended_document(result.document, figures=stages.robustness)
+        checked(extended, schema=EXTENDED_SCHEMA)
+        files[paths["extended index"]] = serialized(extended)
+    for table_format in extras.formats:
+        files[paths[f"{table_format} export"]] = table_bytes(
+            result.document["rows"], format=table_format
+        )
+    return files
+
+
+def run(
+    source: Path,
+    *,
+    out: Path,
+    settings: BuildSettings,
+    extras: Extras = Extras(),
+    editorial: dict[str, Any] | None = None,
+) -> Build:
+    """Build the index and write it with its report (and extras); on failure nothing is written
+    but, when the task file broke rules, the complete list of failures (``errors_path``)."""
+    outputs = output_paths(out, extras=extras)
+    checked_targets(outputs)
+    refuse_outputs_inside(source, outputs)
+    stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
+    result = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
+    files = extra_files(stages, result, out=out, extras=extras)
+    # The index is written last: it is replaced only once everything beside it is in place.
+    write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
+    errors_path(out).unlink(missing_ok=True)  # a list of failures the index no longer has
+    return result
+
+
+def refuse_outputs_inside(source: Path, outputs: dict[str, Path]) -> None:
+    """An output inside the snapshot being read would overwrite an input (and every later build
+    would fail its checksum): refused before anything is read or written (exit 2)."""
+    folder = Path(os.path.abspath(source))
+    inside = [
+        f"{what} {path}"
+        for what, path in outputs.items()
+        if Path(os.path.abspath(path)).is_relative_to(folder)
+    ]
+    if inside:
+        raise UsageError(
+            f"{', '.join(inside)}: inside the snapshot {source} it is built from; outputs never "
+            "go into an input, name another folder"
+        )
+
+
+def staged_or_errors_file(
+    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any] | None = None
+) -> Stages:
+    """``index_stages``; when validation fails, the complete list goes to ``errors_path(out)``
+    and the error names it, so that the message can stay short (a line per rule)."""
+    try:
+        return index_stages(source, settings=settings, editorial=editorial)
+    except ValidationFailed as failed:
+        errors_file = errors_path(out)
+        write_files({errors_file: serialized(failed.as_json())})
+        raise failed.with_errors_file(str(errors_file)) from None
+
+
+def run_all_tasks(
+    source: Path, *, out_dir: Path, settings: BuildSettings, extras: Extras = Extras()
+) -> dict[str, Build]:
+    """One index per task under ``out_dir/<task>/index.json``, each with its report.
+
+    Every task is built before any is written, so one bad task (a diffusion task, say, which
+    index_stages refuses) leaves all outputs as they were.
+    """
+    staged: dict[Path, bytes] = {}
+    results = {}
+    for task in indexed_tasks(editorial_text()):
+        outputs = output_paths(out_dir / task / "index.json", extras=extras)
+        checked_targets(outputs)
+        refuse_outputs_inside(source, outputs)
+    for task in indexed_tasks(editorial_text()):
+        out = out_dir / task / "index.json"
+        task_settings = replace(settings, task=task)
+        stages = staged_or_errors_file(source, out=out, settings=task_settings)
+        result = assembled(stages, task_settings.dates(stages.snapshot, previous_build(out)))
+        staged.update(extra_files(stages, result, out=out, extras=extras))
+        staged.update({report_path(out): result.report_bytes, out: result.index_bytes})
+        results[task] = result
+    write_files(staged)
+    return results
+
+
+def build_index(
+    source: str,
+    *,
+    out: Path,
+    settings: BuildSettings,
+    extras: Extras,
+    access: Access,
+) -> Build:
+    """``build``: resolve ``source`` (a snapshot directory, or upstream, fetched into
+    ``access.cache``), then :func:`run`.
+
+    Example: ``build_index("snapshots/ml-energy-leaderboard", out=Path("output/index.json"),
+    settings=BuildSettings(), extras=Extras(), access=Access(today="2026-11-30"))``.
+    """
+    snapshot = resolved_snapshot(source, tasks=[settings.task], access=access)
+    return run(snapshot, out=out, settings=settings, extras=extras)
+
+
+def build_every_task(
+    source: str,
+    *,
+    out_dir: Path,
+    settings: BuildSettings,
+    extras: Extras,
+    access: Access,
+) -> dict[str, Build]:
+    """``build --all-tasks``: resolve ``source`` with every indexed task, then
+    :func:`run_all_tasks`."""
+    tasks = indexed_tasks(editorial_text())
+    snapshot = resolved_snapshot(source, tasks=tasks, access=access)
+    return run_all_tasks(snapshot, out_dir=out_dir, settings=settings, extras=extras)

@@ -1,0 +1,30 @@
+"""fetch: download upstream files into a snapshot directory, with checksums and provenance."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from energy_index.errors import UsageError
+from energy_index.io.source import is_url, resolved_snapshot
+from energy_index.model import Access
+
+
+def fetch_snapshot(
+    repository: str,
+    *,
+    to: Path,
+    tasks: Sequence[str],
+    access: Access,
+) -> Path:
+    """Bring the snapshot at ``to`` up to date with ``repository`` (a GitHub URL).
+
+    Example: ``fetch_snapshot("https://github.com/ml-energy/leaderboard", to=Path("/tmp/up"),
+    tasks=["lm-arena-chat"], access=Access(today="2026-11-30", notify=print))``.
+    """
+    if not is_url(repository):
+        raise UsageError(
+            f"--repository {repository!r}: must be a https://github.com/<owner>/<repo> URL"
+        )
+    return resolved_snapshot(repository, tasks=tasks, access=replace(access, cache=to))

@@ -1,0 +1,151 @@
+"""What a page is made from, read from disk and cross-checked: the index file, its build report,
+and the stable configurations of the snapshot the report names.
+
+A page documents the index it sits beside, so its figures, dates and sha256 come from that file,
+never from a fresh build. Three checks keep them honest; each refuses with a SourceError (exit 1)
+naming the files: the build report's ``index_sha256`` is the index file's sha256; the snapshot's
+input files have the sha256 the report records; and the snapshot's configurations, re-picked at
+the index's deadline, give exactly the index's rows (in ``page.report_html``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from energy_index.errors import SourceError, UsageError
+from energy_index.flows.build import BuildSettings, Stages, index_stages, sweep_of
+from energy_index.io.files import checked_targets, write_files
+from energy_index.io.local import json_value, local_bytes
+from energy_index.io.source import resolved_snapshot
+from energy_index.model import REPORT_DEADLINES_MS, Access, report_path
+from energy_index.pages.configurations import ordered_configurations
+from energy_index.pages.page import PageInputs, report_html
+from energy_index.steps.stability import StabilityThresholds
+
+
+@dataclass(frozen=True)
+class IndexBeside:
+    """An index file and its build report, which have been checked to belong together."""
+
+    path: Path
+    document: dict[str, Any]
+    report: dict[str, Any]
+
+
+def index_beside(path: Path) -> IndexBeside:
+    """Read ``path`` and ``<stem>.report.json`` beside it; refuse if the report is another's.
+
+    Example: ``index_beside(Path("output/index.json")).report["index_sha256"]``
+    """
+    content = _read(path, what="the index")
+    report_file = report_path(path)
+    report = _parsed(_read(report_file, what="its build report"), report_file)
+    document = _parsed(content, path)
+    actual = hashlib.sha256(content).hexdigest()
+    recorded = report.get("index_sha256")
+    if recorded != actual:
+        raise SourceError(
+            f"{report_file}: index_sha256 is {recorded}, but {path} has sha256 {actual}: the "
+            "build report is not this index's (rebuild both with energy-index build)"
+        )
+    return IndexBeside(path=path, document=document, report=report)
+
+
+def settings_of(beside: IndexBeside) -> BuildSettings:
+    """The settings the index was built with, as its build report records them."""
+    parameters = beside.report["parameters"]
+    return BuildSettings(
+        task=parameters["task"],
+        itl_deadline_ms=float(parameters["itl_deadline_ms"]),
+        thresholds=StabilityThresholds(
+            min_batch_utilization=float(parameters["min_batch_utilization"]),
+            min_steady_state_seconds=float(parameters["min_steady_state_seconds"]),
+        ),
+    )
+
+
+def refuse_other_snapshot(beside: IndexBeside, stages: Stages, *, source: Path) -> None:
+    """Raise unless the snapshot holds the very input files the index was built from."""
+    recorded = {i["path"]: i["sha256"] for i in beside.report["inputs"]}
+    files = (stages.snapshot.task_file, stages.snapshot.index_file)
+    for file in files:
+        if recorded.get(file.path) != file.sha256:
+            raise SourceError(
+                f"{source}: {file.path} has sha256 {file.sha256}, but {report_path(beside.path)} "
+                f"records {recorded.get(file.path)}: {beside.path} was built from another "
+                "snapshot; pass that one with --from"
+            )
+
+
+def page_inputs(index: Path, source: Path) -> PageInputs:
+    """Everything a page of the index at ``index`` shows, its configurations from ``source``."""
+    beside = index_beside(index)
+    settings = settings_of(beside)
+    stages = index_stages(source, settings=settings)
+    refuse_other_snapshot(beside, stages, source=source)
+    return inputs_of(stages, document=beside.document, report=beside.report, name=str(index))
+
+
+def inputs_of(
+    stages: Stages, *, document: dict[str, Any], report: dict[str, Any], name: str
+) -> PageInputs:
+    """The page's inputs from stages already run and the index and report they gave."""
+    deadline = float(document["itl_deadline_ms"])
+    return PageInputs(
+        document=document,
+        report=report,
+        configurations=ordered_configurations(
+            stages.stability.stable, precision_labels=stages.editorial["precision_labels"]
+        ),
+        sweep=sweep_of(stages, tuple(sorted({*REPORT_DEADLINES_MS, deadline}))),
+        index_name=name,
+    )
+
+
+def _read(path: Path, *, what: str) -> bytes:
+    try:
+        return local_bytes(path)
+    except SourceError as error:
+        # local_bytes says "<path>: <problem>"; the page says which input that path is.
+        problem = str(error).removeprefix(f"{path}: ")
+        raise SourceError(f"{path}: {what}: {problem}") from None
+
+
+def _parsed(content: bytes, path: Path) -> dict[str, Any]:
+    value = json_value(content, path=path)
+    if not isinstance(value, dict):
+        raise SourceError(f"{path}: expected a JSON object")
+    return value
+
+
+def write_report_page(
+    index: Path,
+    *,
+    source: str,
+    out: Path,
+    png: Path | None,
+    access: Access,
+) -> int:
+    """``report``: write the page documenting ``index`` (and its charts as a PNG); returns the
+    page's size in bytes."""
+    outputs = {"report page": out, **({"charts picture": png} if png else {})}
+    checked_targets(outputs)
+    inputs_beside = {os.path.abspath(index), os.path.abspath(report_path(index))}
+    for what, path in outputs.items():
+        if os.path.abspath(path) in inputs_beside:
+            raise UsageError(f"{what} {path}: is an input of the page (--index or its report)")
+    task = index_beside(index).report["parameters"]["task"]
+    snapshot = resolved_snapshot(source, tasks=[task], access=access)
+    inputs = page_inputs(index, snapshot)
+    page = report_html(inputs).encode("utf-8")
+    files = {out: page}
+    if png is not None:
+        from energy_index.pages.picture import charts_png  # vl-convert: loaded only for the PNG
+
+        files[png] = charts_png(inputs)
+    write_files(files)
+    return len(page)

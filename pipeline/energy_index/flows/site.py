@@ -1,0 +1,200 @@
+"""The published site: the report of every task, and a static JSON API with a Data Package.
+
+    index.html                          the report of the index at --index
+    tasks/<task>/index.html             the report of each task's index
+    api/v1/tasks/<task>/index.json      each task's index (for --index's task: that file's bytes)
+    api/v1/tasks/<task>/deadlines.json  its deadline sweep (schemas/deadlines.schema.json)
+    api/v1/tasks/<task>/index.csv       its rows as CSV: the Data Package's tables
+    api/v1/models/<slug>.json           one model: each task's row per GPU and its curves
+                                        (schemas/model.schema.json)
+    datapackage.json                    Frictionless Data Package: tables, fields, licence
+
+Every JSON file is checked against its schema before anything is written, and the directory is
+replaced whole (``emit.write_directory``): a failure leaves the previous site as it was. The
+tasks other than --index's are built from the same snapshot with the same settings, their dates
+taken from the snapshot, as ``energy-index build --all-tasks`` would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from energy_index.documents.editorial import editorial_text, indexed_tasks
+from energy_index.documents.index import serialized
+from energy_index.documents.schemas import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path
+from energy_index.documents.tables import table_bytes
+from energy_index.errors import SourceError
+from energy_index.flows.build import assembled, index_stages
+from energy_index.flows.report import (
+    index_beside,
+    inputs_of,
+    refuse_other_snapshot,
+    settings_of,
+)
+from energy_index.io.files import write_directory
+from energy_index.io.source import resolved_snapshot
+from energy_index.model import Access
+from energy_index.pages.page import report_html
+from energy_index.steps.curves import concurrency_curves
+from energy_index.steps.derive import slug
+
+API = "api/v1"
+# Every file of the site with its sha256: what a reader can check a copy against, and what
+# marks the folder as one this tool wrote, so that the next `site` may replace it whole.
+SITE_MANIFEST = "files.json"
+LICENCE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
+_JSON_TYPES = {"number": "number", "integer": "integer", "string": "string"}
+
+
+def site_files(index: Path, source: Path) -> dict[str, bytes]:
+    """Every file of the site, by its path inside the site, all checked.
+
+    Example: ``sorted(site_files(Path("output/index.json"), snapshot))[:2]``
+    → ``["api/v1/models/deepseek-v3-1.json", "api/v1/models/gemma-3-12b.json"]``
+    """
+    beside = index_beside(index)
+    settings = settings_of(beside)
+    files: dict[str, bytes] = {}
+    models: dict[str, dict[str, Any]] = {}
+    tables = []
+    for task in _tasks(settings.task):
+        task_settings = replace(settings, task=task)
+        stages = index_stages(source, settings=task_settings)
+        if task == settings.task:
+            refuse_other_snapshot(beside, stages, source=source)
+            document, report, index_bytes = beside.document, beside.report, index.read_bytes()
+        else:
+            built = assembled(stages, task_settings.dates(stages.snapshot, None))
+            document, report, index_bytes = built.document, built.report, built.index_bytes
+        base = f"{API}/tasks/{task}"
+        inputs = inputs_of(stages, document=document, report=report, name=f"{base}/index.json")
+        page = report_html(inputs).encode("utf-8")
+        files[f"tasks/{task}/index.html"] = page
+        if task == settings.task:
+            files["index.html"] = page
+        files[f"{base}/index.json"] = index_bytes
+        files[f"{base}/deadlines.json"] = serialized(dict(inputs.sweep))
+        files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
+        tables.append((task, document))
+        _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
+    for name, model in models.items():
+        checked(model, schema=MODEL_SCHEMA)
+        files[f"{API}/models/{name}.json"] = serialized(model)
+    files["datapackage.json"] = serialized(data_package(tables, files))
+    files[".nojekyll"] = b""
+    files[SITE_MANIFEST] = serialized(
+        {
+            "generator": "energy-index site",
+            "files": {
+                name: hashlib.sha256(data).hexdigest() for name, data in sorted(files.items())
+            },
+        }
+    )
+    return dict(sorted(files.items()))
+
+
+def _tasks(first: str) -> list[str]:
+    return [first, *(t for t in indexed_tasks(editorial_text()) if t != first)]
+
+
+def _add_models(
+    models: dict[str, dict[str, Any]],
+    task: str,
+    rows: list[dict[str, Any]],
+    curves: list[dict[str, Any]],
+) -> None:
+    names = {curve["model_id"]: curve["model"] for curve in curves}
+    for model_id, nickname in sorted(names.items()):
+        name = slug(nickname)
+        model = models.setdefault(
+            name,
+            {
+                "version": "1",
+                "kind": "model",
+                "model": nickname,
+                "slug": name,
+                "model_id": model_id,
+                "tasks": [],
+            },
+        )
+        if model["model_id"] != model_id:
+            raise SourceError(
+                f"models {model['model_id']} and {model_id} have the same slug {name!r}: "
+                f"their API files api/v1/models/{name}.json would collide"
+            )
+        model["tasks"].append(
+            {
+                "task": task,
+                "index": f"../tasks/{task}/index.json",
+                "rows": [row for row in rows if row["model_id"] == model_id],
+                "curves": [curve for curve in curves if curve["model_id"] == model_id],
+            }
+        )
+
+
+def data_package(
+    tables: Sequence[tuple[str, Mapping[str, Any]]], files: Mapping[str, bytes]
+) -> dict[str, Any]:
+    """The Data Package describing each task's rows as a CSV table, its fields and licence."""
+    first = tables[0][1]["source"]
+    return {
+        "name": "energy-index",
+        "title": "energy-index: energy per output token of LLMs, per model and GPU",
+        "description": "One row per (model, GPU type): the stable serving configuration with the "
+        "lowest energy per output token whose median inter-token latency meets the deadline, "
+        "rebuilt from the ML.ENERGY Leaderboard. Each task's index, deadline sweep and the "
+        "per-model files are in api/v1 beside this file as JSON.",
+        "licenses": [
+            {
+                "name": "Apache-2.0",
+                "path": LICENCE_URL,
+                "title": first["licence"],
+            }
+        ],
+        "sources": [{"title": first["name"], "path": first["url"]}],
+        "resources": [_table(task, document, files) for task, document in tables],
+    }
+
+
+def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -> dict[str, Any]:
+    path = f"{API}/tasks/{task}/index.csv"
+    content = files[path]
+    # The fields of an index row, as the index schema declares them (with their descriptions).
+    row = json.loads(schema_path(INDEX_SCHEMA).read_text("utf-8"))["$defs"]["rowFields"]
+    fields = []
+    for name, spec in row["properties"].items():
+        field = {"name": name, "type": _JSON_TYPES[spec.get("type", "string")]}
+        if "description" in spec:
+            field["description"] = spec["description"]
+        fields.append(field)
+    return {
+        "name": f"{task}-index",
+        "title": f"{document['source']['workload']}: the index rows",
+        "path": path,
+        "format": "csv",
+        "mediatype": "text/csv",
+        "encoding": "utf-8",
+        "bytes": len(content),
+        "hash": f"sha256:{hashlib.sha256(content).hexdigest()}",
+        "schema": {"fields": fields, "primaryKey": ["row_id"]},
+    }
+
+
+def write_site(
+    index: Path,
+    *,
+    source: str,
+    out: Path,
+    access: Access,
+) -> dict[str, bytes]:
+    """``site``: write every file of the site into ``out``, replaced whole; returns them."""
+    tasks = indexed_tasks(editorial_text())
+    snapshot = resolved_snapshot(source, tasks=tasks, access=access)
+    files = site_files(index, snapshot)
+    write_directory(out, files, manifest=SITE_MANIFEST)
+    return files

@@ -1,0 +1,388 @@
+"""Files written so that nothing is ever half-written, and output paths checked first.
+
+Each file is written to a temporary file in the same folder and renamed over the target, so a
+failure at any point leaves the previous file exactly as it was; a directory (a snapshot) is
+swapped in whole. A folder being written is locked, and stale temporaries of a killed run are
+cleaned on the next.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import fcntl
+import glob
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+from energy_index.errors import LockBusy, OutputError, UsageError
+from energy_index.model import SNAPSHOT_MANIFEST
+
+
+def checked_targets(targets: Mapping[str, Path]) -> None:
+    """Refuse, before anything is written, output paths that cannot work: one naming no file
+    (``""``, ``/``), an existing directory, or one path given to two outputs.
+
+    ``targets`` maps what each output is (``"index"``, ``"csv export"``) to its path.
+    """
+    by_path: dict[Path, list[str]] = {}
+    for role, path in targets.items():
+        if not path.name or path.name in (".", ".."):
+            raise UsageError(f"{path}: the {role} path names no file (a file name is needed)")
+        if path.is_dir():
+            raise UsageError(f"{path}: the {role} path is a directory; name a file in it")
+        by_path.setdefault(Path(os.path.abspath(path)), []).append(role)
+    for path, roles in by_path.items():
+        if len(roles) > 1:
+            raise UsageError(
+                f"{path}: used twice, for the {' and the '.join(roles)}; choose another --out"
+            )
+
+
+def write_files(contents: Mapping[Path, bytes]) -> None:
+    """Write several files so that none is replaced unless all were written in full.
+
+    Under the lock of each folder written to (see ``folder_lock``), so that temporaries found
+    there under the lock are stale ones of a run that died, and are removed. Ctrl-C during the
+    renames waits until they are done. An OSError (disk full, read-only filesystem) becomes an
+    ``OutputError`` naming the file.
+    """
+    with contextlib.ExitStack() as locks:
+        for folder in sorted({target.parent for target in contents}):
+            _made_folder(folder)
+            locks.enter_context(folder_lock(folder))
+            _remove_stale_temporaries(folder, [t.name for t in contents if t.parent == folder])
+        staged: list[tuple[str, Path]] = []
+        try:
+            for target, data in contents.items():
+                staged.append((_staged_copy(target, data), target))
+            with _interrupts_deferred():
+                for temporary, target in staged:
+                    _replaced(temporary, target)
+        finally:
+            for temporary, _ in staged:
+                if os.path.exists(temporary):
+                    os.unlink(temporary)
+
+
+_held = threading.local()
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on a folder (flock on the folder itself: no lock file is left).
+
+    Shared outputs (``CHANGELOG.md``, read, extended and rewritten) are changed under it, so two
+    runs writing into one folder never lose each other's update. Re-entrant in a thread; other
+    threads and processes wait.
+    """
+    key = os.path.abspath(folder)
+    held: set[str] = getattr(_held, "folders", set())
+    if key in held:
+        yield
+        return
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        _held.folders = held | {key}
+        try:
+            yield
+        finally:
+            _held.folders = held
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+def _made_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise OutputError(f"{folder}: cannot create the folder ({error.strerror})") from None
+
+
+def _remove_stale_temporaries(folder: Path, names: list[str]) -> None:
+    """``.<name>.XXXXXXXX.tmp`` of the given names, left by a run that died: called under the
+    folder's lock, which every writer holds while its temporaries exist."""
+    for name in names:
+        for path in folder.glob(f".{glob.escape(name)}.*.tmp"):
+            middle = path.name[len(name) + 2 : -len(".tmp")]
+            if _TEMPORARY_PART.fullmatch(middle) and path.is_file() and not path.is_symlink():
+                path.unlink(missing_ok=True)
+
+
+_TEMPORARY_PART = re.compile(r"[a-z0-9_]{8}")  # what tempfile.mkstemp puts in the middle
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[None]:
+    """SIGINT is held back while the renames run, then delivered: Ctrl-C never splits a set.
+
+    By swapping the handler rather than masking the signal: any thread may receive a
+    process-directed signal, and masking only the main thread's would not hold it back.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda number, frame: received.append(number))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if received:
+            signal.raise_signal(signal.SIGINT)
+
+
+def _replaced(temporary: str, target: Path) -> None:
+    try:
+        os.replace(temporary, target)
+    except OSError as error:
+        raise OutputError(f"{target}: cannot be written ({error.strerror})") from None
+
+
+def _staged_copy(target: Path, data: bytes) -> str:
+    try:
+        descriptor, temporary = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+        )
+    except OSError as error:
+        raise OutputError(
+            f"{target.parent}: cannot write {target.name} ({error.strerror})"
+        ) from None
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o644)
+    except OSError as error:
+        os.unlink(temporary)
+        raise OutputError(f"{target}: cannot be written ({error.strerror})") from None
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return temporary
+
+
+DIRECTORY_MANIFEST = SNAPSHOT_MANIFEST  # what marks a directory as written by write_directory
+_MANIFEST_CAP = 64 << 20
+_RENAME_EXCHANGE = 2  # linux/fs.h: swap two paths atomically
+
+
+def write_directory(
+    target: Path, files: Mapping[str, bytes], *, manifest: str = DIRECTORY_MANIFEST
+) -> None:
+    """Replace a directory by one holding exactly ``files`` (relative paths), all or nothing.
+
+    Only a directory this tool wrote is replaced (see ``writable_directory``). The new tree is
+    written beside the target as ``.<name>.XXXXXXXX.tmp`` and swapped with it in one atomic
+    exchange (Linux ``renameat2(RENAME_EXCHANGE)``), so that a run killed at any instant leaves
+    the target holding the old tree or the new one, never neither; the old tree is removed
+    only after the new one is in place. Where the exchange is not available the old tree is
+    first renamed to ``.<name>.XXXXXXXX.old``, and the next run puts it back if it was left
+    there. Temporaries a killed run left are removed by the next one.
+
+    Example: ``write_directory(Path(".cache/upstream"), {"snapshot.json": b"{...}"})``.
+    """
+    target = Path(os.path.abspath(target))
+    for relative in files:
+        parts = Path(relative).parts
+        if not parts or Path(relative).is_absolute() or ".." in parts:
+            raise OutputError(f"{target}: {relative!r} is not a path inside the directory")
+    _named(target)
+    _made_folder(target.parent)
+    with folder_lock(target.parent):
+        _checked(target, manifest=manifest)
+        try:
+            staging = Path(
+                tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+            )
+        except OSError as error:
+            raise OutputError(f"{target.parent}: cannot write in it ({error.strerror})") from None
+        try:
+            for relative, data in files.items():
+                path = staging / relative
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with open(path, "wb") as handle:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+            os.chmod(staging, 0o755)
+            with _interrupts_deferred():
+                _swapped_in(staging, target)
+        except OSError as error:
+            where = error.filename or target
+            raise OutputError(f"{where}: cannot be written ({error.strerror})") from None
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)  # the old tree, or the unused new one
+
+
+def writable_directory(target: Path, *, manifest: str = DIRECTORY_MANIFEST) -> None:
+    """Make ``target`` ready to be replaced by ``write_directory``, or refuse it (UsageError).
+
+    Removes the temporaries a killed run left beside it (and first puts back a tree retired
+    to ``.<name>.XXXXXXXX.old`` if the target is missing). Then refuses, touching nothing, a
+    target that is not a directory this tool wrote: a file, a link, or a directory holding
+    anything but ``manifest`` and the files that ``manifest``'s ``files`` lists. A directory
+    that does not exist or is empty is fine.
+
+    Example: ``writable_directory(Path("output"))`` → UsageError (it holds index.json).
+    """
+    target = Path(os.path.abspath(target))
+    _named(target)
+    if not target.parent.is_dir():
+        return  # nothing there yet: nothing to clean, nothing to refuse
+    with folder_lock(target.parent):
+        _checked(target, manifest=manifest)
+
+
+def _named(target: Path) -> None:
+    if target == target.parent:
+        raise UsageError(f"{target}: names no directory to write")
+
+
+def _checked(target: Path, *, manifest: str) -> None:
+    """Under the folder's lock: clean what a killed run left, then refuse what is not ours."""
+    _recovered(target, manifest=manifest)
+    problem = _replace_problem(target, manifest=manifest)
+    if problem:
+        raise UsageError(f"{target}: {problem}")
+
+
+def _replace_problem(target: Path, *, manifest: str) -> str | None:
+    if target.is_symlink():
+        return "a symbolic link; name the directory itself"
+    if not target.exists():
+        return None
+    if not target.is_dir():
+        return "not a directory (a file is there); refusing to replace it"
+    entries = _entries(target)
+    if not entries:
+        return None
+    listed = _listed(target / manifest)
+    if listed is None:
+        return (
+            f"not {'a snapshot directory' if manifest == DIRECTORY_MANIFEST else 'a folder'} "
+            f"this tool wrote (no {manifest} listing its files) and not empty: "
+            f"{_some(entries)}; refusing to replace it, name a new or empty directory"
+        )
+    allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}
+    foreign = [entry for entry in entries if entry not in allowed]
+    if foreign:
+        return (
+            f"holds what its {manifest} does not list: {_some(foreign)}; refusing to replace "
+            "it, move them out first or name another directory"
+        )
+    return None
+
+
+def _entries(directory: Path) -> list[str]:
+    """Every path under ``directory``, relative, without following links."""
+    found = []
+    for root, dirs, names in os.walk(directory):
+        for name in [*dirs, *names]:
+            found.append((Path(root) / name).relative_to(directory).as_posix())
+    return sorted(found)
+
+
+def _listed(path: Path) -> set[str] | None:
+    """The paths a manifest lists under ``files``; None if it is not such a manifest."""
+    try:
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > _MANIFEST_CAP:
+            return None
+        manifest = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(isinstance(key, str) for key in files):
+        return None
+    return {Path(key).as_posix() for key in files}
+
+
+def _some(names: list[str]) -> str:
+    shown = ", ".join(repr(name)[1:-1] for name in names[:5])
+    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+
+def _recovered(target: Path, *, manifest: str) -> None:
+    """Remove what a killed ``write_directory`` left beside ``target``; restore a retired tree
+    when the target itself is missing. Called under the folder's lock."""
+    leftovers = sorted(
+        (path for path in target.parent.glob(f".{glob.escape(target.name)}.*")
+         if path.suffix in (".tmp", ".old")
+         and _TEMPORARY_PART.fullmatch(path.name[len(target.name) + 2 : -4])
+         and path.is_dir() and not path.is_symlink()),
+        key=lambda path: path.stat().st_mtime,
+    )  # fmt: skip
+    if not target.exists() and not target.is_symlink():
+        retired = [p for p in leftovers if p.suffix == ".old" and _listed(p / manifest)]
+        if retired:
+            os.rename(retired[-1], target)
+            leftovers.remove(retired[-1])
+    for path in leftovers:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _swapped_in(staging: Path, target: Path) -> None:
+    """Put ``staging`` at ``target``; afterwards ``staging`` holds the old tree, if any."""
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    if _exchanged(staging, target):
+        return
+    retired = staging.with_suffix(".old")
+    os.rename(target, retired)
+    try:
+        os.rename(staging, target)
+    except OSError:
+        os.rename(retired, target)
+        raise
+    os.rename(retired, staging)  # so that the caller's clean-up removes it
+
+
+def _exchanged(first: Path, second: Path) -> bool:
+    """Swap two directories atomically; False where the system cannot (then nothing moved)."""
+    if sys.platform != "linux":
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    renameat2 = getattr(libc, "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_cwd = -100  # AT_FDCWD: the paths are absolute anyway
+    if renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):  # filesystem or kernel without it
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
+@contextlib.contextmanager
+def exclusive_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (made if missing), waiting for another holder
+    up to ``wait_seconds``; then raise LockBusy saying ``busy``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        deadline = time.monotonic() + wait_seconds
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockBusy(f"{path}: {busy}") from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

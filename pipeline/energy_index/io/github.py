@@ -1,0 +1,331 @@
+"""The fetch stage's live half: download the upstream files into a snapshot directory.
+
+The branch is resolved to a commit first (``GET {api}/repos/{repo}/commits/{ref}``), each file's
+last change is looked up (``GET {api}/repos/{repo}/commits?sha=…&path=…&per_page=1``), and each
+file is downloaded from its immutable URL at that commit (``{raw}/{repo}/{commit}/{path}``), so
+every file of one snapshot comes from the same commit even if the branch moves meanwhile.
+
+With a previous snapshot in the target directory: the same commit costs one API request and no
+download; otherwise each download is conditional on the previous ETag / Last-Modified, and a 304
+reuses the bytes on disk. ``retrieved`` moves only when some file's bytes changed, so that a
+no-op fetch leaves the snapshot, and every build from it, byte-identical.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from energy_index.errors import NetworkError, SourceError, UsageError
+from energy_index.io.files import writable_directory, write_directory
+from energy_index.io.http import (
+    URL_POLICY,
+    Downloader,
+    Fetched,
+    kept_etag,
+    kept_last_modified,
+    parsed_json,
+    quoted,
+    shown_url,
+    url_allowed,
+)
+from energy_index.io.snapshots import task_path
+from energy_index.model import (
+    GITHUB_API_BASE,
+    GITHUB_RAW_BASE,
+    INDEX_PATH,
+    SNAPSHOT_MANIFEST,
+    UPSTREAM_REF,
+    UPSTREAM_REPOSITORY,
+    is_day,
+    is_timestamp,
+)
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_REPOSITORY = re.compile(r"[\w.-]{1,100}/[\w.-]{1,100}")
+_REF = re.compile(r"[^\x00-\x20\x7f~^:?*\[\\]{1,255}")
+_SNAPSHOT_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*")
+_TASK_FILE = re.compile(r"public/data/tasks/([a-z0-9][a-z0-9-]*)\.json")
+_REPOSITORY_URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?:/tree/(.+))?/?$")
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """Where the live data is: a GitHub repository at a ref, and the two hosts that serve it."""
+
+    repository: str = UPSTREAM_REPOSITORY
+    ref: str = UPSTREAM_REF
+    api_base: str = GITHUB_API_BASE
+    raw_base: str = GITHUB_RAW_BASE
+
+    def __post_init__(self) -> None:
+        for name, url in (("--api-base", self.api_base), ("--raw-base", self.raw_base)):
+            if not url_allowed(url):
+                raise UsageError(f"{name} {shown_url(url)}: {URL_POLICY}")
+        if not is_ref(self.ref):
+            raise UsageError(f"--ref {quoted(self.ref)}: not a branch, tag or commit name")
+
+    def head_url(self) -> str:
+        return f"{self.api_base}/repos/{self.repository}/commits/{quote(self.ref, safe='')}"
+
+    def last_change_url(self, commit: str, path: str) -> str:
+        query = urlencode({"sha": commit, "path": path, "per_page": 1})
+        return f"{self.api_base}/repos/{self.repository}/commits?{query}"
+
+    def raw_url(self, commit: str, path: str) -> str:
+        return f"{self.raw_base}/{self.repository}/{commit}/{path}"
+
+
+def upstream_of(source: str, *, ref: str | None, api_base: str, raw_base: str) -> Upstream:
+    """The upstream a ``https://github.com/<owner>/<repo>[/tree/<ref>]`` source names."""
+    match = _REPOSITORY_URL.match(source)
+    if not match:
+        raise SourceError(
+            f"{source}: not a snapshot directory nor a GitHub repository URL "
+            "(https://github.com/<owner>/<repo>)"
+        )
+    return Upstream(
+        repository=match.group(1),
+        ref=ref or match.group(2) or UPSTREAM_REF,
+        api_base=api_base.rstrip("/"),
+        raw_base=raw_base.rstrip("/"),
+    )
+
+
+@dataclass(frozen=True)
+class FetchOutcome:
+    directory: Path
+    commit: str
+    changed: bool
+    downloaded: int
+    kept: tuple[str, ...] = ()  # tasks not asked for, refreshed because the snapshot held them
+
+
+def fetched_snapshot(
+    upstream: Upstream,
+    *,
+    tasks: Sequence[str],
+    to: Path,
+    downloader: Downloader,
+    today: str,
+) -> FetchOutcome:
+    """Bring the snapshot at ``to`` up to date with the upstream ref; write it atomically.
+
+    ``to`` must be missing, empty, or a snapshot this tool wrote (else UsageError, before any
+    request). Tasks the snapshot there holds beyond ``tasks`` are kept, fetched at the new
+    commit too, so that one snapshot never mixes commits and a smaller ``--task`` list never
+    drops files silently. Every value taken from the API or from the previous snapshot.json is
+    checked before it is used or stored; a previous snapshot that fails the checks is not
+    trusted, only replaced.
+
+    Example: ``fetched_snapshot(Upstream(), tasks=["gpqa"], to=Path("snap"), downloader=d,
+    today="2026-12-01")``.
+    """
+    writable_directory(to)
+    held = _held_tasks(to)
+    kept = tuple(task for task in held if task not in tasks)
+    previous = _previous(to)
+    head_url = upstream.head_url()
+    head = downloader.get_json(head_url, expect=dict)
+    commit, commit_date = _commit_of(head, head_url, downloader.scrub)
+    paths = [INDEX_PATH, *(task_path(task) for task in [*tasks, *kept])]
+    kept_paths = {task_path(task) for task in kept}
+
+    if previous and previous.manifest["commit"] == commit and all(previous.has(p) for p in paths):
+        return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0, kept=kept)
+
+    records: dict[str, dict[str, Any]] = {}
+    contents: dict[str, bytes] = {}
+    downloaded = 0
+    for path in paths:
+        history_url = upstream.last_change_url(commit, path)
+        history = downloader.get_json(history_url, expect=list)
+        if not history:
+            origin = f" (kept from the snapshot at {to})" if path in kept_paths else ""
+            raise SourceError(f"{path}{origin} does not exist in {upstream.repository} at {commit}")
+        last_commit, last_commit_date = _commit_of(history[0], history_url, downloader.scrub)
+        url = upstream.raw_url(commit, path)
+        old = previous.record(path) if previous else None
+        fetched = downloader.get(
+            url,
+            etag=old.get("etag") if old else None,
+            last_modified=old.get("last_modified") if old else None,
+        )
+        if fetched.not_modified and previous and old:
+            content = previous.content(path)
+        else:
+            content = fetched.content
+            downloaded += 1
+        parsed_json(
+            Fetched(url, fetched.status, content, fetched.etag, fetched.last_modified),
+            expect=dict,
+            scrub=downloader.scrub,
+        )
+        contents[path] = content
+        records[path] = {
+            "url": url,
+            "sha256": hashlib.sha256(content).hexdigest(),
+            "bytes": len(content),
+            "last_commit": last_commit,
+            "last_commit_date": last_commit_date,
+            "etag": fetched.etag or (old or {}).get("etag"),
+            "last_modified": fetched.last_modified or (old or {}).get("last_modified"),
+        }
+
+    changed = previous is None or any(
+        previous.sha256(path) != record["sha256"] for path, record in records.items()
+    )
+    manifest = {
+        "repository": upstream.repository,
+        "ref": upstream.ref,
+        "commit": commit,
+        "commit_date": commit_date,
+        "retrieved": today if changed or previous is None else previous.manifest["retrieved"],
+        "files": dict(sorted(records.items())),
+    }
+    problems = manifest_problems(manifest)
+    if problems:  # a bug here, not upstream's: every value was checked on its way in
+        raise SourceError(f"{to}: the snapshot to write fails its checks: {'; '.join(problems)}")
+    files = {**contents, SNAPSHOT_MANIFEST: (json.dumps(manifest, indent=2) + "\n").encode()}
+    write_directory(to, files)
+    return FetchOutcome(
+        directory=to, commit=commit, changed=changed, downloaded=downloaded, kept=kept
+    )
+
+
+def _commit_of(answer: Any, url: str, scrub: Callable[[str], str]) -> tuple[str, str]:
+    """The sha and committer date of a commit the API describes, both checked."""
+    try:
+        sha = answer["sha"]
+        date = answer["commit"]["committer"]["date"]
+    except (KeyError, TypeError, IndexError):
+        problem = "the answer has no sha and commit.committer.date"
+        raise NetworkError(url=url, problem=problem) from None
+    if not is_commit(sha):
+        problem = f"sha: not a commit sha (40 hex digits): {quoted(sha, scrub)}"
+        raise NetworkError(url=url, problem=problem)
+    if not is_timestamp(date):
+        problem = f"commit.committer.date: not an ISO 8601 timestamp: {quoted(date, scrub)}"
+        raise NetworkError(url=url, problem=problem)
+    return sha, date
+
+
+def is_commit(value: Any) -> bool:
+    """A full commit sha: 40 lower-case hex digits. Example: ``is_commit("0cd5…")``."""
+    return isinstance(value, str) and _COMMIT.fullmatch(value) is not None
+
+
+def manifest_problems(manifest: Any) -> list[str]:
+    """Every way a snapshot.json breaks what this tool writes, as 'key: problem'; [] if none.
+
+    Example: ``manifest_problems({"commit": "x"})`` → ``["repository: missing", …]``.
+    """
+    if not isinstance(manifest, dict):
+        return ["not a JSON object"]
+    checks: dict[str, Callable[[Any], bool]] = {
+        "repository": lambda v: isinstance(v, str) and _REPOSITORY.fullmatch(v) is not None,
+        "ref": is_ref,
+        "commit": is_commit,
+        "commit_date": is_timestamp,
+        "retrieved": is_day,
+    }
+    problems = [
+        f"{key}: missing" if key not in manifest else f"{key}: {quoted(manifest[key])} is wrong"
+        for key, check in checks.items()
+        if key not in manifest or not check(manifest[key])
+    ]
+    files = manifest.get("files")
+    if not isinstance(files, dict) or not files:
+        return [*problems, "files: not an object of path → record"]
+    for path, record in files.items():
+        problems += [f"files.{quoted(path)}: {p}" for p in _record_problems(path, record)]
+    return problems
+
+
+def _record_problems(path: Any, record: Any) -> list[str]:
+    if not (isinstance(path, str) and _SNAPSHOT_PATH.fullmatch(path)) or any(
+        part in (".", "..") for part in path.split("/")
+    ):
+        return ["not a path of the upstream repository"]
+    if not isinstance(record, dict):
+        return ["not an object"]
+    checks: dict[str, Callable[[Any], bool]] = {
+        "url": lambda v: isinstance(v, str) and url_allowed(v) and v.endswith(f"/{path}"),
+        "sha256": lambda v: isinstance(v, str) and _SHA256.fullmatch(v) is not None,
+        "bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
+        "last_commit": is_commit,
+        "last_commit_date": is_timestamp,
+        "etag": lambda v: v is None or (isinstance(v, str) and kept_etag(v) == v),
+        "last_modified": lambda v: v is None or (isinstance(v, str) and kept_last_modified(v) == v),
+    }
+    optional = ("etag", "last_modified")
+    return [
+        f"{key}: missing" if key not in record else f"{key}: {quoted(record[key])} is wrong"
+        for key, check in checks.items()
+        if (key not in record and key not in optional) or (key in record and not check(record[key]))
+    ]
+
+
+def is_ref(value: Any) -> bool:
+    """A branch, tag or commit name git would accept, in short (no spaces, no control
+    characters, none of ``~^:?*[\\``, no ``..``)."""
+    return isinstance(value, str) and _REF.fullmatch(value) is not None and ".." not in value
+
+
+@dataclass(frozen=True)
+class _Previous:
+    directory: Path
+    manifest: dict[str, Any]
+
+    def record(self, path: str) -> dict[str, Any] | None:
+        return self.manifest.get("files", {}).get(path) if self.has(path) else None
+
+    def sha256(self, path: str) -> str | None:
+        record = self.manifest.get("files", {}).get(path)
+        return record.get("sha256") if record else None
+
+    def content(self, path: str) -> bytes:
+        return (self.directory / path).read_bytes()
+
+    def has(self, path: str) -> bool:
+        """The file is listed and its bytes on disk still match their sha256."""
+        record = self.manifest.get("files", {}).get(path)
+        try:
+            content = self.content(path)
+        except OSError:
+            return False
+        return bool(record) and hashlib.sha256(content).hexdigest() == record.get("sha256")
+
+
+def _loose_manifest(directory: Path) -> Any:
+    try:
+        return json.loads((directory / SNAPSHOT_MANIFEST).read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _previous(directory: Path) -> _Previous | None:
+    """The snapshot at ``directory`` if its snapshot.json passes every check; otherwise None,
+    and it is fetched afresh (a manifest damaged by hand or by an older version is never
+    trusted, nor reused)."""
+    manifest = _loose_manifest(directory)
+    if manifest is None or manifest_problems(manifest):
+        return None
+    return _Previous(directory=directory, manifest=manifest)
+
+
+def _held_tasks(directory: Path) -> list[str]:
+    """The tasks whose files the snapshot.json at ``directory`` lists, whatever else it says."""
+    manifest = _loose_manifest(directory)
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict):
+        return []
+    found = (_TASK_FILE.fullmatch(path) for path in files if isinstance(path, str))
+    return sorted(match.group(1) for match in found if match)

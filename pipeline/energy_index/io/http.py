@@ -1,0 +1,460 @@
+"""HTTP downloads that a scheduled job can trust: timeouts, retries, a size cap, clear errors.
+
+- Timeouts: connect, read (per chunk) and write from ``timeout``, and a deadline on the whole
+  attempt (status line, headers, body, an error body, redirects), since httpx's read timeout
+  restarts on every chunk: a server dripping one header line a second never trips it. The
+  attempt runs as a coroutine under ``asyncio.timeout``, which cancels it wherever it waits.
+- Retries: on connection errors, timeouts, a body cut short, 429 and 5xx, with exponential
+  backoff and jitter, honouring ``Retry-After``; never on another 4xx. httpx's own
+  ``HTTPTransport(retries=N)`` only retries failed connects, so the loop is here.
+- A body larger than ``max_bytes`` is refused while it streams (or at once, from its
+  Content-Length), never read whole first.
+- A token is sent only to URLs under its scope (the API), on every redirect hop too, and is
+  scrubbed from every message, in each form it may take there (as is, URL-encoded).
+- Only ``https://`` URLs, except loopback addresses (for the tests' stand-in server); redirects
+  are followed here, hop by hop, so that every hop is checked before it is requested.
+- Every header kept from an answer (ETag, Last-Modified) is checked; one that is not what it
+  says is dropped, and a value quoted in a message is scrubbed and cut short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import ipaddress
+import json
+import random
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from energy_index import __version__
+from energy_index.errors import NetworkError, UsageError, scrubbed
+from energy_index.io.local import unique_keys
+from energy_index.model import (
+    HTTP_BACKOFF_SECONDS,
+    HTTP_MAX_BYTES,
+    HTTP_RETRIES,
+    HTTP_TIMEOUT_SECONDS,
+)
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+FIRST_BYTES = 120  # how much of an unexpected body an error message shows
+SCRUBBED_BYTES = FIRST_BYTES + 1024  # read past the cut, so that a token across it is scrubbed
+QUOTED_CHARACTERS = 80  # how much of a bad value from a server a message shows
+PROGRESS_FROM_BYTES = 1 << 20
+MAX_REDIRECTS = 20
+URL_POLICY = "only https:// URLs are fetched (http only on loopback)"
+# RFC 6750's b64token: what a bearer token may hold. Anything else (a newline pasted with it, a
+# control character) would break the header, and httpx would quote the whole value back.
+_BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
+_ETAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
+_MAX_HEADER_KEPT = 200
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """How hard to try. ``retries`` counts attempts after the first."""
+
+    retries: int = HTTP_RETRIES
+    timeout: float = HTTP_TIMEOUT_SECONDS
+    backoff: float = HTTP_BACKOFF_SECONDS
+    max_bytes: int = HTTP_MAX_BYTES
+    max_retry_after: float = 600.0
+    progress: bool = False
+    token: str | None = field(default=None, repr=False)
+    token_scope: str | None = None  # the token goes only to URLs under this prefix
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A successful answer: 200 with its body, or 304 (unchanged) with none."""
+
+    url: str
+    status: int
+    content: bytes
+    etag: str | None
+    last_modified: str | None
+
+    @property
+    def not_modified(self) -> bool:
+        return self.status == 304
+
+
+def check_url(url: str) -> str:
+    """Refuse anything but https, except plain http to a loopback address."""
+    if not url_allowed(url):
+        raise NetworkError(url=url, problem=URL_POLICY)
+    return url
+
+
+def url_allowed(url: str) -> bool:
+    """Whether ``url`` may be fetched: https, or plain http to a loopback address.
+
+    Example: ``url_allowed("http://127.0.0.1:8080/x")`` → True; ``"http://example.com"`` → False.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme == "https" and host:
+        return True
+    return parts.scheme == "http" and bool(host) and _is_loopback(host or "")
+
+
+def bearer_token(value: str | None) -> str | None:
+    """The token in ``GITHUB_TOKEN``, stripped of surrounding whitespace; None when empty.
+
+    A token with any other character (a control character, a space inside) is refused without
+    being shown: it would not survive as a header, and the error would quote it.
+
+    Example: ``bearer_token("ghp_abc\\n")`` → ``"ghp_abc"``.
+    """
+    token = (value or "").strip()
+    if not token:
+        return None
+    if not _BEARER_TOKEN.fullmatch(token):
+        raise UsageError(
+            "GITHUB_TOKEN is not a bearer token: it holds a character other than letters, "
+            "digits and -._~+/= (a control character or a space?); its value is not shown"
+        )
+    return token
+
+
+def shown_url(url: str, scrub: Callable[[str], str] = str) -> str:
+    """A URL from a user or a server, fit for a message: scrubbed, escaped, cut short.
+
+    Example: ``shown_url("http://example.com/\\n")`` → ``"http://example.com/\\\\n"``.
+    """
+    text = repr(scrub(url))[1:-1]
+    return text if len(text) <= 2 * QUOTED_CHARACTERS else f"{text[: 2 * QUOTED_CHARACTERS]}…"
+
+
+def quoted(value: Any, scrub: Callable[[str], str] = str) -> str:
+    """A value from a server, fit for a message: scrubbed, escaped, and cut short.
+
+    Example: ``quoted("x" * 500)`` → ``"'xxx…' (500 characters)"``.
+    """
+    text = scrub(value if isinstance(value, str) else json.dumps(value, default=str))
+    if len(text) <= QUOTED_CHARACTERS:
+        return repr(text)
+    return f"{text[:QUOTED_CHARACTERS]!r}… ({len(text)} characters)"
+
+
+def kept_etag(value: str | None) -> str | None:
+    """An ETag worth sending back: a quoted entity tag (weak or strong) of sane length."""
+    if value and len(value) <= _MAX_HEADER_KEPT and _ETAG.fullmatch(value):
+        return value
+    return None
+
+
+def kept_last_modified(value: str | None) -> str | None:
+    """A Last-Modified worth sending back: an HTTP date."""
+    if not value or len(value) > _MAX_HEADER_KEPT or not value.isprintable():
+        return None
+    try:
+        email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return value
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Retry(Exception):
+    """One attempt failed in a way that another attempt may fix."""
+
+    def __init__(self, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.problem, self.retry_after = problem, retry_after
+
+
+class _Refused(Exception):
+    """A redirect to a URL the policy refuses."""
+
+
+class Downloader:
+    """GET with retries; use as a context manager so the connection pool is closed.
+
+    Each attempt is a coroutine run to completion on this downloader's own event loop, so that
+    one deadline bounds all of it; callers see a plain blocking ``get``.
+    """
+
+    def __init__(
+        self,
+        settings: HttpSettings,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.settings = settings
+        self._sleep = sleep
+        timeout = settings.timeout
+        self._runner = asyncio.Runner()
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout, connect=timeout, read=timeout, write=timeout),
+            transport=transport,
+            follow_redirects=False,  # followed in _attempt, where each hop is checked first
+            headers={"User-Agent": f"energy-index/{__version__}"},
+        )
+
+    def __enter__(self) -> Downloader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._runner.run(self._client.aclose())
+        finally:
+            self._runner.close()
+
+    def get(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        accept: str | None = None,
+    ) -> Fetched:
+        """The body at ``url``; with ``etag``/``last_modified``, a 304 means unchanged."""
+        check_url(url)
+        headers = self._headers(etag=etag, last_modified=last_modified, accept=accept)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return self._runner.run(self._deadlined(url, headers))
+            except NetworkError as failure:  # final on this attempt: say how many were made
+                raise NetworkError(url=url, problem=failure.problem, attempts=attempt) from None
+            except _Retry as failure:
+                if attempt > self.settings.retries:
+                    raise self._error(url, failure.problem, attempt) from None
+                delay = self._delay(attempt, failure.retry_after)
+                if delay is None:
+                    raise self._error(
+                        url,
+                        f"{failure.problem}; the server asks to wait {failure.retry_after:.0f} s, "
+                        f"more than the {self.settings.max_retry_after:.0f} s allowed",
+                        attempt,
+                    ) from None
+                self._sleep(delay)
+
+    def get_json(self, url: str, *, expect: type, **options: Any) -> Any:
+        """The parsed JSON at ``url``, which must be of type ``expect`` (dict or list)."""
+        fetched = self.get(url, **options)
+        return parsed_json(fetched, expect=expect, scrub=self.scrub)
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the token, in any form it may take in a message."""
+        return scrubbed(text, self.settings.token)
+
+    def _headers(
+        self, *, etag: str | None, last_modified: str | None, accept: str | None
+    ) -> dict[str, str]:
+        headers = {}
+        if accept:
+            headers["Accept"] = accept
+        if etag:
+            headers["If-None-Match"] = etag  # verbatim: raw.githubusercontent.com sends W/"…"
+        if last_modified:
+            headers["If-Modified-Since"] = last_modified
+        return headers
+
+    def _in_scope(self, url: str) -> bool:
+        scope = self.settings.token_scope
+        return bool(scope) and url.startswith((scope or "").rstrip("/") + "/")
+
+    async def _deadlined(self, url: str, headers: dict[str, str]) -> Fetched:
+        limit = self.settings.timeout
+        try:
+            async with asyncio.timeout(limit):
+                return await self._attempt(url, headers)
+        except TimeoutError:
+            raise _Retry(f"timed out: the attempt took longer than {limit} s") from None
+
+    async def _attempt(self, url: str, headers: dict[str, str]) -> Fetched:
+        token = self.settings.token
+        # The token goes with a hop only while every hop so far was under its scope: a redirect
+        # that leaves the API loses it and does not win it back by returning.
+        carries = bool(token) and self._in_scope(url)
+        try:
+            request = self._client.build_request("GET", url, headers=headers)
+            for _hop in range(MAX_REDIRECTS + 1):
+                request.headers.pop("Authorization", None)
+                carries = carries and self._in_scope(str(request.url))
+                if carries:
+                    request.headers["Authorization"] = f"Bearer {token}"
+                response = await self._client.send(request, stream=True)
+                try:
+                    following = response.next_request
+                    if following is None:
+                        return await self._answer(url, response)
+                finally:
+                    await response.aclose()
+                if not url_allowed(str(following.url)):
+                    raise _Refused(str(following.url))
+                request = following
+            raise NetworkError(url=url, problem=f"more than {MAX_REDIRECTS} redirects")
+        except _Refused as refused:
+            target = shown_url(str(refused), self.scrub)
+            problem = f"redirected to {target}: refused, {URL_POLICY}"
+            raise NetworkError(url=url, problem=problem) from None
+        except httpx.TimeoutException as error:
+            limit = self.settings.timeout
+            raise _Retry(f"timed out ({type(error).__name__}, limit {limit} s)") from None
+        except httpx.RemoteProtocolError as error:
+            raise _Retry(f"the connection broke off: {error}") from None
+        except httpx.TransportError as error:
+            raise _Retry(f"{type(error).__name__}: {error}") from None
+        except httpx.HTTPError as error:  # anything else httpx may raise, named, not retried
+            raise NetworkError(url=url, problem=f"{type(error).__name__}: {error}") from None
+
+    async def _answer(self, url: str, response: httpx.Response) -> Fetched:
+        status = response.status_code
+        if status == 304:
+            return self._fetched(url, response, b"")
+        if status != 200:
+            await self._refuse_status(url, response)
+        body = await self._body(url, response)
+        return self._fetched(url, response, body)
+
+    async def _refuse_status(self, url: str, response: httpx.Response) -> None:
+        status = response.status_code
+        first = await self._first_bytes(response)
+        headers = response.headers
+        if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
+            raise self._error(url, _rate_limit_message(headers, token=bool(self.settings.token)), 1)
+        problem = f"HTTP {status}; body starts {first!r}"
+        if status in RETRY_STATUSES:
+            raise _Retry(problem, _retry_after(headers.get("retry-after"), self._now()))
+        raise self._error(url, problem, 1)
+
+    async def _body(self, url: str, response: httpx.Response) -> bytes:
+        cap = self.settings.max_bytes
+        total = _whole_number(response.headers.get("content-length"))
+        if total is not None and total > cap:
+            raise self._error(url, f"the body is {total} bytes, over the cap of {cap}", 1)
+        chunks, received = [], 0
+        show = self.settings.progress and (total or 0) >= PROGRESS_FROM_BYTES
+        try:
+            async for chunk in response.aiter_bytes():
+                received += len(chunk)
+                if received > cap:
+                    raise self._error(url, f"the body passed the cap of {cap} bytes; refused", 1)
+                chunks.append(chunk)
+                if show:
+                    print(
+                        f"\r{url}: {received >> 10} of {(total or 0) >> 10} KiB",
+                        end="",
+                        file=sys.stderr,
+                    )
+        except httpx.DecodingError as error:  # the server's fault: another try gets the same
+            encoding = quoted(response.headers.get("content-encoding", ""), self.scrub)
+            raise self._error(
+                url, f"the body cannot be decoded (Content-Encoding {encoding[1:-1]}): {error}", 1
+            ) from None
+        if show:
+            print(file=sys.stderr)
+        return b"".join(chunks)
+
+    async def _first_bytes(self, response: httpx.Response) -> str:
+        data = b""
+        try:
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                if len(data) >= SCRUBBED_BYTES:
+                    break
+        except httpx.HTTPError:
+            pass
+        return first_text(data, self.scrub)
+
+    def _fetched(self, url: str, response: httpx.Response, body: bytes) -> Fetched:
+        return Fetched(
+            url=url,
+            status=response.status_code,
+            content=body,
+            etag=kept_etag(response.headers.get("etag")),
+            last_modified=kept_last_modified(response.headers.get("last-modified")),
+        )
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float | None:
+        if retry_after is not None:
+            return retry_after if retry_after <= self.settings.max_retry_after else None
+        base = self.settings.backoff * float(2 ** (attempt - 1))
+        return base + random.uniform(0, base)  # jitter: retries from many clients spread out
+
+    def _now(self) -> float:
+        return time.time()
+
+    def _error(self, url: str, problem: str, attempts: int) -> NetworkError:
+        return NetworkError(url=url, problem=self.scrub(problem), attempts=attempts)
+
+
+def parsed_json(fetched: Fetched, *, expect: type, scrub: Callable[[str], str] = str) -> Any:
+    """Parse a body that must be JSON of one type; otherwise name the URL, status, first bytes."""
+    try:
+        value = json.loads(fetched.content, object_pairs_hook=unique_keys)
+    except (ValueError, UnicodeDecodeError) as error:
+        problem = f"HTTP {fetched.status} but the body is not JSON ({error})"
+    except RecursionError:
+        problem = f"HTTP {fetched.status} but the JSON is nested too deeply to read"
+    else:
+        if isinstance(value, expect):
+            return value
+        kinds: dict[type, str] = {dict: "an object", list: "an array"}
+        got = kinds.get(type(value), f"a {type(value).__name__}")
+        problem = f"HTTP {fetched.status} but the JSON is {got}, expected {kinds[expect]}"
+    first = first_text(fetched.content, scrub)
+    raise NetworkError(
+        url=fetched.url,
+        problem=scrub(f"{problem}; {len(fetched.content)} bytes, starting {first!r}"),
+    )
+
+
+def first_text(content: bytes, scrub: Callable[[str], str]) -> str:
+    """The first FIRST_BYTES characters of a body, scrubbed before they are cut: a token that
+    straddles the cut would otherwise be shown all but its last characters."""
+    return scrub(content[:SCRUBBED_BYTES].decode("utf-8", "replace"))[:FIRST_BYTES]
+
+
+def _retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date)."""
+    if not value:
+        return None
+    seconds = _whole_number(value)
+    if seconds is not None:
+        return float(seconds)
+    try:
+        when = email.utils.parsedate_to_datetime(value.strip())
+        return max(0.0, when.timestamp() - now)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _whole_number(value: str | None) -> int | None:
+    """A header's non-negative integer; None for anything else (``isdigit`` alone lets '²' in)."""
+    value = (value or "").strip()
+    return int(value) if value.isascii() and value.isdigit() else None
+
+
+def _rate_limit_message(headers: Mapping[str, str], *, token: bool) -> str:
+    reset = _whole_number(headers.get("x-ratelimit-reset"))
+    try:
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(reset)) if reset else None
+    except (OverflowError, OSError, ValueError):  # a reset time past any date the OS knows
+        when = None
+    advice = "" if token else " (60 requests an hour without GITHUB_TOKEN; set it for more)"
+    return f"the GitHub API rate limit is used up{advice}; retry after {when or 'an unknown time'}"

@@ -1,0 +1,100 @@
+"""Reading local inputs: regular files only, under a size cap, JSON parsed without tracebacks.
+
+A path given on the command line or listed in a snapshot may name a device (``/dev/zero``
+never ends), a FIFO (opening it waits for a writer), a directory, or something far larger than
+any index; each is refused by name before its content is read.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from energy_index.errors import SourceError
+
+# The largest local input read: above the 870 MB task file of 10⁶ configurations that the
+# benchmarks build, far below what would exhaust memory on a build machine.
+MAX_LOCAL_BYTES = 2 << 30
+EXCERPT_CHARACTERS = 24  # of a file that is not JSON, quoted escaped, never more
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
+    """The bytes of a regular file, refused if it is anything else or larger than ``max_bytes``.
+
+    Example: ``local_bytes(Path("output/index.json"))``.
+    """
+    try:
+        # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        raise SourceError(f"{path}: cannot be read ({error.strerror})") from None
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)  # before fdopen, which refuses a directory naming only its number
+        kind = next((name for test, name in _KINDS if test(status.st_mode)), "a special file")
+        raise SourceError(f"{path}: not a regular file ({kind})")
+    with os.fdopen(descriptor, "rb") as handle:
+        try:
+            content = handle.read(max_bytes + 1) if status.st_size <= max_bytes else b""
+        except OSError as error:
+            raise SourceError(f"{path}: cannot be read ({error.strerror})") from None
+    if status.st_size > max_bytes or len(content) > max_bytes:
+        size = max(status.st_size, len(content))
+        raise SourceError(f"{path}: {size} bytes, more than the {max_bytes} a local input may have")
+    return content
+
+
+class DuplicateKey(ValueError):
+    pass
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An ``object_pairs_hook`` that refuses a key repeated in one object: json.loads keeps the
+    last value, a reader or another parser may keep the first, so such a file can show one thing
+    and be checked as another."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"the key {key!a} appears twice in one object")
+            seen.add(key)
+    return document
+
+
+def json_value(content: bytes, *, path: Path | str) -> Any:
+    """Parsed JSON; bad JSON, a key repeated in one object and nesting too deep to parse are
+    errors naming the file."""
+    try:
+        return json.loads(content, object_pairs_hook=unique_keys)
+    except DuplicateKey as error:
+        raise SourceError(f"{path}: not valid here: {error}") from None
+    except RecursionError:
+        raise SourceError(f"{path}: not valid JSON (nested too deeply to parse)") from None
+    except ValueError as error:
+        raise SourceError(
+            f"{path}: not valid JSON ({_reason(error)}); starts {excerpt(content)}"
+        ) from None
+
+
+def excerpt(content: bytes) -> str:
+    """The first few characters of a file, escaped: enough to recognise it, not to leak it."""
+    text = content[:EXCERPT_CHARACTERS].decode("utf-8", "replace")
+    more = "…" if len(content) > EXCERPT_CHARACTERS else ""
+    return ascii(text) + more
+
+
+def _reason(error: ValueError) -> str:
+    # A JSONDecodeError quotes no content, only where parsing stopped.
+    return str(error) if isinstance(error, json.JSONDecodeError) else "not UTF-8 text"

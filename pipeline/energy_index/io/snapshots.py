@@ -1,0 +1,164 @@
+"""Stage 1, fetch: read the upstream files of one task from a snapshot directory.
+
+A snapshot directory is laid out like ``snapshots/ml-energy-leaderboard/``:
+the upstream repository's paths, plus ``snapshot.json`` recording where and when the files were
+taken and each file's sha256. Every source ends up as such a directory (a live download writes
+one first), so the rest of the pipeline reads exactly one kind of input and every build can name
+the bytes it was made from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mmap
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from energy_index.errors import ChecksumMismatch, SourceError
+from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
+from energy_index.model import (
+    INDEX_PATH,
+    SNAPSHOT_MANIFEST,
+    UpstreamFile,
+    UpstreamSnapshot,
+    is_day,
+    is_timestamp,
+)
+
+_TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SNAPSHOT_KEYS = ("repository", "ref", "commit", "commit_date", "retrieved", "files")
+_FILE_KEYS = ("url", "sha256", "bytes", "last_commit", "last_commit_date")
+# Files from this size on are mapped (see _mapped): the task files of real size and above.
+_MAPPED_FROM_BYTES = 1 << 20
+
+
+def task_path(task: str) -> str:
+    """The upstream path of a task file, e.g. ``public/data/tasks/lm-arena-chat.json``."""
+    if not _TASK_NAME.match(task):
+        raise SourceError(f"task {task!r} is not a task name (lower-case letters, digits, '-')")
+    return f"public/data/tasks/{task}.json"
+
+
+def snapshot_directory(source: Path) -> Path:
+    """The snapshot directory a source names: itself, or the single snapshot inside it."""
+    if (source / SNAPSHOT_MANIFEST).is_file():
+        return source
+    if not source.is_dir():
+        raise SourceError(f"{source}: no such snapshot directory")
+    inside = sorted(p.parent for p in source.glob(f"*/{SNAPSHOT_MANIFEST}"))
+    if len(inside) == 1:
+        return inside[0]
+    if not inside:
+        raise SourceError(f"{source}: not a snapshot directory (no {SNAPSHOT_MANIFEST} in it)")
+    names = ", ".join(p.name for p in inside)
+    raise SourceError(f"{source}: holds {len(inside)} snapshots ({names}); name one of them")
+
+
+def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
+    """Read the task file and the leaderboard index from a snapshot, checking each sha256.
+
+    Example: ``upstream_snapshot(Path("snapshots/ml-energy-leaderboard"),
+    task="lm-arena-chat")``.
+    """
+    directory = snapshot_directory(source)
+    manifest = _manifest(directory)
+    return UpstreamSnapshot(
+        location=str(directory),
+        repository=manifest["repository"],
+        ref=manifest["ref"],
+        commit=manifest["commit"],
+        commit_date=manifest["commit_date"],
+        retrieved=manifest["retrieved"],
+        task=task,
+        task_file=_verified_file(directory, manifest, task_path(task)),
+        index_file=_verified_file(directory, manifest, INDEX_PATH),
+    )
+
+
+def leaderboard_index(source: Path) -> UpstreamFile:
+    """The leaderboard's ``public/data/index.json`` alone, checked against its sha256."""
+    directory = snapshot_directory(source)
+    return _verified_file(directory, _manifest(directory), INDEX_PATH)
+
+
+def _manifest(directory: Path) -> dict[str, Any]:
+    manifest_path = directory / SNAPSHOT_MANIFEST
+    manifest = json_value(local_bytes(manifest_path), path=manifest_path)
+    if not isinstance(manifest, dict):
+        raise SourceError(f"{manifest_path}: expected a JSON object")
+    missing = [key for key in _SNAPSHOT_KEYS if key not in manifest]
+    if missing:
+        raise SourceError(f"{manifest_path}: missing key(s) {', '.join(missing)}")
+    wrong = [key for key in _SNAPSHOT_KEYS[:-1] if not isinstance(manifest[key], str)]
+    if wrong:
+        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: expected text")
+    if not isinstance(manifest["files"], dict):
+        raise SourceError(f"{manifest_path}: files: expected an object (path → record)")
+    if not is_timestamp(manifest["commit_date"]):
+        raise SourceError(f"{manifest_path}: commit_date: expected an ISO 8601 date and time")
+    if not is_day(manifest["retrieved"]):
+        raise SourceError(f"{manifest_path}: retrieved: expected a date YYYY-MM-DD")
+    return manifest
+
+
+def _typed(key: str, value: object) -> bool:
+    if key == "bytes":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if key == "last_commit_date":
+        return isinstance(value, str) and is_timestamp(value)
+    return isinstance(value, str)
+
+
+def _verified_file(directory: Path, manifest: dict[str, Any], path: str) -> UpstreamFile:
+    manifest_path = directory / SNAPSHOT_MANIFEST
+    record = manifest["files"].get(path)
+    if record is None:
+        listed = ", ".join(sorted(str(p) for p in manifest["files"]))
+        raise SourceError(f"{manifest_path}: does not list {path} (it lists: {listed})")
+    if not isinstance(record, dict):
+        raise SourceError(f"{manifest_path}: files.{path}: expected an object")
+    missing = [key for key in _FILE_KEYS if key not in record]
+    if missing:
+        raise SourceError(f"{manifest_path}: files.{path} lacks {', '.join(missing)}")
+    wrong = [f"files.{path}.{key}" for key in _FILE_KEYS if not _typed(key, record[key])]
+    if wrong:
+        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: wrong type or format")
+    file_path = directory / path
+    if not file_path.resolve().is_relative_to(directory.resolve()):
+        raise SourceError(f"{file_path}: a link to outside the snapshot directory; refused")
+    content = _mapped(file_path)
+    actual = hashlib.sha256(content).hexdigest()
+    if actual != record["sha256"]:
+        raise ChecksumMismatch(path=str(file_path), expected=record["sha256"], actual=actual)
+    return UpstreamFile(
+        path=path,
+        content=content,
+        sha256=actual,
+        bytes=len(content),
+        url=record["url"],
+        last_commit=record["last_commit"],
+        last_commit_date=record["last_commit_date"],
+    )
+
+
+def _mapped(file_path: Path) -> bytes:
+    """``local_bytes``, except that a regular file from 1 MiB up to the cap is mapped rather
+    than read: no copy, and its pages return to the system when the last reference goes (the
+    pipeline drops it after validation). Small files, which json.loads reads, are plain bytes;
+    anything else is left to local_bytes to read or to refuse by name."""
+    try:
+        descriptor = os.open(file_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return local_bytes(file_path)
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode) or not (
+            _MAPPED_FROM_BYTES <= status.st_size <= MAX_LOCAL_BYTES
+        ):
+            return local_bytes(file_path)
+        return mmap.mmap(descriptor, 0, access=mmap.ACCESS_READ)  # type: ignore[return-value]
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,111 @@
+"""What ``--from`` stands for, decided in one place: a snapshot directory as it is, or the
+upstream repository (its URL, or ``live``), fetched into the cache first; and the published
+index ``audit`` is given, a local file or a URL.
+
+Heavy modules (httpx) are imported only when a URL is actually fetched.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from energy_index.errors import SourceError, UsageError
+from energy_index.io.local import json_value, local_bytes
+from energy_index.model import LIVE, UPSTREAM_URL, Access, NetworkSettings
+
+if TYPE_CHECKING:
+    from energy_index.io.http import Downloader
+
+Notify = Callable[[str], None]  # where progress lines go (the command line: stderr)
+
+
+def is_url(source: str) -> bool:
+    return source.startswith(("https://", "http://"))
+
+
+def checked_url(option: str, url: str) -> str:
+    """A URL given by the user that the download policy refuses is a usage error (exit 2)."""
+    from energy_index.io.http import URL_POLICY, shown_url, url_allowed
+
+    if not url_allowed(url):
+        raise UsageError(f"{option} {shown_url(url)}: {URL_POLICY}")
+    return url
+
+
+@contextmanager
+def downloader(network: NetworkSettings) -> Iterator[Downloader]:
+    """An HTTP client with the network settings and GITHUB_TOKEN (sent to the API only)."""
+    from energy_index.io.http import Downloader, HttpSettings, bearer_token
+
+    settings = HttpSettings(
+        retries=network.retries,
+        timeout=network.timeout,
+        backoff=network.backoff,
+        max_bytes=network.max_bytes,
+        progress=not network.quiet and sys.stderr.isatty(),
+        token=bearer_token(os.environ.get("GITHUB_TOKEN")),
+        token_scope=network.api_base,
+    )
+    with Downloader(settings) as client:
+        yield client
+
+
+def resolved_snapshot(
+    source: str,
+    *,
+    tasks: Sequence[str],
+    access: Access,
+) -> Path:
+    """The snapshot directory ``source`` names, fetching ``tasks`` into ``access.cache`` if it
+    is the upstream repository (a URL, or ``live``).
+
+    Example: ``resolved_snapshot("live", tasks=["lm-arena-chat"],
+    access=Access(today="2026-11-30", notify=print))``.
+    """
+    network = access.network
+    if source == LIVE:
+        source = UPSTREAM_URL
+    if not is_url(source):
+        return Path(source)
+    checked_url("--from", source)
+    from energy_index.io.github import fetched_snapshot, upstream_of
+
+    upstream = upstream_of(
+        source, ref=network.ref, api_base=network.api_base, raw_base=network.raw_base
+    )
+    with downloader(network) as client:
+        outcome = fetched_snapshot(
+            upstream, tasks=tasks, to=access.cache, downloader=client, today=access.today
+        )
+    if not network.quiet:
+        state = "changed" if outcome.changed else "unchanged"
+        access.notify(
+            f"fetched upstream {outcome.commit} into {outcome.directory} ({state}, "
+            f"{outcome.downloaded} file(s) downloaded)"
+        )
+    if outcome.kept:  # not asked for, so said even with --quiet
+        access.notify(f"kept from the previous snapshot: {', '.join(outcome.kept)}")
+    return outcome.directory
+
+
+def published_document(location: str, *, network: NetworkSettings) -> dict[str, Any]:
+    """The published index at ``location``: a local file, or an ``https://`` URL."""
+    if not is_url(location):
+        return read_index(Path(location))
+    checked_url("--published", location)
+    with downloader(network) as client:
+        document: dict[str, Any] = client.get_json(location, expect=dict)
+    return document
+
+
+def read_index(path: Path) -> dict[str, Any]:
+    """A local index file, read safely (regular file, capped), as a JSON object."""
+    document = json_value(local_bytes(path), path=path)
+    if not isinstance(document, dict):
+        raise SourceError(f"{path}: expected a JSON object (an index), got something else")
+    return document

@@ -1,0 +1,116 @@
+"""The stable configurations a page carries, in selection order, so that the page can re-pick.
+
+The page's deadline slider recomputes every (model, GPU) pick in the browser. It can do so with
+the index's own rule because the configurations are embedded in the total order of
+``energy_index.steps.selection.selection_order`` (energy per token, median ITL, GPU count,
+max_num_seqs, then every other column): a group's pick at a deadline is then simply its first
+configuration whose median ITL is within the deadline. :func:`picks_at` is that same walk in
+Python; the page is refused if it does not give the index's rows at the index's deadline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from energy_index.errors import SourceError
+from energy_index.steps.derive import index_row
+from energy_index.steps.selection import selection_order
+
+# The row fields the page shows per pick, and how many decimals each is written with: the places
+# the index rounds them to (energy_index/steps/derive.py), so that 19.50 stays 19.50. None: as is.
+FIELD_DIGITS: dict[str, int | None] = {
+    "num_gpus": None,
+    "max_num_seqs": None,
+    "wh_per_million_output_tokens": 2,
+    "joules_per_output_token": 7,
+    "median_itl_ms": 1,
+    "gpu_power_watts_total": None,
+    "avg_requests_in_flight": 1,
+    "avg_output_tokens": None,
+}
+GROUP_FIELDS = ("model", "model_id", "slug", "gpu", "precision")
+
+
+@dataclass(frozen=True)
+class Configurations:
+    """Stable configurations in selection order, with the (model, GPU) groups they fall in.
+
+    ``group[i]`` is configuration i's index in ``groups``; ``itl[i]`` its full-precision median
+    ITL (what the deadline is compared with); ``rows[i]`` the index row it would be if picked.
+    """
+
+    groups: tuple[dict[str, Any], ...]
+    group: tuple[int, ...]
+    itl: tuple[float, ...]
+    rows: tuple[dict[str, Any], ...]
+
+
+def ordered_configurations(
+    stable: pl.DataFrame, *, precision_labels: Mapping[str, str]
+) -> Configurations:
+    """The stable configurations in the selection's total order, with their row figures.
+
+    Example: ``ordered_configurations(stages.stability.stable, precision_labels=labels)``
+    """
+    ordered = stable.sort(selection_order(stable.columns))
+    rows = tuple(index_row(c, precision_labels) for c in ordered.iter_rows(named=True))
+    first: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        first.setdefault((row["model_id"], row["gpu"]), row)
+    keys = sorted(first)
+    position = {key: i for i, key in enumerate(keys)}
+    return Configurations(
+        groups=tuple({field: first[key][field] for field in GROUP_FIELDS} for key in keys),
+        group=tuple(position[(row["model_id"], row["gpu"])] for row in rows),
+        itl=tuple(ordered.get_column("median_itl_ms").to_list()),
+        rows=rows,
+    )
+
+
+def picks_at(configurations: Configurations, deadline_ms: float) -> tuple[int | None, ...]:
+    """Per group, the position of its pick at the deadline, or None: the page's own walk."""
+    picks: list[int | None] = [None] * len(configurations.groups)
+    for i, (group, itl) in enumerate(zip(configurations.group, configurations.itl, strict=True)):
+        if picks[group] is None and itl <= deadline_ms:
+            picks[group] = i
+    return tuple(picks)
+
+
+def refuse_disagreement(
+    configurations: Configurations, document: Mapping[str, Any], *, where: str
+) -> None:
+    """Raise unless re-picking at the index's deadline gives exactly the index's rows."""
+    picks = picks_at(configurations, float(document["itl_deadline_ms"]))
+    repicked = {
+        (
+            configurations.groups[g]["model_id"],
+            configurations.groups[g]["gpu"],
+        ): configurations.rows[pick]
+        for g, pick in enumerate(picks)
+        if pick is not None
+    }
+    published = {(row["model_id"], row["gpu"]): row for row in document["rows"]}
+    differing = sorted(
+        key for key in repicked.keys() | published.keys() if repicked.get(key) != published.get(key)
+    )
+    if differing:
+        names = ", ".join(f"{model} on {gpu}" for model, gpu in differing[:5])
+        more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
+        raise SourceError(
+            f"{where}: {len(differing)} row(s) of the index differ from the picks its snapshot "
+            f"gives at {document['itl_deadline_ms']} ms ({names}{more}); the index was not "
+            "built from this snapshot, or was edited since"
+        )
+
+
+def embedded(configurations: Configurations) -> dict[str, Any]:
+    """The configurations as the page carries them: one list per column."""
+    return {
+        "group": list(configurations.group),
+        "itl": list(configurations.itl),
+        **{name: [row[name] for row in configurations.rows] for name in FIELD_DIGITS},
+    }

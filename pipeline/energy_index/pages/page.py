@@ -1,0 +1,277 @@
+"""The report page as one self-contained HTML file, from documents already in memory.
+
+The HTML, CSS and script are package data (``assets/``), and so is the Vega bundle (see
+``assets/README.md``); this module fills the template. Every name from the data reaches the page
+either escaped as HTML text or inside a JSON block whose ``<``, ``>`` and ``&`` are written as
+``\\u003c``, ``\\u003e`` and ``\\u0026``, so no nickname can close a tag or a script. The table is
+written here, at the index's deadline, so that it reads without JavaScript.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from html import escape
+from importlib import resources
+from typing import Any
+
+from energy_index.errors import SourceError
+from energy_index.model import json_number
+from energy_index.pages.charts import gpu_colours
+from energy_index.pages.configurations import (
+    FIELD_DIGITS,
+    Configurations,
+    embedded,
+    picks_at,
+    refuse_disagreement,
+)
+from energy_index.pages.specs import BUNDLE, specs_for
+
+SLIDER_MIN_MS = 10
+SLIDER_MAX_MS = 500
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_TABLE_COLUMNS = (
+    ("model", "Model"),
+    ("precision", "Precision"),
+    ("gpu", "GPU"),
+    ("num_gpus", "GPUs"),
+    ("wh_per_million_output_tokens", "Wh / M tokens"),
+    ("joules_per_output_token", "J / token"),
+    ("median_itl_ms", "Median ITL ms"),
+    ("gpu_power_watts_total", "GPU power W"),
+    ("avg_requests_in_flight", "Requests in flight"),
+    ("max_num_seqs", "max_num_seqs"),
+)
+_GROUP_COLUMNS = ("model", "precision", "gpu")
+
+
+@dataclass(frozen=True)
+class PageInputs:
+    """What one page shows: the index, its build report, the configurations it was picked
+    from, the deadline sweep, and how to name the index file the page sits beside."""
+
+    document: Mapping[str, Any]
+    report: Mapping[str, Any]
+    configurations: Configurations
+    sweep: Mapping[str, Any]
+    index_name: str
+
+
+def report_html(inputs: PageInputs) -> str:
+    """The page. Refused (SourceError) if the configurations do not re-pick the index's rows.
+
+    Example: ``report_html(page_inputs(Path("output/index.json"), snapshot))``
+    """
+    document, configurations = inputs.document, inputs.configurations
+    refuse_disagreement(configurations, document, where=inputs.index_name)
+    deadline = json_number(float(document["itl_deadline_ms"]))
+    gpus = sorted({group["gpu"] for group in configurations.groups})
+    source = document["source"]
+    title = f"Energy per output token: {source['workload']}"
+    parts = {
+        "title": escape(title),
+        "style": _asset("page.css"),
+        "lede": escape(f"{source['selection']} {document['caveat']}"),
+        "beside": _beside(inputs),
+        "slider_min": str(SLIDER_MIN_MS),
+        "slider_max": str(max(SLIDER_MAX_MS, deadline)),
+        "slider_step": "1" if isinstance(deadline, int) else "any",
+        "deadline": str(deadline),
+        "gpu_filters": _gpu_filters(gpus),
+        "model_options": _model_options(configurations),
+        "changed_summary": escape(
+            f"At {deadline} ms, 0 of {len(configurations.groups)} picks differ from the index's."
+        ),
+        "table_note": "The picks at the index's deadline; move the deadline to re-pick. Rows "
+        "whose pick differs from the index's are marked. Click a column heading to sort.",
+        "index_table": _index_table(configurations, document),
+        "sweep_table": _sweep_table(inputs.sweep),
+        "excluded": _excluded(inputs.report),
+        "provenance": _provenance(document, inputs.report, inputs.index_name),
+        "page_data": _json_in_script(_page_data(configurations, deadline)),
+        "chart_specs": _json_in_script(specs_for(gpus=gpus, deadline_ms=deadline)),
+        "vega_bundle": _script(BUNDLE),
+        "page_script": _script("page.js"),
+    }
+    # One pass over the template: text put in is never searched for placeholders again.
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("page.html"))
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("energy_index.pages").joinpath("assets", name).read_text("utf-8")
+
+
+def _script(name: str) -> str:
+    text = _asset(name)
+    if re.search(r"</script|<!--", text, flags=re.IGNORECASE):
+        raise SourceError(f"pipeline/energy_index/pages/assets/{name}: holds '</script' or '<!--'")
+    return text
+
+
+def _json_in_script(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _page_data(configurations: Configurations, deadline: int | float) -> dict[str, Any]:
+    return {
+        "deadline": deadline,
+        "formats": {**FIELD_DIGITS, "deadline": None},
+        "groups": list(configurations.groups),
+        "configurations": embedded(configurations),
+    }
+
+
+def _beside(inputs: PageInputs) -> str:
+    document, report = inputs.document, inputs.report
+    return escape(
+        f"This page documents {inputs.index_name} (sha256 {report['index_sha256']}), updated "
+        f"{document['updated']}, data version {document['data_version']}, built by "
+        f"energy-index {report['pipeline_version']} from upstream commit "
+        f"{report['source']['commit']}."
+    )
+
+
+def _gpu_filters(gpus: Sequence[str]) -> str:
+    colours = gpu_colours(gpus)
+    return "".join(
+        f'<label><input type="checkbox" name="gpu" value="{escape(gpu)}" checked>'
+        f'<span class="swatch" style="background:{colours[gpu]}"></span>{escape(gpu)}</label>'
+        for gpu in gpus
+    )
+
+
+def _model_options(configurations: Configurations) -> str:
+    models = sorted({(g["model"], g["model_id"]) for g in configurations.groups})
+    return "".join(
+        f'<option value="{escape(model_id)}">{escape(model)}</option>' for model, model_id in models
+    )
+
+
+def _formatted(field: str, value: Any) -> str:
+    digits = FIELD_DIGITS.get(field)
+    return str(value) if digits is None else f"{value:.{digits}f}"
+
+
+def _index_table(configurations: Configurations, document: Mapping[str, Any]) -> str:
+    picks = picks_at(configurations, float(document["itl_deadline_ms"]))
+    order = sorted(
+        range(len(picks)),
+        key=lambda g: (
+            picks[g] is None,
+            _pick_key(configurations, picks[g]),
+            configurations.groups[g]["model_id"],
+            configurations.groups[g]["gpu"],
+        ),
+    )
+    head = "".join(f"<th>{escape(label)}</th>" for _, label in _TABLE_COLUMNS)
+    lines = []
+    for g in order:
+        group, pick = configurations.groups[g], picks[g]
+        row = configurations.rows[pick] if pick is not None else None
+        cells = []
+        for field, _ in _TABLE_COLUMNS:
+            if field in _GROUP_COLUMNS:
+                cells.append(f"<td>{escape(str(group[field]))}</td>")
+            else:
+                text = "—" if row is None else _formatted(field, row[field])
+                cells.append(f'<td class="num" data-field="{field}">{text}</td>')
+        status = "" if row is not None else "none within the deadline"
+        row_id = escape(row["row_id"]) if row is not None else ""
+        lines.append(
+            f'<tr data-group="{g}" data-gpu="{escape(group["gpu"])}" data-row-id="{row_id}"'
+            f"{'' if row is not None else ' class=none'}>"
+            + "".join(cells)
+            + f'<td class="status">{status}</td></tr>'
+        )
+    return (
+        f'<table class="sortable" id="index-table"><thead><tr>{head}<th>Pick</th></tr></thead>'
+        "<tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
+    )
+
+
+def _pick_key(configurations: Configurations, pick: int | None) -> tuple[float, str]:
+    if pick is None:
+        return (0.0, "")
+    row = configurations.rows[pick]
+    return (row["wh_per_million_output_tokens"], row["row_id"])
+
+
+def _sweep_table(sweep: Mapping[str, Any]) -> str:
+    deadlines = sweep["deadlines_ms"]
+    head = "<th>Model</th><th>GPU</th>" + "".join(f"<th>≤ {d} ms</th>" for d in deadlines)
+    lines = []
+    for group in sweep["groups"]:
+        cells = []
+        for cell in group["by_deadline"]:
+            row = cell["row"]
+            text = "—" if row is None else f"{row['wh_per_million_output_tokens']:.2f}"
+            mark = " binding" if cell["binding"] else ""
+            cells.append(f'<td class="num{mark}">{text}</td>')
+        lines.append(
+            f"<tr><td>{escape(group['model'])}</td><td>{escape(group['gpu'])}</td>"
+            + "".join(cells)
+            + "</tr>"
+        )
+    return (
+        "<p>Wh per million output tokens of the pick at each deadline; shaded where the deadline "
+        "is binding (it excluded the lowest-energy configuration); — where no configuration "
+        "meets it.</p>"
+        '<table class="sortable" id="sweep-table"><thead><tr>'
+        f"{head}</tr></thead><tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
+    )
+
+
+def _excluded(report: Mapping[str, Any]) -> str:
+    excluded = report["excluded"]
+    without = report["groups_without_eligible"]
+    said = report["stability"]
+    parts = [f"<p>{escape(said[:1].upper() + said[1:])}.</p>"]
+    if excluded:
+        lines = "".join(
+            f"<tr><td>{escape(e['model_id'])}</td><td>{escape(e['gpu_model'])}</td>"
+            f'<td class="num">{e["num_gpus"]}</td><td class="num">{e["max_num_seqs"]}</td>'
+            f'<td>{escape(e["reason"])}</td><td class="num">{e["reason_value"]}</td></tr>'
+            for e in excluded
+        )
+        parts.append(
+            '<table class="sortable" id="excluded-table"><thead><tr><th>Model</th><th>GPU</th>'
+            "<th>GPUs</th><th>max_num_seqs</th><th>Reason</th><th>Value</th></tr></thead>"
+            f"<tbody>{lines}</tbody></table>"
+        )
+    if without:
+        names = ", ".join(f"{g['model_id']} on {g['gpu_model']}" for g in without)
+        parts.append(f"<p>Groups with no configuration under the deadline: {escape(names)}.</p>")
+    return "\n".join(parts)
+
+
+def _provenance(document: Mapping[str, Any], report: Mapping[str, Any], index_name: str) -> str:
+    source = document["source"]
+    built = report["source"]
+    inputs = "; ".join(f"{i['path']} sha256 {i['sha256']}" for i in report["inputs"])
+    items = [
+        ("Source", f"{source['name']}: {source['publisher']}"),
+        ("Data", source["data_url"]),
+        ("At commit", built["data_url_at_commit"]),
+        ("Upstream commit", f"{built['commit']} ({built['commit_date']})"),
+        ("Input files", inputs),
+        ("Version", source["version"]),
+        ("Retrieved", source["retrieved"]),
+        ("Updated", document["updated"]),
+        ("Data version", document["data_version"]),
+        ("Configurations", source["configurations"]),
+        ("Method", source["method"]),
+        ("Licence", source["licence"]),
+        ("Cite", f"{source['cite']} ({source['cite_url']})"),
+        (
+            "Built by",
+            f"energy-index {report['pipeline_version']}; {index_name} sha256 "
+            f"{report['index_sha256']}",
+        ),
+    ]
+    rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in items)
+    return f'<dl class="provenance">{rows}</dl>'

@@ -1,0 +1,74 @@
+"""A PNG of the page's charts at the index's deadline, rendered by vl-convert (for docs/).
+
+The same specifications as the page, with the data the page's script would put in at load.
+vl-convert renders without a browser and gives the same bytes for the same input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from energy_index.model import json_number
+from energy_index.pages.configurations import Configurations, picks_at
+from energy_index.pages.page import PageInputs
+from energy_index.pages.specs import VEGA_LITE_VERSION, specs_for
+
+PNG_SCALE = 1.0
+
+
+def chart_values(
+    configurations: Configurations, deadline_ms: float
+) -> dict[str, list[dict[str, Any]]]:
+    """``{"picks": …, "points": …}``: what page.js's pickValues and pointValues give at load."""
+    picks = picks_at(configurations, deadline_ms)
+    chosen = set(picks)
+
+    def value(i: int) -> dict[str, Any]:
+        row, group = configurations.rows[i], configurations.groups[configurations.group[i]]
+        return {
+            "model": group["model"],
+            "model_id": group["model_id"],
+            "gpu": group["gpu"],
+            "precision": group["precision"],
+            "curve": f"{group['gpu']} × {row['num_gpus']}",
+            "num_gpus": row["num_gpus"],
+            "max_num_seqs": row["max_num_seqs"],
+            "itl": configurations.itl[i],
+            "median_itl_ms": row["median_itl_ms"],
+            "wh": row["wh_per_million_output_tokens"],
+            "joules": row["joules_per_output_token"],
+            "power": row["gpu_power_watts_total"],
+            "in_flight": row["avg_requests_in_flight"],
+            "changed": False,
+            "picked": i in chosen,
+        }
+
+    return {
+        "picks": [value(pick) for pick in picks if pick is not None],
+        "points": [value(i) for i in range(len(configurations.rows))],
+    }
+
+
+def charts_png(inputs: PageInputs) -> bytes:
+    """Both charts, one above the other, as a PNG."""
+    import vl_convert
+
+    deadline = json_number(float(inputs.document["itl_deadline_ms"]))
+    gpus = sorted({group["gpu"] for group in inputs.configurations.groups})
+    specs = specs_for(gpus=gpus, deadline_ms=deadline)
+    # Parameters belong at the top of a concatenation.
+    parts = [
+        {k: v for k, v in spec.items() if k not in ("config", "$schema", "params")}
+        for spec in specs.values()
+    ]
+    combined = {
+        "$schema": specs["wh"]["$schema"],
+        "config": specs["wh"]["config"],
+        "params": specs["curves"]["params"],
+        "vconcat": parts,
+        "spacing": 40,
+        "background": "#ffffff",
+        "datasets": chart_values(inputs.configurations, float(deadline)),
+    }
+    png: bytes = vl_convert.vegalite_to_png(combined, vl_version=VEGA_LITE_VERSION, scale=PNG_SCALE)
+    return png

@@ -1,0 +1,82 @@
+"""The chart specifications a page embeds, without importing altair on every page.
+
+``charts.chart_specs`` writes the specifications with altair. Importing altair costs half a
+second of cpu, a quarter of a page's budget, and the specifications depend on the data only
+through the GPU types (the colour scale) and the deadline. So altair writes them once, for a
+stand-in GPU, into ``assets/charts.json`` (``scripts/page_assets.py`` rewrites it), and a
+page fills in its GPUs and deadline here; the tests check that the result equals altair's own
+output for the same GPUs and that the file is current.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from energy_index.pages.charts import gpu_colours
+
+TEMPLATE = "charts.json"
+BUNDLE = "vega-bundle.js"
+VEGA_LITE_VERSION = "6.4"  # of the bundle, and of the PNG renderer
+STAND_IN_GPU = "GPU"
+STAND_IN_DEADLINE_MS = 500
+
+
+def template_specs() -> dict[str, dict[str, Any]]:
+    """What altair writes for the stand-in GPU and deadline: the content of charts.json."""
+    from energy_index.pages.charts import chart_specs
+
+    return chart_specs(gpus=[STAND_IN_GPU], deadline_ms=STAND_IN_DEADLINE_MS)
+
+
+def specs_for(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[str, Any]]:
+    """The specifications for these GPUs (sorted names) and this deadline.
+
+    Example: ``specs_for(gpus=["B200", "H100"], deadline_ms=500)["curves"]["params"]``
+    → ``[{"name": "deadline", "value": 500}]``
+    """
+    text = resources.files("energy_index.pages").joinpath("assets", TEMPLATE).read_text("utf-8")
+    colours = gpu_colours(gpus)
+    stand_in = gpu_colours([STAND_IN_GPU])
+    swaps = {
+        "domain": ([STAND_IN_GPU], list(colours)),
+        "range": (list(stand_in.values()), list(colours.values())),
+    }
+    specs: dict[str, dict[str, Any]] = _filled(json.loads(text), swaps)
+    for spec in specs.values():
+        for param in spec.get("params", []):
+            if param["name"] == "deadline":
+                param["value"] = deadline_ms
+    return specs
+
+
+def _filled(value: Any, swaps: dict[str, tuple[list[str], list[str]]]) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: swaps[key][1] if key in swaps and item == swaps[key][0] else _filled(item, swaps)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_filled(item, swaps) for item in value]
+    return value
+
+
+def vega_bundle() -> str:
+    """Vega, Vega-Lite and vega-embed as one script, from vl-convert: assets/vega-bundle.js."""
+    import vl_convert
+
+    # None: the standard bundle, no snippet (the stub says str, the function takes None).
+    bundle: str = vl_convert.javascript_bundle(None, vl_version=VEGA_LITE_VERSION)  # type: ignore[arg-type]
+    return bundle
+
+
+def write_assets() -> list[Path]:
+    """Rewrite assets/charts.json (altair) and assets/vega-bundle.js (vl-convert)."""
+    folder = Path(__file__).parent / "assets"
+    charts = json.dumps(template_specs(), indent=1, ensure_ascii=False) + "\n"
+    (folder / TEMPLATE).write_text(charts, "utf-8")
+    (folder / BUNDLE).write_text(vega_bundle(), "utf-8")
+    return [folder / TEMPLATE, folder / BUNDLE]

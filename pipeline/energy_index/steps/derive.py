@@ -1,0 +1,122 @@
+"""Stage 5, derived fields: turn each selected configuration into a row of the published index.
+
+Rounding is Python's ``round()`` on the full-precision float (round-half-even on the binary
+value), applied here in Python on the few selected rows rather than with polars' ``round``,
+which rounds some halves differently (12.345 → 12.34 in polars, 12.35 in Python).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+
+from energy_index.errors import DerivationError
+
+JOULES_PER_WATT_HOUR = 3600
+TOKENS_PER_MILLION = 1_000_000
+_NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
+
+
+def slug(nickname: str) -> str:
+    """Lower-case, each run of non-alphanumerics becomes '-', none left at either end."""
+    return _NOT_ALPHANUMERIC.sub("-", nickname.lower()).strip("-")
+
+
+def row_id(configuration: Mapping[str, Any]) -> str:
+    """``slug/gpu/num_gpus/max_num_seqs``: a row's name, from its configuration."""
+    c = configuration
+    return f"{slug(c['nickname'])}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}"
+
+
+def wh_per_million_tokens(joules_per_token: float) -> float:
+    return joules_per_token * TOKENS_PER_MILLION / JOULES_PER_WATT_HOUR
+
+
+def index_rows(
+    selected: pl.DataFrame, *, precision_labels: Mapping[str, str]
+) -> tuple[dict[str, Any], ...]:
+    """The index rows, in the published key order, sorted by Wh per million tokens then row_id."""
+    rows = [index_row(c, precision_labels) for c in selected.iter_rows(named=True)]
+    rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
+    models_by_slug: dict[str, str] = {}
+    for row in sorted(rows, key=lambda row: row["model_id"]):
+        other = models_by_slug.setdefault(row["slug"], row["model_id"])
+        if other != row["model_id"]:
+            raise DerivationError(
+                f"models {other} and {row['model_id']} have the same slug {row['slug']}: their "
+                "rows could not be told apart by slug (nor by row_id on the same GPUs)"
+            )
+    seen: dict[str, str] = {}
+    for row in rows:
+        if row["row_id"] in seen:
+            raise DerivationError(
+                f"row_id {row['row_id']} stands for two models ({seen[row['row_id']]} and "
+                f"{row['model_id']}): their nicknames give the same slug"
+            )
+        seen[row["row_id"]] = row["model_id"]
+    return tuple(rows)
+
+
+# Refused in names: control characters (Cc: escape sequences, newlines), format characters (Cf:
+# the bidirectional overrides and isolates that reorder what a reader sees, zero-width ones),
+# line and paragraph separators. A name with one is refused rather than stripped: the published
+# name would otherwise differ from upstream's without anyone having decided it.
+_UNPRINTABLE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+NAME_FIELDS = ("nickname", "model_id", "gpu_model")
+
+
+def unprintable_characters(text: str) -> list[str]:
+    """The control, format (bidirectional) and separator characters in a name, as U+XXXX."""
+    return [
+        f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in _UNPRINTABLE_CATEGORIES
+    ]
+
+
+def _checked_names(configuration: Mapping[str, Any]) -> None:
+    for name in NAME_FIELDS:
+        value = configuration[name]
+        found = unprintable_characters(value) if isinstance(value, str) else []
+        if found:
+            raise DerivationError(
+                f"{configuration['model_id']!a} on {configuration['gpu_model']!a}: "
+                f"{name} {value!a} holds control or bidirectional character(s) "
+                f"{', '.join(dict.fromkeys(found))}; refused, not published"
+            )
+
+
+def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+    """One configuration as the index row it would be if selected."""
+    c = configuration
+    _checked_names(c)
+    precision = c["weight_precision"]
+    if precision not in labels:
+        known = ", ".join(f"{k} → {v}" for k, v in sorted(labels.items()))
+        raise DerivationError(
+            f"{c['model_id']} on {c['gpu_model']}: weight_precision {precision!r} has no label "
+            f"(known: {known}); add it to precision_labels in energy_index/documents/editorial.json"
+        )
+    model_slug = slug(c["nickname"])
+    joules = c["energy_per_token_joules"]
+    return {
+        "model": c["nickname"],
+        "slug": model_slug,
+        "model_id": c["model_id"],
+        "params_b": float(c["total_params_billions"]),
+        "active_params_b": float(c["activated_params_billions"]),
+        "precision": labels[precision],
+        "gpu": c["gpu_model"],
+        "num_gpus": c["num_gpus"],
+        "wh_per_million_output_tokens": round(wh_per_million_tokens(joules), 2),
+        "joules_per_output_token": round(joules, 7),
+        "median_itl_ms": round(c["median_itl_ms"], 1),
+        "avg_requests_in_flight": round(c["avg_batch_size"], 1),
+        "gpu_power_watts_total": round(c["avg_power_watts"]),
+        "avg_output_tokens": round(c["avg_output_len"]),
+        "avg_running_batch": round(c["avg_batch_size"], 1),
+        "max_num_seqs": c["max_num_seqs"],
+        "row_id": row_id(c),
+    }

@@ -1,0 +1,78 @@
+"""How sure each index figure is: the runner-up and its margin, the spread between repeated runs
+of the chosen configuration, the chosen configuration's full key, and the bytes it came from.
+
+The runner-up is the next configuration in the selection's own order whose key (GPU count,
+max_num_seqs) differs from the chosen one: a repeated run of the same key is spread, not a
+rival.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from energy_index.model import INDEX_GROUP, KEY_COLUMNS, UpstreamSnapshot
+from energy_index.steps.derive import row_id
+from energy_index.steps.selection import Selection, selection_order
+
+PARALLELISM = ("tensor_parallel", "expert_parallel", "data_parallel")
+
+
+def robustness_figures(
+    stable: pl.DataFrame, *, selection: Selection, snapshot: UpstreamSnapshot
+) -> dict[str, dict[str, Any]]:
+    """Per row_id of the index: runner-up, margin, repeated-run spread, key and provenance."""
+    energy = pl.col("energy_per_token_joules")
+    eligible = stable.filter(pl.col("median_itl_ms") <= selection.itl_deadline_ms)
+    ranked = eligible.sort(selection_order(eligible.columns))
+    differs = (pl.col("num_gpus") != pl.col("num_gpus").first().over(INDEX_GROUP)) | (
+        pl.col("max_num_seqs") != pl.col("max_num_seqs").first().over(INDEX_GROUP)
+    )
+    runners_up = (
+        ranked.filter(differs)
+        .group_by(INDEX_GROUP, maintain_order=True)
+        .first()
+        .select(
+            *INDEX_GROUP,
+            runner_up_num_gpus="num_gpus",
+            runner_up_max_num_seqs="max_num_seqs",
+            runner_up_energy="energy_per_token_joules",
+            runner_up_median_itl_ms="median_itl_ms",
+        )
+    )
+    repeats = stable.group_by(KEY_COLUMNS).agg(
+        runs=pl.len(), lowest=energy.min(), highest=energy.max()
+    )
+    chosen = selection.selected.join(runners_up, on=INDEX_GROUP, how="left").join(
+        repeats, on=KEY_COLUMNS, how="left"
+    )
+    source = {
+        "commit": snapshot.commit,
+        "path": snapshot.task_file.path,
+        "sha256": snapshot.task_file.sha256,
+    }
+    return {row_id(c): _figures(c, source) for c in chosen.iter_rows(named=True)}
+
+
+def _figures(c: dict[str, Any], source: dict[str, str]) -> dict[str, Any]:
+    runner_up = None
+    if c["runner_up_energy"] is not None:
+        runner_up = {
+            "num_gpus": c["runner_up_num_gpus"],
+            "max_num_seqs": c["runner_up_max_num_seqs"],
+            "joules_per_output_token": round(c["runner_up_energy"], 7),
+            "median_itl_ms": round(c["runner_up_median_itl_ms"], 1),
+            "energy_margin": round(c["runner_up_energy"] / c["energy_per_token_joules"] - 1, 4),
+        }
+    return {
+        "runner_up": runner_up,
+        "repeated_runs": c["runs"],
+        "repeat_spread": round(c["highest"] / c["lowest"] - 1, 4) if c["runs"] > 1 else None,
+        "key": {
+            "num_gpus": c["num_gpus"],
+            "max_num_seqs": c["max_num_seqs"],
+            **{name: c.get(name) for name in PARALLELISM},
+        },
+        "source": source,
+    }

@@ -1,0 +1,83 @@
+"""Stage 4, selection: per (model, GPU), the lowest-energy configuration within the deadline.
+
+Among the stable configurations of a (model_id, gpu_model) group whose median inter-token
+latency is at most the deadline (inclusive), the one with the lowest energy per token is chosen.
+
+Ties are broken, in order, by: lower median ITL, fewer GPUs, smaller max_num_seqs, and then every
+other column in ascending order. That is a total order on the rows, so the choice never depends
+on the order of rows or keys in the input; repeated runs with identical keys (upstream has some)
+are candidates like any other, and the lower-energy one wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from energy_index.model import DEFAULT_ITL_DEADLINE_MS, INDEX_GROUP, KEY_COLUMNS
+
+TIE_BREAK = ("energy_per_token_joules", "median_itl_ms", "num_gpus", "max_num_seqs")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The chosen configuration per group, and what the choice left out."""
+
+    selected: pl.DataFrame
+    groups_without_eligible: pl.DataFrame
+    repeated_runs: pl.DataFrame
+    itl_deadline_ms: float
+    eligible_configurations: int
+
+
+def selection_order(columns: list[str]) -> list[str]:
+    """The documented tie-break order, completed by every other column."""
+    return [*TIE_BREAK, *sorted(c for c in columns if c not in TIE_BREAK)]
+
+
+def selected_configurations(
+    stable: pl.DataFrame, *, itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
+) -> Selection:
+    """Choose one configuration per (model_id, gpu_model); see the module docstring."""
+    eligible = stable.filter(pl.col("median_itl_ms") <= itl_deadline_ms)
+    selected = (
+        eligible.sort(selection_order(eligible.columns))
+        .unique(subset=INDEX_GROUP, keep="first", maintain_order=True)
+        .sort(INDEX_GROUP)
+    )
+    without = (
+        stable.group_by(INDEX_GROUP)
+        .agg(
+            configurations=pl.len(),
+            fastest_median_itl_ms=pl.col("median_itl_ms").min(),
+        )
+        .join(selected.select(INDEX_GROUP), on=INDEX_GROUP, how="anti")
+        .sort(INDEX_GROUP)
+    )
+    return Selection(
+        selected=selected,
+        groups_without_eligible=without,
+        repeated_runs=repeated_runs(stable),
+        itl_deadline_ms=itl_deadline_ms,
+        eligible_configurations=eligible.height,
+    )
+
+
+def repeated_runs(configurations: pl.DataFrame) -> pl.DataFrame:
+    """Keys measured more than once, with the spread of their energy per token."""
+    energy = pl.col("energy_per_token_joules")
+    return (
+        configurations.group_by(KEY_COLUMNS)
+        .agg(
+            runs=pl.len(),
+            min_energy_per_token_joules=energy.min(),
+            max_energy_per_token_joules=energy.max(),
+        )
+        .filter(pl.col("runs") > 1)
+        .with_columns(
+            spread=(pl.col("max_energy_per_token_joules") / pl.col("min_energy_per_token_joules"))
+            - 1
+        )
+        .sort(KEY_COLUMNS)
+    )
