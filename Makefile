@@ -45,7 +45,7 @@ check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
 	$(BIN)/ruff format --check pipeline tests bench scripts
 	$(BIN)/mypy
 
-docs: $(VENV)/.installed ## Regenerate the README's command-line reference from --help
+docs: $(VENV)/.installed ## Regenerate docs/cli.md's command-line reference from --help
 	$(BIN)/python scripts/cli_reference.py
 
 # The page documents the index at OUT (its build report beside it), from the snapshot FROM.

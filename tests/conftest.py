@@ -129,3 +129,12 @@ def cli(standin: StandIn, *args: object, token: str | None = None):
         "GITHUB_TOKEN": token,
     }
     return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
+
+
+def invoke(*args: object):
+    """Run the command line in-process, every argument as text."""
+    from click.testing import CliRunner
+
+    from energy_index.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)

@@ -209,3 +209,19 @@ def test_help_imports_none_of_the_heavy_libraries():
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=REPO)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().splitlines()[-1] == "heavy:"
+
+
+@pytest.mark.parametrize("deadline", ["nan", "inf"])
+def test_a_deadline_that_is_not_a_number_is_a_usage_error(deadline: str, tmp_path: Path):
+    result = invoke("regenerate", "--from", SNAPSHOT, "--itl-deadline-ms", deadline,
+                    "--out", tmp_path / "index.json")  # fmt: skip
+    assert result.exit_code == 2
+
+
+def test_build_with_every_default_writes_the_committed_output(tmp_path: Path, monkeypatch):
+    # The defaults reach the option callbacks as Paths, typed values as text: both must work.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "snapshots").symlink_to(REPO / "snapshots")
+    result = invoke("build")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "output" / "index.json").exists()

@@ -648,3 +648,56 @@ def test_a_deadline_the_reference_row_cannot_meet_says_so(tmp_path: Path):
     met = invoke("build", "--from", SNAPSHOT, "--itl-deadline-ms", fastest.group(1), "--out",
                  tmp_path / "index.json")  # fmt: skip
     assert met.exit_code == 0, met.output
+
+
+def test_a_key_repeated_in_the_published_file_fails_audit_and_validate(tmp_path: Path):
+    text = PUBLISHED.read_text()
+    real = json.loads(text)
+    fake = [dict(r, wh_per_million_output_tokens=round(r["wh_per_million_output_tokens"] / 10, 2))
+            for r in real["rows"]]  # fmt: skip
+    doctored = tmp_path / "index.json"
+    # The false rows first, the real ones last: json.loads keeps the last, a reader the first.
+    doctored.write_text('{"rows": ' + json.dumps(fake) + ", " + text.lstrip()[1:])
+    for args in (["audit", "--published", doctored], ["validate", doctored]):
+        result = invoke(*args)
+        assert result.exit_code == 1, (args, result.output)
+        assert "the key 'rows' appears twice in one object" in result.output
+
+
+def test_a_key_repeated_inside_a_row_fails_validate(tmp_path: Path):
+    text = PUBLISHED.read_text().replace('"row_id":', '"median_itl_ms": 1.0, "row_id":', 1)
+    doctored = tmp_path / "index.json"
+    doctored.write_text(text)
+    result = invoke("validate", doctored)
+    assert result.exit_code == 1
+    assert "'median_itl_ms' appears twice" in result.output
+
+
+def test_a_build_never_writes_into_the_snapshot_it_reads(tmp_path: Path):
+    snapshot = tmp_path / "snap"
+    shutil.copytree(SNAPSHOT, snapshot)
+    target = snapshot / TASK_PATH
+    before = target.read_bytes()
+    result = invoke("build", "--from", snapshot, "--out", target)
+    assert result.exit_code == 2
+    assert "inside the snapshot" in result.output
+    assert target.read_bytes() == before
+
+
+def test_an_out_path_ending_in_a_slash_names_a_directory_and_is_refused(tmp_path: Path):
+    result = invoke("build", "--from", SNAPSHOT, "--out", f"{tmp_path / 'new'}/")
+    assert result.exit_code == 2
+    assert "names a directory" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_given_as_an_input_file_is_named(tmp_path: Path):
+    for args in (
+        ["validate", tmp_path],
+        ["audit", "--published", tmp_path],
+        ["report", "--index", tmp_path, "--out", tmp_path / "r.html"],
+    ):
+        result = invoke(*args)
+        assert result.exit_code == 1, args
+        assert result.output.startswith(f"error: {tmp_path}: "), result.output
+        assert "not a regular file (a directory)" in result.output, result.output

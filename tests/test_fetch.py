@@ -8,7 +8,7 @@ import pytest
 
 from energy_index.errors import ChecksumMismatch, SourceError
 from energy_index.io.snapshots import upstream_snapshot
-from tests.conftest import SNAPSHOT, TASK_PATH
+from tests.conftest import SNAPSHOT, TASK_PATH, invoke
 
 
 def test_reads_the_vendored_snapshot_and_its_provenance():
@@ -108,3 +108,26 @@ def test_a_large_tampered_file_is_refused(tmp_path: Path):
     (directory / TASK_PATH).write_bytes(padded.replace(b"H100", b"H200", 1))
     with pytest.raises(ChecksumMismatch):
         upstream_snapshot(directory, task="lm-arena-chat")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment"),
+    [
+        ("last_commit_date", "x", "wrong type or format"),
+        ("commit_date", "yesterday", "commit_date: expected an ISO 8601"),
+        ("retrieved", "someday", "retrieved: expected a date"),
+    ],
+)
+def test_bad_dates_in_a_snapshot_are_named(tmp_path: Path, key: str, value: str, fragment: str):
+    snapshot = tmp_path / "snap"
+    shutil.copytree(SNAPSHOT, snapshot)
+    manifest = json.loads((snapshot / "snapshot.json").read_text())
+    if key == "last_commit_date":
+        manifest["files"][TASK_PATH][key] = value
+    else:
+        manifest[key] = value
+    (snapshot / "snapshot.json").write_text(json.dumps(manifest))
+    result = invoke("build", "--from", snapshot, "--out", tmp_path / "out" / "index.json")
+    assert result.exit_code == 1
+    assert fragment in result.output
+    assert not (tmp_path / "out").exists()

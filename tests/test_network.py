@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -662,3 +663,24 @@ def test_a_plain_http_url_given_by_the_user_is_a_usage_error(tmp_path, args):
     assert result.exit_code == 2, result.output
     assert "only https:// URLs are fetched" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+LONG_TOKEN = "github_pat_" + "A1b2C3/d4E5" * 8  # 99 characters, one with a '/'
+
+
+@pytest.mark.parametrize("offset", [0, 60, 100, 115, 119, 200])
+def test_a_token_across_the_quoted_cut_of_an_error_body_is_scrubbed(offset: int):
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent = request.headers["authorization"].removeprefix("Bearer ")
+        body = ("x" * offset + sent + '"' + json.dumps(sent)[1:-1].replace("/", "\\/")).encode()
+        return httpx.Response(404, content=body)
+
+    settings = HttpSettings(retries=0, token=LONG_TOKEN, token_scope="https://api.example")
+    with (
+        Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
+        pytest.raises(NetworkError) as caught,
+    ):
+        downloader.get("https://api.example/repos/x")
+    message = str(caught.value)
+    for size in (12, 24, 40):  # no run of the token long enough to matter
+        assert not any(LONG_TOKEN[i : i + size] in message for i in range(len(LONG_TOKEN) - size))

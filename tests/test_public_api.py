@@ -30,7 +30,7 @@ def test_the_documented_example_builds_the_index():
 
 def test_importing_the_package_loads_no_heavy_library():
     heavy = ("polars", "httpx", "pandera", "jsonschema_rs", "msgspec")
-    code = f"import sys, pipeline; print(sorted(m for m in {heavy} if m in sys.modules))"
+    code = f"import sys, energy_index; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stderr
 
@@ -71,3 +71,8 @@ def test_every_default_is_written_once_in_model_py():
             if value in DEFAULT_LITERALS or value in numbers:
                 repeated.append(f"{path.relative_to(REPO)}:{line}: {value!r}")
     assert repeated == []
+
+
+def test_the_public_api_reaches_a_source_as_its_docstring_says():
+    assert "access: Access" in (energy_index.__doc__ or "")
+    assert energy_index.Access(today="2026-11-30").cache == Path(".cache/upstream")

@@ -8,8 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from energy_index.documents.schemas import schema_problems
-from tests.conftest import FAST, REPO, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli
+from tests.conftest import FAST, REPO, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli, invoke
 from tests.standin import StandIn
 
 SELECTED = ("meta-llama/Llama-3.1-8B-Instruct", "B200", 1, 2048)  # the cheapest published row
@@ -166,3 +168,25 @@ def test_a_refused_upstream_version_replaces_neither_snapshot_nor_index(standin,
     after = {p: p.read_bytes() for p in [*vendored.rglob("*"), *(tmp_path / "output").iterdir()]
              if p.is_file() and p.name != "index.errors.json"}  # fmt: skip
     assert after == before
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"files": {"public/data/tasks/lm-arena-chat.json": 1}},
+        {"files": ["a"]},
+        [],
+        {"files": {"public/data/tasks/lm-arena-chat.json": {}}},
+    ],
+)
+def test_a_damaged_vendored_snapshot_is_named_not_a_traceback(tmp_path: Path, manifest):
+    vendored = tmp_path / "vendored"
+    vendored.mkdir()
+    (vendored / "snapshot.json").write_text(json.dumps(manifest))
+    result = invoke("regenerate", "--from", SNAPSHOT, "--snapshot", vendored,
+                    "--out", tmp_path / "out" / "index.json", "--date", "2026-12-01")  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert ("Traceback" not in result.output and result.exception is None) or isinstance(
+        result.exception, SystemExit
+    )
+    assert f"{vendored / 'snapshot.json'}:" in result.output

@@ -17,7 +17,15 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.flows.build import BuildSettings, index_stages, sweep_of
 from energy_index.pages.configurations import ordered_configurations, picks_at
-from tests.conftest import INDEX_PATH, REPO, SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
+from tests.conftest import (
+    INDEX_PATH,
+    REPO,
+    SNAPSHOT,
+    TASK_PATH,
+    fixture_bytes,
+    invoke,
+    write_snapshot,
+)
 
 INDEX = REPO / "output" / "index.json"
 NASTY = "Evil $x^2$ </script><script>alert(1)</script> \"q\" 'a' & <b>b</b>"
@@ -217,3 +225,13 @@ def test_both_charts_colour_gpus_with_one_scale(page: Path):
     )
     assert len(scales) >= 4 and len(set(scales)) == 1  # every colour encoding, one scale
     assert json.loads(scales[0]) == {"domain": ["B200", "H100"], "range": ["#0072b2", "#e69f00"]}
+
+
+def test_the_report_page_never_overwrites_its_own_index(tmp_path: Path):
+    shutil.copy(REPO / "output" / "index.json", tmp_path / "index.json")
+    shutil.copy(REPO / "output" / "index.report.json", tmp_path / "index.report.json")
+    before = (tmp_path / "index.json").read_bytes()
+    for out in ("index.json", "index.report.json"):
+        result = invoke("report", "--index", tmp_path / "index.json", "--out", tmp_path / out)
+        assert result.exit_code == 2, result.output
+    assert (tmp_path / "index.json").read_bytes() == before

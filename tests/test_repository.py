@@ -86,11 +86,11 @@ def test_a_fresh_clone_alone_builds_the_committed_output_and_audits_offline(tmp_
     assert status.stdout == ""
 
 
-def test_the_readme_command_line_reference_is_what_help_prints():
+def test_the_command_line_reference_in_docs_is_what_help_prints():
     sys.path.insert(0, str(REPO / "scripts"))
     try:
-        from cli_reference import README, with_reference
+        from cli_reference import CLI_DOC, with_reference
     finally:
         sys.path.remove(str(REPO / "scripts"))
-    current = README.read_text("utf-8")
+    current = CLI_DOC.read_text("utf-8")
     assert with_reference(current) == current, "run `make docs` to regenerate it"

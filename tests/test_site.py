@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from energy_index.documents.schemas import (
     MODEL_SCHEMA,
     schema_problems,
 )
-from tests.conftest import SNAPSHOT
+from tests.conftest import REPO, SNAPSHOT, invoke
 from tests.test_report import INDEX
 
 TASKS = indexed_tasks(editorial_text())
@@ -101,3 +102,35 @@ def test_a_failed_site_leaves_the_previous_one(site: Path, tmp_path: Path):
     assert result.exit_code == 1 and "cannot be read" in result.output
     assert [p.name for p in tmp_path.iterdir()] == ["site"]
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+def test_site_never_replaces_the_snapshot_it_reads(tmp_path: Path):
+    snapshot = tmp_path / "snap"
+    shutil.copytree(SNAPSHOT, snapshot)
+    before = {p: p.read_bytes() for p in snapshot.rglob("*") if p.is_file()}
+    result = invoke("site", "--index", REPO / "output" / "index.json", "--from", snapshot,
+                    "--out", snapshot)  # fmt: skip
+    assert result.exit_code == 2
+    assert {p: p.read_bytes() for p in snapshot.rglob("*") if p.is_file()} == before
+
+
+def test_a_site_can_be_written_again_over_the_one_it_wrote(tmp_path: Path):
+    out = tmp_path / "site"
+    index = REPO / "output" / "index.json"
+    first = invoke("site", "--index", index, "--from", SNAPSHOT, "--out", out)
+    assert first.exit_code == 0, first.output
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    again = invoke("site", "--index", index, "--from", SNAPSHOT, "--out", out)
+    assert again.exit_code == 0, again.output
+    after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before  # same input, same bytes
+    assert Path("files.json") in after
+
+
+def test_a_site_is_not_written_over_a_folder_of_other_files(tmp_path: Path):
+    out = tmp_path / "site"
+    out.mkdir()
+    (out / "precious.txt").write_text("mine")
+    result = invoke("site", "--index", REPO / "output" / "index.json", "--out", out)
+    assert result.exit_code == 2
+    assert (out / "precious.txt").read_text() == "mine"

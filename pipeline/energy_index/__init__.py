@@ -44,5 +44,5 @@ __all__ = ["__version__", *_PUBLIC]
 
 def __getattr__(name: str) -> Any:
     if name not in _PUBLIC:
-        raise AttributeError(f"module 'pipeline' has no attribute {name!r}")
+        raise AttributeError(f"module 'energy_index' has no attribute {name!r}")
     return getattr(import_module(_PUBLIC[name]), name)
