@@ -8,13 +8,20 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from energy_index.documents.schemas import INDEX_SCHEMA, checked, schema_path, schema_problems
+from energy_index.documents.schemas import (
+    INDEX_SCHEMA,
+    SCHEMAS,
+    checked,
+    schema_path,
+    schema_problems,
+)
 from energy_index.errors import OutputError, SchemaViolation
 from energy_index.io.files import write_files
 
 
-def test_the_schema_is_a_valid_2020_12_schema_and_its_formats_are_checked():
-    schema = json.loads(schema_path(INDEX_SCHEMA).read_text())
+@pytest.mark.parametrize("name", SCHEMAS)
+def test_the_schema_is_a_valid_2020_12_schema_and_its_formats_are_checked(name: str):
+    schema = json.loads(schema_path(name).read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert "date" in jsonschema.Draft202012Validator.FORMAT_CHECKER.checkers

@@ -235,3 +235,72 @@ def test_the_report_page_never_overwrites_its_own_index(tmp_path: Path):
         result = invoke("report", "--index", tmp_path / "index.json", "--out", tmp_path / out)
         assert result.exit_code == 2, result.output
     assert (tmp_path / "index.json").read_bytes() == before
+
+
+def doctored(tmp_path: Path, change) -> Path:
+    """A copy of the committed index beside its build report, the report changed by ``change``."""
+    index = tmp_path / "index.json"
+    shutil.copy(INDEX, index)
+    build_report = json.loads(INDEX.with_name("index.report.json").read_bytes())
+    change(build_report)
+    (tmp_path / "index.report.json").write_text(json.dumps(build_report))
+    return index
+
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def test_a_build_report_carrying_markup_is_refused_not_published(tmp_path: Path):
+    def excluded(build_report):
+        build_report["excluded"] = [
+            {
+                "model_id": "m/x", "gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 8,
+                "energy_per_token_joules": 0.1, "reason": "low_batch_utilization",
+                "reason_value": HOSTILE,
+            }
+        ]  # fmt: skip
+
+    index = doctored(tmp_path, excluded)
+    out = tmp_path / "report.html"
+    code, output = report("--index", str(index), "--out", str(out))
+    assert code == 1, output
+    assert "index.report.json" in output and "$.excluded[0].reason_value" in output
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "change, where",
+    [
+        (lambda r: r.pop("parameters"), "parameters"),
+        (lambda r: r["parameters"].update(itl_deadline_ms="abc"), "$.parameters.itl_deadline_ms"),
+        (lambda r: r.update(excluded=[{}]), "$.excluded[0]"),
+        (lambda r: r.update(inputs=5), "$.inputs"),
+        (lambda r: r.update(groups_without_eligible=[{"model_id": 1}]), "groups_without"),
+    ],
+    ids=["no-parameters", "deadline-abc", "empty-excluded", "inputs-5", "group-id-number"],
+)
+def test_a_malformed_build_report_is_an_error_naming_the_field(tmp_path: Path, change, where):
+    index = doctored(tmp_path, change)
+    result = CliRunner().invoke(
+        main, ["report", "--index", str(index), "--out", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 1, result.output
+    assert isinstance(result.exception, SystemExit)  # a message, not a traceback
+    assert "index.report.json: not a build report" in result.output and where in result.output
+
+
+def test_every_value_the_page_takes_from_a_build_report_is_escaped():
+    from energy_index.pages.page import _excluded
+
+    hostile = {
+        "stability": HOSTILE,
+        "excluded": [
+            {
+                "model_id": HOSTILE, "gpu_model": HOSTILE, "num_gpus": HOSTILE,
+                "max_num_seqs": HOSTILE, "reason": HOSTILE, "reason_value": HOSTILE,
+            }
+        ],
+        "groups_without_eligible": [{"model_id": HOSTILE, "gpu_model": HOSTILE}],
+    }  # fmt: skip
+    html = _excluded(hostile)
+    assert "<img" not in html and html.count("&lt;img src=x onerror=alert(1)&gt;") == 9

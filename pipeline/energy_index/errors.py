@@ -156,6 +156,21 @@ class NetworkError(EnergyIndexError):
         super().__init__(f"{url}: {problem}{tries}")
 
 
+SHOWN_PROBLEMS = 20  # the problems of a refused document a message lists; the rest are counted
+
+
+def listed_problems(problems: Sequence[str], *, total: int | None = None) -> str:
+    """The first SHOWN_PROBLEMS problems, one an indented line, and how many more there were
+    (``total``: when the list itself was cut short).
+
+    Example: ``listed_problems(["$.a: bad"])`` → ``"\\n  $.a: bad"``.
+    """
+    total = len(problems) if total is None else total
+    lines = "".join(f"\n  {problem}" for problem in problems[:SHOWN_PROBLEMS])
+    more = total - min(len(problems), SHOWN_PROBLEMS)
+    return lines + (f"\n  … and {more} more" if more > 0 else "")
+
+
 def scrubbed(text: str, token: str | None) -> str:
     """``text`` without ``token`` in any form a message may hold it: as is, stripped, escaped
     (repr, JSON, JSON with ``\\/``) or URL-encoded.

@@ -24,7 +24,15 @@ EXTENDED_SCHEMA = "index-extended.schema.json"
 DEADLINES_SCHEMA = "deadlines.schema.json"
 CURVES_SCHEMA = "curves.schema.json"
 MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
-SCHEMAS = (INDEX_SCHEMA, EXTENDED_SCHEMA, DEADLINES_SCHEMA, CURVES_SCHEMA, MODEL_SCHEMA)
+REPORT_SCHEMA = "report.schema.json"  # the build report beside an index
+SCHEMAS = (
+    INDEX_SCHEMA,
+    EXTENDED_SCHEMA,
+    DEADLINES_SCHEMA,
+    CURVES_SCHEMA,
+    MODEL_SCHEMA,
+    REPORT_SCHEMA,
+)
 # jsonschema skips a format it has no checker for; these are the ones the schemas rely on.
 REQUIRED_FORMATS = ("date",)
 

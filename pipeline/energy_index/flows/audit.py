@@ -7,13 +7,10 @@ from typing import Any
 
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.invariants import index_problems
-from energy_index.errors import SourceError
+from energy_index.errors import SourceError, listed_problems
 from energy_index.flows.build import BuildSettings, build
 from energy_index.io.source import published_document, read_index, resolved_snapshot
 from energy_index.model import DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, Access
-
-SHOWN_PROBLEMS = 20
-
 
 def audited(
     published: str,
@@ -49,11 +46,9 @@ def index_file_problems(path: Path) -> list[str]:
 def refuse_invalid(location: str, document: dict[str, Any]) -> None:
     problems = index_problems(document)
     if problems:
-        listed = "".join(f"\n  {problem}" for problem in problems[:SHOWN_PROBLEMS])
-        more = len(problems) - SHOWN_PROBLEMS
-        tail = f"\n  … and {more} more" if more > 0 else ""
         raise SourceError(
-            f"{location}: not a valid index ({len(problems)} problem(s)):{listed}{tail}"
+            f"{location}: not a valid index ({len(problems)} problem(s)):"
+            f"{listed_problems(problems)}"
         )
 
 

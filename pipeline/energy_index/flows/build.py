@@ -18,7 +18,13 @@ from energy_index.documents.index import (
     sweep_document,
 )
 from energy_index.documents.invariants import index_problems
-from energy_index.documents.schemas import CURVES_SCHEMA, DEADLINES_SCHEMA, EXTENDED_SCHEMA, checked
+from energy_index.documents.schemas import (
+    CURVES_SCHEMA,
+    DEADLINES_SCHEMA,
+    EXTENDED_SCHEMA,
+    REPORT_SCHEMA,
+    checked,
+)
 from energy_index.documents.tables import table_bytes
 from energy_index.errors import (
     SchemaViolation,
@@ -169,6 +175,7 @@ def assembled(stages: Stages, dates: Dates) -> Build:
         rows=stages.rows,
         robustness=stages.robustness,
     )
+    checked(report, schema=REPORT_SCHEMA)  # what report and site will hold it to
     return Build(document, report, index_bytes, serialized(report))
 
 

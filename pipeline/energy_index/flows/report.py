@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energy_index.errors import SourceError, UsageError
+from energy_index.documents.schemas import REPORT_SCHEMA, schema_problems
+from energy_index.errors import SourceError, UsageError, listed_problems
 from energy_index.flows.build import BuildSettings, Stages, index_stages, sweep_of
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import json_value, local_bytes
@@ -44,6 +45,7 @@ def index_beside(path: Path) -> IndexBeside:
     content = _read(path, what="the index")
     report_file = report_path(path)
     report = _parsed(_read(report_file, what="its build report"), report_file)
+    refuse_malformed_report(report, report_file)
     document = _parsed(content, path)
     actual = hashlib.sha256(content).hexdigest()
     recorded = report.get("index_sha256")
@@ -53,6 +55,16 @@ def index_beside(path: Path) -> IndexBeside:
             "build report is not this index's (rebuild both with energy-index build)"
         )
     return IndexBeside(path=path, document=document, report=report)
+
+
+def refuse_malformed_report(report: dict[str, Any], path: Path) -> None:
+    """Raise unless ``report`` matches schemas/report.schema.json: a page inserts its values."""
+    problems = schema_problems(report, schema=REPORT_SCHEMA)
+    if problems:
+        raise SourceError(
+            f"{path}: not a build report matching schemas/{REPORT_SCHEMA} "
+            f"({len(problems)} problem(s)):{listed_problems(problems)}"
+        )
 
 
 def settings_of(beside: IndexBeside) -> BuildSettings:

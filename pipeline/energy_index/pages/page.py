@@ -46,6 +46,9 @@ _TABLE_COLUMNS = (
     ("max_num_seqs", "max_num_seqs"),
 )
 _GROUP_COLUMNS = ("model", "precision", "gpu")
+# The build report's excluded runs, as the page lists them; the numbers are right-aligned.
+_EXCLUDED_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs", "reason", "reason_value")
+_NUMBERS = ("num_gpus", "max_num_seqs", "reason_value")
 
 
 @dataclass(frozen=True)
@@ -179,7 +182,7 @@ def _index_table(configurations: Configurations, document: Mapping[str, Any]) ->
                 cells.append(f"<td>{escape(str(group[field]))}</td>")
             else:
                 text = "—" if row is None else _formatted(field, row[field])
-                cells.append(f'<td class="num" data-field="{field}">{text}</td>')
+                cells.append(f'<td class="num" data-field="{field}">{escape(text)}</td>')
         status = "" if row is not None else "none within the deadline"
         row_id = escape(row["row_id"]) if row is not None else ""
         lines.append(
@@ -233,9 +236,7 @@ def _excluded(report: Mapping[str, Any]) -> str:
     parts = [f"<p>{escape(said[:1].upper() + said[1:])}.</p>"]
     if excluded:
         lines = "".join(
-            f"<tr><td>{escape(e['model_id'])}</td><td>{escape(e['gpu_model'])}</td>"
-            f'<td class="num">{e["num_gpus"]}</td><td class="num">{e["max_num_seqs"]}</td>'
-            f'<td>{escape(e["reason"])}</td><td class="num">{e["reason_value"]}</td></tr>'
+            "<tr>" + "".join(_cell(field, e[field]) for field in _EXCLUDED_COLUMNS) + "</tr>"
             for e in excluded
         )
         parts.append(
@@ -247,6 +248,11 @@ def _excluded(report: Mapping[str, Any]) -> str:
         names = ", ".join(f"{g['model_id']} on {g['gpu_model']}" for g in without)
         parts.append(f"<p>Groups with no configuration under the deadline: {escape(names)}.</p>")
     return "\n".join(parts)
+
+
+def _cell(field: str, value: Any) -> str:
+    kind = ' class="num"' if field in _NUMBERS else ""
+    return f"<td{kind}>{escape(str(value))}</td>"
 
 
 def _provenance(document: Mapping[str, Any], report: Mapping[str, Any], index_name: str) -> str:
