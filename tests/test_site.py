@@ -134,3 +134,38 @@ def test_a_site_is_not_written_over_a_folder_of_other_files(tmp_path: Path):
     result = invoke("site", "--index", REPO / "output" / "index.json", "--out", out)
     assert result.exit_code == 2
     assert (out / "precious.txt").read_text() == "mine"
+
+
+class _Visited(list):
+    """A list that counts the items handed out by iterating it."""
+
+    visits = 0
+
+    def __iter__(self):
+        for item in super().__iter__():
+            self.visits += 1
+            yield item
+
+
+def test_the_model_files_are_grouped_in_one_pass_over_rows_and_curves():
+    from energy_index.flows.site import _add_models
+
+    models = 300
+    rows = _Visited(
+        {"model_id": f"org/m{i}", "gpu": gpu, "row_id": f"m{i}/{gpu}"}
+        for i in range(models)
+        for gpu in ("A100", "H100")
+    )
+    curves = _Visited(
+        {"model_id": f"org/m{i}", "model": f"M {i}", "gpu": gpu}
+        for i in range(models)
+        for gpu in ("A100", "H100")
+    )
+    found: dict = {}
+    _add_models(found, "gpqa", rows, curves)
+    assert len(found) == models
+    assert all(
+        len(m["tasks"][0]["rows"]) == len(m["tasks"][0]["curves"]) == 2 for m in found.values()
+    )
+    # Linear: a pass or two over each list, not one per model (300 × 600 visits before).
+    assert rows.visits <= 2 * len(rows) and curves.visits <= 2 * len(curves)

@@ -109,6 +109,13 @@ def _add_models(
     curves: list[dict[str, Any]],
 ) -> None:
     names = {curve["model_id"]: curve["model"] for curve in curves}
+    # Grouped once, in one pass each: a scan of every row per model grew with models².
+    rows_of: dict[str, list[dict[str, Any]]] = {model_id: [] for model_id in names}
+    curves_of: dict[str, list[dict[str, Any]]] = {model_id: [] for model_id in names}
+    for row in rows:
+        rows_of.setdefault(row["model_id"], []).append(row)
+    for curve in curves:
+        curves_of[curve["model_id"]].append(curve)
     for model_id, nickname in sorted(names.items()):
         name = slug(nickname)
         model = models.setdefault(
@@ -131,8 +138,8 @@ def _add_models(
             {
                 "task": task,
                 "index": f"../tasks/{task}/index.json",
-                "rows": [row for row in rows if row["model_id"] == model_id],
-                "curves": [curve for curve in curves if curve["model_id"] == model_id],
+                "rows": rows_of[model_id],
+                "curves": curves_of[model_id],
             }
         )
 
