@@ -6,7 +6,11 @@ import polars as pl
 import pytest
 
 from energy_index.errors import UpstreamFormatError, ValidationFailed
-from energy_index.steps.validate import leaderboard_compiled, validated_configurations
+from energy_index.steps.validate import (
+    leaderboard_compiled,
+    refuse_unsupported_task,
+    validated_configurations,
+)
 from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
 
 
@@ -187,3 +191,104 @@ def test_a_column_present_in_some_chunks_only_takes_the_careful_path(rows):
     task_file = upstream_file(json.dumps(document).encode())
     assert _quick_parse(task_file, chunk=7) is None
     assert _quick_parse(task_file, chunk=1000) is None
+
+
+# -- inputs that gave tracebacks, and repeated keys, on every parse path (issue 19: 6, 7, 9) ----
+REAL = (SNAPSHOT / TASK_PATH).read_bytes()
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+def index_file(content: bytes):
+    return upstream_file(content, path="public/data/index.json")
+
+
+def careful(content: bytes) -> bytes:
+    """The same file with an unknown column in its last row: only the careful path takes it."""
+    position = content.rindex(b'"num_gpus"')
+    return content[:position] + b'"future_metric": 1, ' + content[position:]
+
+
+def test_deep_nesting_in_a_task_file_is_a_clean_error():
+    for content in (b'{"configurations": [{"x": ' + DEEP + b"}]}", DEEP):
+        with pytest.raises(UpstreamFormatError, match="nested too deeply"):
+            validated_configurations(upstream_file(content))
+
+
+def test_deep_nesting_in_the_leaderboard_index_is_a_clean_error():
+    content = b'{"last_updated": "2026-02-16", "x": ' + DEEP + b"}"
+    with pytest.raises(UpstreamFormatError, match=r"index\.json: not valid JSON \(nested too"):
+        leaderboard_compiled(index_file(content))
+    with pytest.raises(UpstreamFormatError, match="nested too deeply"):
+        refuse_unsupported_task(index_file(content), "lm-arena-chat")
+
+
+@pytest.mark.parametrize("architectures", [[], {"llm": 5}, {"llm": [5]}, "llm"])
+def test_a_malformed_architectures_entry_is_named(architectures):
+    content = json.dumps({"last_updated": "2026-02-16", "architectures": architectures})
+    with pytest.raises(UpstreamFormatError, match="'architectures' must be an object"):
+        refuse_unsupported_task(index_file(content.encode()), "lm-arena-chat")
+
+
+@pytest.mark.parametrize("name", [b'"Qwen \\udc80 14B"', b'"Qwen \xed\xb2\x80 14B"'])
+def test_a_lone_surrogate_in_a_name_is_refused(name):
+    for content in (REAL, careful(REAL)):
+        bad = content.replace(b'"Qwen 3 14B"', name, 1)
+        with pytest.raises(UpstreamFormatError, match="surrogate"):
+            validated_configurations(upstream_file(bad))
+
+
+def test_a_surrogate_pair_is_text_and_passes():
+    emoji = REAL.replace(b'"Qwen 3 14B"', b'"Qwen 3 14B \\ud83d\\ude00"', 1)
+    nicknames = validated_configurations(upstream_file(emoji)).frame["nickname"]
+    assert "Qwen 3 14B \U0001f600" in nicknames.to_list()
+
+
+REPEATED = [
+    # a key repeated inside a configuration, literally and through an escape
+    ('"gpu_model": "B200",', '"gpu_model": "H100", "gpu_model": "B200",'),
+    ('"gpu_model": "B200",', '"gpu_model": "H100", "gpu\\u005fmodel": "B200",'),
+    ('"num_gpus": 1,', '"num_gpus": 1, "num_gpus": 1,'),
+    # at the top level
+    ('{\n  "configurations"', '{"task": "gpqa", "configurations"'),
+    ('{\n  "configurations"', '{"configurations": [], "configurations"'),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), REPEATED)
+@pytest.mark.parametrize("path", ["quick", "careful"])
+def test_a_repeated_key_is_refused_on_both_parse_paths(old, new, path):
+    content = REAL if path == "quick" else careful(REAL)
+    assert content.count(old.encode()) >= 1
+    repeated = content.replace(old.encode(), new.encode(), 1)
+    with pytest.raises(UpstreamFormatError, match="appears twice in one object"):
+        validated_configurations(upstream_file(repeated))
+
+
+def test_a_repeated_key_in_the_leaderboard_index_is_refused():
+    content = b'{"last_updated": "2020-01-01", "last_updated": "2026-02-16", "architectures": {}}'
+    with pytest.raises(UpstreamFormatError, match="'last_updated' appears twice"):
+        leaderboard_compiled(index_file(content))
+    content = b'{"architectures": {"diffusion": ["lm-arena-chat"]}, "architectures": {}}'
+    with pytest.raises(UpstreamFormatError, match="'architectures' appears twice"):
+        refuse_unsupported_task(index_file(content), "lm-arena-chat")
+
+
+def test_the_real_files_still_take_the_quick_path():
+    from energy_index.steps.validate import _quick_parse
+
+    for path in sorted((SNAPSHOT / "public/data/tasks").glob("*.json")):
+        if path.stem not in ("text-to-image", "text-to-video"):  # diffusion: refused earlier
+            assert _quick_parse(upstream_file(path.read_bytes())) is not None, path.name
+
+
+def test_escaped_names_take_the_quick_path_and_read_as_the_careful_one():
+    from energy_index.steps.validate import _careful_parse, _quick_parse
+
+    escaped = upstream_file(REAL.replace(b'"Qwen 3 14B"', b'"Qwen 3 14B \\u00e9\\ud83d\\ude00"'))
+    quick = _quick_parse(escaped)
+    assert quick is not None
+    assert quick.frame.equals(_careful_parse(escaped).frame)
+    # A quote escaped inside a name is one more quote than the count allows: the careful way.
+    quoted = upstream_file(REAL.replace(b'"Qwen 3 14B"', b'"Qwen \\"3\\" 14B"'))
+    assert _quick_parse(quoted) is None
+    assert 'Qwen "3" 14B' in _careful_parse(quoted).frame["nickname"].to_list()

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 # -- where the data comes from ---------------------------------------------------------------
 UPSTREAM_REPOSITORY = "ml-energy/leaderboard"
@@ -156,3 +157,22 @@ def is_day(value: object) -> bool:
     except ValueError:
         return False
     return True
+
+
+# -- JSON that every reader takes the same way ---------------------------------------------------
+class DuplicateKey(ValueError):
+    pass
+
+
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An ``object_pairs_hook`` that refuses a key repeated in one object: json.loads keeps the
+    last value, a reader or another parser may keep the first, so such a file can show one thing
+    and be checked as another."""
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(f"the key {key!a} appears twice in one object")
+            seen.add(key)
+    return document

@@ -36,12 +36,12 @@ import httpx
 
 from energy_index import __version__
 from energy_index.errors import NetworkError, UsageError, scrubbed
-from energy_index.io.local import unique_keys
 from energy_index.model import (
     HTTP_BACKOFF_SECONDS,
     HTTP_MAX_BYTES,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
+    unique_keys,
 )
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})

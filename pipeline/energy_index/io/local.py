@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.errors import SourceError
+from energy_index.model import DuplicateKey, unique_keys
 
 # The largest local input read: above the 870 MB task file of 10⁶ configurations that the
 # benchmarks build, far below what would exhaust memory on a build machine.
@@ -53,24 +54,6 @@ def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
         size = max(status.st_size, len(content))
         raise SourceError(f"{path}: {size} bytes, more than the {max_bytes} a local input may have")
     return content
-
-
-class DuplicateKey(ValueError):
-    pass
-
-
-def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """An ``object_pairs_hook`` that refuses a key repeated in one object: json.loads keeps the
-    last value, a reader or another parser may keep the first, so such a file can show one thing
-    and be checked as another."""
-    document = dict(pairs)
-    if len(document) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKey(f"the key {key!a} appears twice in one object")
-            seen.add(key)
-    return document
 
 
 def json_value(content: bytes, *, path: Path | str) -> Any:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import math
 import mmap
+import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
@@ -21,7 +23,7 @@ import polars as pl
 from pandera.errors import SchemaErrors
 
 from energy_index.errors import Failure, UnsupportedTask, UpstreamFormatError, ValidationFailed
-from energy_index.model import KEY_COLUMNS, UpstreamFile, is_day
+from energy_index.model import KEY_COLUMNS, DuplicateKey, UpstreamFile, is_day, unique_keys
 
 TAIL_LATENCIES = ("p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
 
@@ -303,10 +305,16 @@ _Configuration = msgspec.defstruct(
 
 
 class _RawTaskDocument(msgspec.Struct):
-    """The task file with each configuration left as its bytes, to be decoded chunk by chunk."""
+    """The task file with each configuration left as its bytes, to be decoded chunk by chunk.
+
+    The other top-level keys upstream writes are named so that their quotes can be counted (see
+    ``_no_repeated_keys``); a file with any other goes the careful way.
+    """
 
     configurations: list[msgspec.Raw]
-    task: str = ""
+    task: str | msgspec.UnsetType = msgspec.UNSET
+    task_display_name: str | msgspec.UnsetType = msgspec.UNSET
+    architecture: str | msgspec.UnsetType = msgspec.UNSET
 
 
 # Configurations are decoded and turned into columns a chunk at a time, so that one chunk of
@@ -319,8 +327,10 @@ _MAY_BE_ABSENT = frozenset(DERIVABLE) | frozenset(_OPTIONAL)
 
 
 def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | None:
+    content = task_file.content
     try:
-        document = msgspec.json.decode(task_file.content, type=_RawTaskDocument)
+        quotes = _quotes(content)
+        document = msgspec.json.decode(content, type=_RawTaskDocument)
         raw = document.configurations
         if not raw:
             return None
@@ -328,8 +338,11 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
         columns = {**SCHEMA.columns, **_OPTIONAL}
         chunks: dict[str, list[pl.Series]] = {name: [] for name in columns}
         present: dict[str, bool] = {}
+        top = [document.task, document.task_display_name, document.architecture]
+        strings = len(top) - top.count(msgspec.UNSET)  # each a key with a text value
+        keys = 1 + strings  # and "configurations"
         for start in range(0, len(raw), chunk):
-            _release_pages(task_file.content)
+            _release_pages(content)
             configurations = list(map(decode, raw[start : start + chunk]))
             for name, column in columns.items():
                 values = list(map(attrgetter(name), configurations))
@@ -341,19 +354,46 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
                     return None  # likewise, across chunks
                 if here:
                     chunks[name].append(pl.Series(name, values, dtype=column.dtype.type))
+                    keys += len(values)
+                    strings += len(values) if column.dtype.type is pl.String else 0
+            for name in UNUSED_COLUMNS:
+                kinds = Counter(map(type, map(attrgetter(name), configurations)))
+                keys += len(configurations) - kinds[msgspec.UnsetType]
+                strings += kinds[str]
             del configurations
-        task = document.task
+        task = document.task or ""
         del raw, document
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         return None
     finally:
-        _release_pages(task_file.content)
+        _release_pages(content)
+    if quotes != 2 * (keys + strings):
+        return None  # a key repeated somewhere: the careful path names it
     frame = pl.DataFrame([pl.concat(parts, rechunk=True) for parts in chunks.values() if parts])
 
     def row_name(position: int) -> str:
         return _row_name(frame.row(position, named=True), position)
 
     return _Parsed(task, frozenset(n for n, here in present.items() if here), frame, [], row_name)
+
+
+# msgspec, like json.loads, keeps the last of a key repeated in one object, and says nothing.
+# A file's quote characters are two per string (each key, each text value) plus one per quote
+# escaped as \" inside a string, so they are never fewer than twice the keys and text values the
+# structs hold, and more by at least two for each key they dropped: one count (a pass at memory
+# speed) vouches for the file. Anything more (a repeated key, an unknown top-level key, a \" in
+# a name) goes the careful way, which names a repeated key.
+_COUNTED_BYTES = 1 << 24  # of a mapped file, copied and counted a slice at a time
+
+
+def _quotes(content: bytes) -> int:
+    if not isinstance(content, mmap.mmap):
+        return content.count(b'"')
+    total = 0
+    for start in range(0, len(content), _COUNTED_BYTES):
+        total += content[start : start + _COUNTED_BYTES].count(b'"')
+    _release_pages(content)
+    return total
 
 
 def _release_pages(content: bytes) -> None:
@@ -380,13 +420,7 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
     def problem(text: str) -> UpstreamFormatError:
         return UpstreamFormatError(path=task_file.path, problem=text)
 
-    try:
-        document = json.loads(task_file.content[:])  # a mapped file is read as bytes
-    except (ValueError, UnicodeDecodeError) as error:
-        start = task_file.content[:80].decode("utf-8", "replace")
-        raise problem(
-            f"not valid JSON ({error}); {task_file.bytes} bytes, starting {start!r}"
-        ) from error
+    document = _upstream_json(task_file)
     if not isinstance(document, dict):
         raise problem(f"expected a JSON object with 'configurations', got a {_json_type(document)}")
     if "configurations" not in document:
@@ -401,6 +435,54 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
         if not isinstance(item, dict):
             raise problem(f"configurations[{position}] is a {_json_type(item)}, expected an object")
     return document
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _upstream_json(upstream: UpstreamFile) -> Any:
+    """An upstream file's JSON, read strictly: besides bad JSON, a key repeated in one object,
+    a lone UTF-16 surrogate (text no UTF-8 output can hold) and nesting too deep to parse are
+    refused naming the file, never a traceback."""
+
+    def problem(text: str) -> UpstreamFormatError:
+        return UpstreamFormatError(path=upstream.path, problem=text)
+
+    content = upstream.content[:]  # a mapped file is read as bytes
+    try:
+        # Decoded first, strictly: json.loads lets a surrogate encoded in UTF-8 through.
+        text = content.decode("utf-8")
+        document = json.loads(text, object_pairs_hook=unique_keys)
+    except UnicodeDecodeError as error:
+        what = "a UTF-16 surrogate" if _encoded_surrogate(content, error.start) else "not UTF-8"
+        raise problem(f"not UTF-8 text ({what} at byte {error.start})") from None
+    except DuplicateKey as error:
+        raise problem(f"not valid here: {error}") from None
+    except RecursionError:
+        raise problem("not valid JSON (nested too deeply to parse)") from None
+    except ValueError as error:
+        start = content[:80].decode("utf-8", "replace")
+        raise problem(
+            f"not valid JSON ({error}); {len(content)} bytes, starting {start!r}"
+        ) from None
+    if _SURROGATE_ESCAPE.search(text) and not _utf8_text(document):
+        raise problem("holds a lone UTF-16 surrogate escape (\\udXXX without its pair): not text")
+    return document
+
+
+def _encoded_surrogate(content: bytes, start: int) -> bool:
+    try:
+        return 0xD800 <= ord(content[start : start + 3].decode("utf-8", "surrogatepass")) <= 0xDFFF
+    except (UnicodeDecodeError, TypeError):
+        return False
+
+
+def _utf8_text(document: Any) -> bool:
+    try:
+        json.dumps(document, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _json_type(value: object) -> str:
@@ -526,27 +608,29 @@ def _plain(value: object) -> str:
 
 def leaderboard_compiled(index_file: UpstreamFile) -> str:
     """The date the leaderboard says its data was compiled: ``last_updated`` in its index.json."""
-    try:
-        document = json.loads(index_file.content)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise UpstreamFormatError(
-            path=index_file.path, problem=f"not valid JSON ({error})"
-        ) from None
+    document = _upstream_json(index_file)
     value = document.get("last_updated") if isinstance(document, dict) else None
     if not isinstance(value, str) or not is_day(value):
         raise UpstreamFormatError(
             path=index_file.path,
-            problem=f"'last_updated' must be a date YYYY-MM-DD, got {json.dumps(value)}",
+            problem=f"'last_updated' must be a date YYYY-MM-DD, got {json.dumps(value)[:40]}",
         )
     return value
 
 
 def refuse_unsupported_task(index_file: UpstreamFile, task: str) -> None:
     """Refuse a task the leaderboard lists as diffusion: its unit is not energy per token."""
-    try:
-        architectures = json.loads(index_file.content).get("architectures", {})
-    except (ValueError, AttributeError):
-        architectures = {}
+    document = _upstream_json(index_file)
+    architectures = document.get("architectures", {}) if isinstance(document, dict) else {}
+    if not isinstance(architectures, dict) or not all(
+        isinstance(tasks, list) and all(isinstance(name, str) for name in tasks)
+        for tasks in architectures.values()
+    ):
+        raise UpstreamFormatError(
+            path=index_file.path,
+            problem="'architectures' must be an object of lists of task names, got "
+            + json.dumps(architectures)[:40],
+        )
     kinds = [kind for kind, tasks in architectures.items() if task in tasks]
     if "diffusion" in kinds:
         raise UnsupportedTask(
