@@ -20,6 +20,7 @@ import click
 
 from energy_index import __version__
 from energy_index.model import (
+    CARBON_SNAPSHOT,
     DEFAULT_CACHE,
     DEFAULT_ITL_DEADLINE_MS,
     DEFAULT_OUT,
@@ -345,6 +346,20 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     multiple=True,
     help="Also write the rows as <name>.csv or <name>.parquet; repeat for both.",
 )
+@click.option(
+    "--impacts",
+    is_flag=True,
+    help="Also write impacts.json (and impacts.csv/.parquet with --format): per row the measured "
+    "GPU energy beside estimated server and facility energy and carbon by country, as ranges "
+    "from cited factors and the carbon snapshot (--carbon). The index itself is unchanged.",
+)
+@click.option(
+    "--carbon",
+    type=click.Path(path_type=Path),
+    default=Path(CARBON_SNAPSHOT),
+    show_default=True,
+    help="The grid carbon intensity snapshot (CodeCarbon's energy mix) --impacts reads.",
+)
 @cache_option
 @network_options
 @reports_errors
@@ -359,6 +374,8 @@ def build(
     curves: bool,
     extended: bool,
     formats: tuple[str, ...],
+    impacts: bool,
+    carbon: Path,
     cache: Path,
     network: NetworkSettings,
 ) -> None:
@@ -397,6 +414,8 @@ def build(
         curves=curves,
         extended=extended,
         formats=formats,
+        impacts=impacts,
+        carbon=carbon,
     )
     if all_tasks:
         out_dir = out.parent / "tasks"

@@ -26,6 +26,12 @@ VENDORED_SNAPSHOT = "snapshots/ml-energy-leaderboard"
 INDEX_PATH = "public/data/index.json"  # the leaderboard's own index, in every snapshot
 SNAPSHOT_MANIFEST = "snapshot.json"
 
+# -- the second upstream: grid carbon intensity by country (impacts.json) ---------------------
+CARBON_REPOSITORY = "mlco2/codecarbon"
+CARBON_REF = "master"
+CARBON_PATH = "codecarbon/data/private_infra/global_energy_mix.json"
+CARBON_SNAPSHOT = "snapshots/codecarbon-energy-mix"  # vendored like the leaderboard's
+
 # -- what is built, and where it goes ------------------------------------------------------------
 DEFAULT_TASK = "lm-arena-chat"
 DEFAULT_ITL_DEADLINE_MS = 500.0
@@ -99,6 +105,19 @@ class UpstreamSnapshot:
     task: str
     task_file: UpstreamFile
     index_file: UpstreamFile
+
+
+@dataclass(frozen=True)
+class CarbonSnapshot:
+    """The grid carbon intensity file one impacts build reads, and where it came from."""
+
+    location: str
+    repository: str
+    ref: str
+    commit: str
+    commit_date: str
+    retrieved: str
+    file: UpstreamFile
 
 
 @dataclass(frozen=True)

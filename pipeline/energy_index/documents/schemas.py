@@ -25,6 +25,8 @@ DEADLINES_SCHEMA = "deadlines.schema.json"
 CURVES_SCHEMA = "curves.schema.json"
 MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
 REPORT_SCHEMA = "report.schema.json"  # the build report beside an index
+IMPACTS_SCHEMA = "impacts.schema.json"  # <task>/impacts.json beside an index
+COUNTRY_SCHEMA = "impacts-country.schema.json"  # the site API's impacts/<ISO3>.json
 SCHEMAS = (
     INDEX_SCHEMA,
     EXTENDED_SCHEMA,
@@ -32,6 +34,8 @@ SCHEMAS = (
     CURVES_SCHEMA,
     MODEL_SCHEMA,
     REPORT_SCHEMA,
+    IMPACTS_SCHEMA,
+    COUNTRY_SCHEMA,
 )
 # jsonschema skips a format it has no checker for; these are the ones the schemas rely on.
 REQUIRED_FORMATS = ("date",)

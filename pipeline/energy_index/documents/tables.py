@@ -14,13 +14,36 @@ from typing import Any
 
 import polars as pl
 
+from energy_index.documents.impacts import impacts_table_rows
 from energy_index.documents.schemas import INDEX_SCHEMA, schema_document
 from energy_index.model import TABLE_FORMATS
 
 
 def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
     """The index rows as CSV or Parquet (polars writers), same columns, rows and order."""
-    frame = pl.DataFrame(rows, schema=_row_types())
+    return _written(pl.DataFrame(rows, schema=_row_types()), format=format)
+
+
+def impacts_table_bytes(impacts: dict[str, Any], *, format: str) -> bytes:
+    """The rows of an impacts document as CSV or Parquet: one column per figure, named with
+    its status and boundary (``impacts_table_rows``); numbers Float64, counts Int64."""
+    rows = impacts_table_rows(impacts)
+    types = (
+        {
+            name: pl.Int64
+            if name == "num_gpus"
+            else pl.String
+            if isinstance(value, str)
+            else pl.Float64
+            for name, value in rows[0].items()
+        }
+        if rows
+        else {}
+    )
+    return _written(pl.DataFrame(rows, schema=types), format=format)
+
+
+def _written(frame: pl.DataFrame, *, format: str) -> bytes:
     buffer = io.BytesIO()
     if format == "csv":
         frame.with_columns(_neutralised(name) for name in _text_columns(frame)).write_csv(buffer)

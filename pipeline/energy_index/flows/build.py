@@ -25,17 +25,19 @@ from energy_index.documents.schemas import (
     REPORT_SCHEMA,
     checked,
 )
-from energy_index.documents.tables import table_bytes
+from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import (
     SchemaViolation,
     UsageError,
     ValidationFailed,
 )
+from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.previous import Previous, previous_build
 from energy_index.io.snapshots import leaderboard_index, upstream_snapshot
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import (
+    CARBON_SNAPSHOT,
     DEFAULT_ITL_DEADLINE_MS,
     DEFAULT_TASK,
     Access,
@@ -199,6 +201,10 @@ class Extras:
     curves: bool = False
     extended: bool = False
     formats: tuple[str, ...] = ()
+    # impacts.json (and impacts.<format>): estimated system energy and carbon beside the index,
+    # from the cited factors and the carbon snapshot at ``carbon``.
+    impacts: bool = False
+    carbon: Path = Path(CARBON_SNAPSHOT)
 
 
 def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
@@ -239,6 +245,10 @@ def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
         paths["extended index"] = out.with_name(f"{out.stem}.extended.json")
     for table_format in extras.formats:
         paths[f"{table_format} export"] = out.with_suffix(f".{table_format}")
+    if extras.impacts:
+        paths["impacts"] = out.with_name("impacts.json")
+        for table_format in extras.formats:
+            paths[f"impacts {table_format} export"] = out.with_name(f"impacts.{table_format}")
     return paths
 
 
@@ -258,6 +268,19 @@ def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> 
         files[paths[f"{table_format} export"]] = table_bytes(
             result.document["rows"], format=table_format
         )
+    if extras.impacts:
+        impacts = impacts_of(
+            result.document,
+            index_bytes=result.index_bytes,
+            task=stages.snapshot.task,
+            upstream_commit=stages.snapshot.commit,
+            carbon=extras.carbon,
+        )
+        files[paths["impacts"]] = serialized(impacts)
+        for table_format in extras.formats:
+            files[paths[f"impacts {table_format} export"]] = impacts_table_bytes(
+                impacts, format=table_format
+            )
     return files
 
 

@@ -20,8 +20,10 @@ from typing import Any
 from energy_index.errors import ChecksumMismatch, SourceError
 from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
 from energy_index.model import (
+    CARBON_PATH,
     INDEX_PATH,
     SNAPSHOT_MANIFEST,
+    CarbonSnapshot,
     UpstreamFile,
     UpstreamSnapshot,
     is_day,
@@ -82,6 +84,24 @@ def leaderboard_index(source: Path) -> UpstreamFile:
     """The leaderboard's ``public/data/index.json`` alone, checked against its sha256."""
     directory = snapshot_directory(source)
     return _verified_file(directory, _manifest(directory), INDEX_PATH)
+
+
+def carbon_snapshot(source: Path) -> CarbonSnapshot:
+    """The grid carbon intensity file of a CodeCarbon snapshot, checked against its sha256.
+
+    Example: ``carbon_snapshot(Path("snapshots/codecarbon-energy-mix")).commit``.
+    """
+    directory = snapshot_directory(source)
+    manifest = _manifest(directory)
+    return CarbonSnapshot(
+        location=str(directory),
+        repository=manifest["repository"],
+        ref=manifest["ref"],
+        commit=manifest["commit"],
+        commit_date=manifest["commit_date"],
+        retrieved=manifest["retrieved"],
+        file=_verified_file(directory, manifest, CARBON_PATH),
+    )
 
 
 def _manifest(directory: Path) -> dict[str, Any]:

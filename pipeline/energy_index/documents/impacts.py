@@ -1,0 +1,161 @@
+"""The impacts documents: ``impacts.json`` beside a task's index, the per-country files of the
+site API, their table rows, and the comparison an audit of an impacts file makes.
+
+Measured and estimated never share a field: a row's ``measured`` block holds the index's own
+figures (status ``measured``, boundary ``gpu``), its ``estimated`` blocks only ranges built with
+the cited factors and the carbon snapshot (status ``estimated``, boundary ``server`` or
+``facility``). The wording is data (``factors.json``, key ``text``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from typing import Any
+
+from energy_index.model import CARBON_PATH, CarbonSnapshot
+from energy_index.steps.carbon import GridIntensity
+
+FORMAT_VERSION = "1"
+
+
+def carbon_source(
+    snapshot: CarbonSnapshot, grid: Mapping[str, GridIntensity], *, text: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Where the grid intensities come from: commit, file, sha256, licence chain, attribution,
+    what kind of figure they are, and every country's figure."""
+    return {
+        "name": text["name"],
+        "repository": snapshot.repository,
+        "ref": snapshot.ref,
+        "commit": snapshot.commit,
+        "commit_date": snapshot.commit_date,
+        "retrieved": snapshot.retrieved,
+        "path": CARBON_PATH,
+        "url": snapshot.file.url,
+        "sha256": snapshot.file.sha256,
+        "kind": text["kind"],
+        "licence": text["licence"],
+        "attribution": text["attribution"],
+        "unit": "gCO2e per kWh",
+        "countries": {
+            code: {"country": c.country, "year": c.year, "g_per_kwh": c.g_per_kwh}
+            for code, c in grid.items()
+        },
+    }
+
+
+def impacts_document(
+    *,
+    index: Mapping[str, Any],
+    index_bytes: bytes,
+    task: str,
+    upstream_commit: str,
+    rows: list[dict[str, Any]],
+    factors: Mapping[str, Any],
+    carbon: dict[str, Any],
+) -> dict[str, Any]:
+    """``impacts.json`` of one task: header, factors with their citations, carbon source, rows."""
+    text = factors["text"]
+    return {
+        "version": FORMAT_VERSION,
+        "kind": "impacts",
+        "task": task,
+        "summary": text["summary"],
+        "index": {
+            "sha256": hashlib.sha256(index_bytes).hexdigest(),
+            "updated": index["updated"],
+            "data_version": index["data_version"],
+            "itl_deadline_ms": index["itl_deadline_ms"],
+            "unit": index["unit"],
+            "upstream_commit": upstream_commit,
+        },
+        "boundaries": text["boundaries"],
+        "host_forms": text["host_forms"],
+        "per_response": text["per_response"],
+        "rounding": text["rounding"],
+        "factors": factors["factors"],
+        "carbon_source": carbon,
+        "rows": rows,
+    }
+
+
+def country_document(impacts: Mapping[str, Any], code: str) -> dict[str, Any]:
+    """One country's carbon for every row of a task (the site's ``impacts/<ISO3>.json``)."""
+    source = impacts["carbon_source"]
+    return {
+        "version": FORMAT_VERSION,
+        "kind": "impacts-country",
+        "task": impacts["task"],
+        "country": {"iso3": code, **source["countries"][code]},
+        "carbon_source": {k: v for k, v in source.items() if k != "countries"},
+        "index": impacts["index"],
+        "rows": [
+            {
+                "row_id": row["row_id"],
+                "model": row["model"],
+                "gpu": row["gpu"],
+                "num_gpus": row["num_gpus"],
+                "measured": row["measured"],
+                "carbon": {
+                    "status": "estimated",
+                    "boundary": "facility",
+                    **row["estimated"]["carbon"]["by_country"][code],
+                    "factors": row["estimated"]["carbon"]["factors"],
+                },
+            }
+            for row in impacts["rows"]
+        ],
+    }
+
+
+def impacts_table_rows(impacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of impacts.csv / impacts.parquet: one column per figure, its status and
+    boundary in its name (``measured_gpu_…``, ``estimated_server_…_low``); no carbon (per
+    country, in the JSON files)."""
+    table = []
+    for row in impacts["rows"]:
+        measured = row["measured"]
+        flat: dict[str, Any] = {
+            "row_id": row["row_id"],
+            "model": row["model"],
+            "gpu": row["gpu"],
+            "num_gpus": row["num_gpus"],
+            "measured_gpu_joules_per_output_token": measured["joules_per_output_token"],
+            "measured_gpu_wh_per_million_output_tokens": measured["wh_per_million_output_tokens"],
+        }
+        for boundary in ("server", "facility"):
+            block = row["estimated"][boundary]
+            for figure in ("wh_per_million_output_tokens", "wh_per_response"):
+                for bound in ("low", "high"):
+                    flat[f"estimated_{boundary}_{figure}_{bound}"] = block[figure][bound]
+        host = row["estimated"]["server"]["host_joules_per_output_token"]
+        flat["estimated_server_host_low_form"] = host["low_form"]
+        flat["estimated_server_host_high_form"] = host["high_form"]
+        table.append(flat)
+    return table
+
+
+def differences(published: Any, rebuilt: Any, *, path: str = "") -> list[str]:
+    """Every place two JSON values differ, as 'path: published … ≠ rebuilt …' (values cut)."""
+    if isinstance(published, dict) and isinstance(rebuilt, dict):
+        found = []
+        for key in sorted(set(published) | set(rebuilt), key=str):
+            where = f"{path}.{key}" if path else str(key)
+            if key not in published:
+                found.append(f"{where}: missing from the published file")
+            elif key not in rebuilt:
+                found.append(f"{where}: not in the rebuild")
+            else:
+                found += differences(published[key], rebuilt[key], path=where)
+        return found
+    if isinstance(published, list) and isinstance(rebuilt, list):
+        if len(published) != len(rebuilt):
+            return [f"{path}: {len(published)} items published ≠ {len(rebuilt)} rebuilt"]
+        found = []
+        for number, (a, b) in enumerate(zip(published, rebuilt, strict=True)):
+            found += differences(a, b, path=f"{path}[{number}]")
+        return found
+    if published != rebuilt or type(published) is not type(rebuilt):
+        return [f"{path}: published {str(published)[:60]!r} ≠ rebuilt {str(rebuilt)[:60]!r}"]
+    return []

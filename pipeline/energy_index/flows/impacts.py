@@ -1,0 +1,90 @@
+"""impacts: GPU joules to the grid, beside an index: ``impacts.json`` (and its tables), the
+per-country files of the site, and the audit of a published impacts file against a rebuild."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from energy_index.documents.factors import impact_factors
+from energy_index.documents.impacts import (
+    carbon_source,
+    country_document,
+    differences,
+    impacts_document,
+)
+from energy_index.documents.schemas import COUNTRY_SCHEMA, IMPACTS_SCHEMA, checked
+from energy_index.io.snapshots import carbon_snapshot
+from energy_index.steps.carbon import grid_intensities
+from energy_index.steps.impacts import impact_rows
+
+# Keys of impacts.json that describe the published index it sits beside (its sha256 and dates):
+# shown by an audit, never failing it, as the index's own dates are.
+VOLATILE = ("index",)
+
+
+def impacts_of(
+    index: dict[str, Any], *, index_bytes: bytes, task: str, upstream_commit: str, carbon: Path
+) -> dict[str, Any]:
+    """The impacts document of an index, from the cited factors and the carbon snapshot at
+    ``carbon`` (its sha256 checked), checked against its schema."""
+    snapshot = carbon_snapshot(carbon)
+    grid = grid_intensities(snapshot.file)
+    factors = impact_factors()
+    document = impacts_document(
+        index=index,
+        index_bytes=index_bytes,
+        task=task,
+        upstream_commit=upstream_commit,
+        rows=impact_rows(index["rows"], factors["factors"], grid),
+        factors=factors,
+        carbon=carbon_source(snapshot, grid, text=factors["text"]["carbon"]),
+    )
+    checked(document, schema=IMPACTS_SCHEMA)
+    return document
+
+
+def country_documents(impacts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """One document per country of the carbon snapshot, each checked, by ISO-3 code."""
+    documents = {}
+    for code in impacts["carbon_source"]["countries"]:
+        document = country_document(impacts, code)
+        checked(document, schema=COUNTRY_SCHEMA)
+        documents[code] = document
+    return documents
+
+
+@dataclass(frozen=True)
+class ImpactsAudit:
+    """What differs between a published impacts file and its rebuild (volatile: the index
+    block, i.e. the published index's sha256 and dates)."""
+
+    differences: list[str] = field(default_factory=list)
+    volatile: list[str] = field(default_factory=list)
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+    def lines(self) -> list[str]:
+        verdict = "identical" if self.identical else f"{len(self.differences)} difference(s)"
+        shown = "; ".join(self.volatile) or "none"
+        return [f"impacts: {verdict} (volatile: {shown})", *self.differences]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "identical": self.identical,
+            "differences": self.differences,
+            "volatile": self.volatile,
+        }
+
+
+def audit_impacts(published: dict[str, Any], rebuilt: dict[str, Any]) -> ImpactsAudit:
+    """Every difference between a published impacts document and a rebuild, path by path."""
+    problems: list[str] = []
+    volatile: list[str] = []
+    for key in sorted(set(published) | set(rebuilt)):
+        found = differences(published.get(key), rebuilt.get(key), path=key)
+        (volatile if key in VOLATILE else problems).extend(found)
+    return ImpactsAudit(differences=problems, volatile=volatile)

@@ -1,0 +1,158 @@
+"""From measured GPU joules to estimated system energy and carbon, as ranges, per index row.
+
+The measured figure (GPU energy per output token, the index's) is never changed; everything
+built from it with the cited factors (energy_index/documents/factors.json) is a range
+[low, high], in fields of its own marked ``status: estimated`` with the boundary it covers and
+the factor bounds that gave each end:
+
+    host (J/token)     time form:  host W per GPU × GPUs ÷ throughput, where throughput =
+                                   measured GPU power ÷ measured J/token (tokens/s)
+                       ratio form: host-to-GPU ratio × measured J/token
+                       low = the smaller of the two forms at their low bounds, high = the
+                       larger at their high bounds; the form that gave each is named
+    server             (GPU + host) × idle-capacity multiplier
+    facility           server × PUE
+    carbon (gCO2e)     facility Wh ÷ 1000 × the country's grid intensity (gCO2e/kWh)
+
+Per response means per response of the measured mean output length (``avg_output_tokens``).
+Every published number is rounded to four significant digits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from energy_index.steps.carbon import GridIntensity
+
+SIGNIFICANT_DIGITS = 4
+JOULES_PER_WH = 3600.0
+HOST_FORMS = {"time": "host_power_per_gpu", "ratio": "host_ratio_to_gpu"}
+
+
+def significant(value: float) -> float:
+    """``value`` to four significant digits: how every estimate is published."""
+    return float(f"{value:.{SIGNIFICANT_DIGITS}g}")
+
+
+def host_joules(
+    row: Mapping[str, Any], factors: Mapping[str, Any], *, form: str, bound: str
+) -> float:
+    """Host energy per output token (J) of one index row, by one form at one bound."""
+    joules = float(row["joules_per_output_token"])
+    value = float(factors[HOST_FORMS[form]][bound]["value"])
+    if form == "time":  # W × GPUs ÷ (tokens/s), throughput = GPU W ÷ J/token
+        return value * float(row["num_gpus"]) * joules / float(row["gpu_power_watts_total"])
+    return value * joules
+
+
+def energy_bounds(row: Mapping[str, Any], factors: Mapping[str, Any]) -> dict[str, Any]:
+    """Per bound: which host form gave it, host J/token, server and facility J/token (unrounded),
+    and the factor bounds used."""
+    joules = float(row["joules_per_output_token"])
+    bounds: dict[str, Any] = {}
+    for bound, pick in (("low", min), ("high", max)):
+        by_form = {form: host_joules(row, factors, form=form, bound=bound) for form in HOST_FORMS}
+        form = pick(sorted(by_form), key=lambda name: by_form[name])
+        server = (joules + by_form[form]) * float(factors["idle_capacity"][bound]["value"])
+        bounds[bound] = {
+            "form": form,
+            "by_form": by_form,
+            "host": by_form[form],
+            "server": server,
+            "facility": server * float(factors["pue"][bound]["value"]),
+            "factors": [f"{HOST_FORMS[form]}.{bound}", f"idle_capacity.{bound}"],
+        }
+    return bounds
+
+
+def _range(low: float, high: float) -> dict[str, float]:
+    return {"low": significant(low), "high": significant(high)}
+
+
+def _per_mtok(joules: float) -> float:
+    return joules * 1e6 / JOULES_PER_WH
+
+
+def impact_row(
+    row: Mapping[str, Any], factors: Mapping[str, Any], grid: Mapping[str, GridIntensity]
+) -> dict[str, Any]:
+    """The impacts of one index row: its measured block, and the estimated blocks beside it."""
+    bounds = energy_bounds(row, factors)
+    low, high = bounds["low"], bounds["high"]
+    tokens = float(row["avg_output_tokens"])
+
+    def block(boundary: str, key: str, extra: list[str]) -> dict[str, Any]:
+        return {
+            "status": "estimated",
+            "boundary": boundary,
+            "wh_per_million_output_tokens": _range(_per_mtok(low[key]), _per_mtok(high[key])),
+            "wh_per_response": _range(
+                low[key] * tokens / JOULES_PER_WH, high[key] * tokens / JOULES_PER_WH
+            ),
+            "factors": {
+                "low": [*low["factors"], *(f"{name}.low" for name in extra)],
+                "high": [*high["factors"], *(f"{name}.high" for name in extra)],
+            },
+        }
+
+    server = block("server", "server", [])
+    server["host_joules_per_output_token"] = {
+        "low": significant(low["host"]),
+        "high": significant(high["host"]),
+        "low_form": low["form"],
+        "high_form": high["form"],
+        "time_form": _range(low["by_form"]["time"], high["by_form"]["time"]),
+        "ratio_form": _range(low["by_form"]["ratio"], high["by_form"]["ratio"]),
+    }
+    facility = block("facility", "facility", ["pue"])
+    carbon = {
+        code: {
+            "g_per_million_output_tokens": _range(
+                _per_mtok(low["facility"]) / 1000 * country.g_per_kwh,
+                _per_mtok(high["facility"]) / 1000 * country.g_per_kwh,
+            ),
+            "g_per_response": _range(
+                low["facility"] * tokens / JOULES_PER_WH / 1000 * country.g_per_kwh,
+                high["facility"] * tokens / JOULES_PER_WH / 1000 * country.g_per_kwh,
+            ),
+        }
+        for code, country in grid.items()
+    }
+    return {
+        "row_id": row["row_id"],
+        "model": row["model"],
+        "model_id": row["model_id"],
+        "gpu": row["gpu"],
+        "num_gpus": row["num_gpus"],
+        "measured": {
+            "status": "measured",
+            "boundary": "gpu",
+            "joules_per_output_token": row["joules_per_output_token"],
+            "wh_per_million_output_tokens": row["wh_per_million_output_tokens"],
+            "gpu_power_watts_total": row["gpu_power_watts_total"],
+            "avg_output_tokens": row["avg_output_tokens"],
+        },
+        "estimated": {
+            "server": server,
+            "facility": facility,
+            "carbon": {
+                "status": "estimated",
+                "boundary": "facility",
+                "factors": {"low": facility["factors"]["low"], "high": facility["factors"]["high"]},
+                "by_country": carbon,
+            },
+        },
+    }
+
+
+def impact_rows(
+    rows: Iterable[Mapping[str, Any]],
+    factors: Mapping[str, Any],
+    grid: Mapping[str, GridIntensity],
+) -> list[dict[str, Any]]:
+    """The impacts of every index row, in the index's order.
+
+    Example: ``impact_rows(index["rows"], impact_factors()["factors"], grid)[0]["measured"]``.
+    """
+    return [impact_row(row, factors, grid) for row in rows]
