@@ -534,15 +534,28 @@ def regenerate(
 @click.option(
     "--published",
     required=True,
-    help="The published index to check: a file, or an https:// URL where it is served.",
+    help="The published index (or impacts.json) to check: a file, or an https:// URL where it "
+    "is served.",
 )
 @source_option(VENDORED_SNAPSHOT)
+@click.option(
+    "--carbon",
+    type=click.Path(path_type=Path),
+    default=Path(CARBON_SNAPSHOT),
+    show_default=True,
+    help="The grid carbon intensity snapshot an impacts file is rebuilt with.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @cache_option
 @network_options
 @reports_errors
 def audit(
-    published: str, source: str, as_json: bool, cache: Path, network: NetworkSettings
+    published: str,
+    source: str,
+    carbon: Path,
+    as_json: bool,
+    cache: Path,
+    network: NetworkSettings,
 ) -> None:
     """Rebuild the index in memory and compare it with a published copy.
 
@@ -550,15 +563,20 @@ def audit(
     data_version and source.retrieved are volatile: shown, never failing. The rebuild uses the
     published file's task and deadline. Exit 0 only when nothing else differs.
 
+    An impacts.json (build --impacts) is compared path by path with impacts rebuilt from the
+    index rebuilt from --from, the cited factors and the carbon snapshot --carbon; its 'index'
+    block (the published index's sha256 and dates) is volatile.
+
     Example:
 
     \b
         energy-index audit --published output/index.json
         energy-index audit --published fixtures/published/index.json --json
+        energy-index audit --published site/api/v1/tasks/gpqa/impacts.json
     """
     from energy_index.flows.audit import audited
 
-    result = audited(published, source=source, access=_access(cache, network))
+    result = audited(published, source=source, access=_access(cache, network), carbon=carbon)
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:

@@ -7,10 +7,12 @@ from typing import Any
 
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.invariants import index_problems
+from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
 from energy_index.errors import SourceError, listed_problems
 from energy_index.flows.build import BuildSettings, build
+from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
 from energy_index.io.source import published_document, read_index, resolved_snapshot
-from energy_index.model import DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, Access
+from energy_index.model import CARBON_SNAPSHOT, DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, Access
 
 
 def audited(
@@ -18,7 +20,8 @@ def audited(
     *,
     source: str,
     access: Access,
-) -> Audit:
+    carbon: Path = Path(CARBON_SNAPSHOT),
+) -> Audit | ImpactsAudit:
     """Every difference between the published index at ``published`` (a file or a URL) and a
     rebuild from ``source`` with the published file's task and deadline.
 
@@ -29,6 +32,8 @@ def audited(
     access=Access(today="2026-11-30")).identical``.
     """
     document = published_document(published, network=access.network)
+    if document.get("kind") == "impacts":
+        return audited_impacts(published, document, source=source, carbon=carbon, access=access)
     refuse_invalid(published, document)
     task = task_of(document)
     settings = BuildSettings(
@@ -37,6 +42,37 @@ def audited(
     )
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     return audit(document, build(snapshot, settings=settings).document)
+
+
+def audited_impacts(
+    location: str,
+    document: dict[str, Any],
+    *,
+    source: str,
+    carbon: Path,
+    access: Access,
+) -> ImpactsAudit:
+    """A published impacts file against a rebuild: the index rebuilt from ``source`` with the
+    file's task and deadline, then its impacts from the factors and the carbon snapshot."""
+    checked_published(location, document, schema=IMPACTS_SCHEMA)
+    task = str(document["task"])
+    settings = BuildSettings(task=task, itl_deadline_ms=float(document["index"]["itl_deadline_ms"]))
+    snapshot = resolved_snapshot(source, tasks=[task], access=access)
+    rebuilt = build(snapshot, settings=settings)
+    impacts = impacts_of(
+        rebuilt.document,
+        index_bytes=rebuilt.index_bytes,
+        task=task,
+        upstream_commit=rebuilt.report["source"]["commit"],
+        carbon=carbon,
+    )
+    return audit_impacts(document, impacts)
+
+
+def checked_published(location: str, document: dict[str, Any], *, schema: str) -> None:
+    problems = schema_problems(document, schema=schema)
+    if problems:
+        raise SourceError(f"{location}: not a valid {schema} document:{listed_problems(problems)}")
 
 
 def index_file_problems(path: Path) -> list[str]:

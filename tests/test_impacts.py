@@ -1,0 +1,310 @@
+"""Impacts beside the index: measured GPU energy, estimated system energy and carbon as ranges.
+
+Real numbers come from frozen inputs: the published index (fixtures/published/index.json), the
+frozen carbon snapshot (fixtures/codecarbon-energy-mix) and the factors file. What regeneration
+replaces (the vendored snapshots, output/) is tested by relations only.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from energy_index.cli import main
+from energy_index.documents.factors import impact_factors
+from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
+from energy_index.errors import ChecksumMismatch, UpstreamFormatError
+from energy_index.flows.build import BuildSettings, Extras, run_all_tasks
+from energy_index.flows.impacts import impacts_of
+from energy_index.io.snapshots import carbon_snapshot
+from energy_index.model import CARBON_PATH, UpstreamFile
+from energy_index.steps.carbon import grid_intensities
+from tests.conftest import FIXTURES, PUBLISHED, REPO, SNAPSHOT
+
+CARBON_FIXTURE = FIXTURES / "codecarbon-energy-mix"
+VENDORED_CARBON = REPO / "snapshots" / "codecarbon-energy-mix"
+FACTORS_FILE = REPO / "pipeline" / "energy_index" / "documents" / "factors.json"
+
+
+def invoke(*args: Any) -> Any:
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def published_impacts() -> dict[str, Any]:
+    """The impacts of the published index, from the frozen carbon snapshot."""
+    index_bytes = PUBLISHED.read_bytes()
+    return impacts_of(
+        json.loads(index_bytes),
+        index_bytes=index_bytes,
+        task="lm-arena-chat",
+        upstream_commit="0" * 40,
+        carbon=CARBON_FIXTURE,
+    )
+
+
+def test_one_row_recomputed_by_hand(published_impacts: dict[str, Any]) -> None:
+    """Every bound of the reference row (Qwen 3 32B on 2 × H100), from the factors file and the
+    frozen carbon file read as plain JSON, with the formulas written out here."""
+    factors = json.loads(FACTORS_FILE.read_text("utf-8"))["factors"]
+    grid = json.loads((CARBON_FIXTURE / CARBON_PATH).read_text("utf-8"))
+    index = json.loads(PUBLISHED.read_bytes())
+    row = next(r for r in index["rows"] if r["row_id"].startswith("qwen-3-32b/H100/"))
+    impacts = next(r for r in published_impacts["rows"] if r["row_id"] == row["row_id"])
+    joules, watts, gpus = row["joules_per_output_token"], row["gpu_power_watts_total"], 2
+    assert row["num_gpus"] == gpus
+    tokens = row["avg_output_tokens"]
+
+    def value(name: str, bound: str) -> float:
+        return float(factors[name][bound]["value"])
+
+    expected = {}
+    for bound, pick in (("low", min), ("high", max)):
+        time_form = value("host_power_per_gpu", bound) * gpus / (watts / joules)
+        ratio_form = value("host_ratio_to_gpu", bound) * joules
+        host = pick(time_form, ratio_form)
+        server = (joules + host) * value("idle_capacity", bound)
+        facility = server * value("pue", bound)
+        expected[bound] = (time_form, ratio_form, host, server, facility)
+
+    server_block = impacts["estimated"]["server"]
+    facility_block = impacts["estimated"]["facility"]
+    host = server_block["host_joules_per_output_token"]
+    for bound in ("low", "high"):
+        time_form, ratio_form, host_j, server, facility = expected[bound]
+        approx = lambda x: pytest.approx(x, rel=6e-4)  # noqa: E731  four significant digits
+        assert host["time_form"][bound] == approx(time_form)
+        assert host["ratio_form"][bound] == approx(ratio_form)
+        assert host[bound] == approx(host_j)
+        assert host[f"{bound}_form"] == ("time" if host_j == time_form else "ratio")
+        assert server_block["wh_per_million_output_tokens"][bound] == approx(server * 1e6 / 3600)
+        assert server_block["wh_per_response"][bound] == approx(server * tokens / 3600)
+        assert facility_block["wh_per_million_output_tokens"][bound] == approx(
+            facility * 1e6 / 3600
+        )
+        assert facility_block["wh_per_response"][bound] == approx(facility * tokens / 3600)
+        for code in ("FRA", "USA", "IND", "CAF"):
+            intensity = grid[code]["carbon_intensity"]
+            carbon = impacts["estimated"]["carbon"]["by_country"][code]
+            assert carbon["g_per_million_output_tokens"][bound] == approx(
+                facility * 1e6 / 3600 / 1000 * intensity
+            )
+            assert carbon["g_per_response"][bound] == approx(
+                facility * tokens / 3600 / 1000 * intensity
+            )
+    # The factor bounds named are the ones used.
+    low_host = "host_power_per_gpu" if host["low_form"] == "time" else "host_ratio_to_gpu"
+    assert facility_block["factors"]["low"] == [f"{low_host}.low", "idle_capacity.low", "pue.low"]
+    # The measured block is the index's row, untouched.
+    assert impacts["measured"]["joules_per_output_token"] == joules
+    assert (
+        impacts["measured"]["wh_per_million_output_tokens"] == row["wh_per_million_output_tokens"]
+    )
+
+
+def test_the_two_host_forms_differ_and_each_gives_a_bound(
+    published_impacts: dict[str, Any],
+) -> None:
+    forms = [
+        (r["estimated"]["server"]["host_joules_per_output_token"], r["measured"])
+        for r in published_impacts["rows"]
+    ]
+    assert any(h["time_form"] != h["ratio_form"] for h, _ in forms)
+    assert {h["high_form"] for h, _ in forms} == {"time", "ratio"}  # both forms bind somewhere
+    for host, _ in forms:
+        assert host["low"] <= host["high"]
+
+
+def test_ranges_are_ordered_and_above_the_measured_floor(
+    published_impacts: dict[str, Any],
+) -> None:
+    for row in published_impacts["rows"]:
+        measured = row["measured"]["wh_per_million_output_tokens"]
+        server = row["estimated"]["server"]["wh_per_million_output_tokens"]
+        facility = row["estimated"]["facility"]["wh_per_million_output_tokens"]
+        assert measured < server["low"] <= server["high"]
+        assert server["low"] < facility["low"] <= facility["high"]
+        assert facility["high"] > server["high"]
+
+
+def _walk(value: Any, path: str = "$"):
+    yield path, value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for number, item in enumerate(value):
+            yield from _walk(item, f"{path}[{number}]")
+
+
+def assert_measured_apart(impacts: dict[str, Any], index: dict[str, Any]) -> None:
+    """No estimate in a measured field: every 'measured' block holds exactly the index row's
+    figures; every number of a row sits under a block that states status and boundary; and
+    nothing estimated sits under a measured block."""
+    rows = {row["row_id"]: row for row in index["rows"]}
+    for row in impacts["rows"]:
+        source = rows[row["row_id"]]
+        measured = row["measured"]
+        assert measured.pop("status") == "measured" and measured.pop("boundary") == "gpu"
+        for key, number in measured.items():
+            assert number == source[key], (row["row_id"], key)
+        measured.update(status="measured", boundary="gpu")
+        for name, block in row["estimated"].items():
+            assert block["status"] == "estimated", name
+            assert block["boundary"] in ("server", "facility")
+            for path, leaf in _walk(block):
+                assert not (isinstance(leaf, dict) and leaf.get("status") == "measured"), path
+
+
+def test_no_estimate_in_measured_fields_nor_in_the_index(tmp_path: Path) -> None:
+    """Scan every output of a build --all-tasks --impacts --format csv: index.json has no
+    estimate at all (and is byte for byte the index built without --impacts), impacts.json keeps
+    measured and estimated apart, and the CSV's measured columns are the index's figures."""
+    settings = BuildSettings()
+    plain = run_all_tasks(SNAPSHOT, out_dir=tmp_path / "plain", settings=settings)
+    with_impacts = run_all_tasks(
+        SNAPSHOT,
+        out_dir=tmp_path / "impacts",
+        settings=settings,
+        extras=Extras(impacts=True, formats=("csv",)),
+    )
+    assert set(plain) == set(with_impacts) and len(plain) == 5
+    for task in plain:
+        folder = tmp_path / "impacts" / task
+        index_bytes = (folder / "index.json").read_bytes()
+        assert index_bytes == (tmp_path / "plain" / task / "index.json").read_bytes()
+        index = json.loads(index_bytes)
+        for path, leaf in _walk(index):
+            assert not (isinstance(leaf, dict) and ("estimated" in leaf or "low" in leaf)), path
+            assert leaf != "estimated", path
+        impacts = json.loads((folder / "impacts.json").read_bytes())
+        assert schema_problems(impacts, schema=IMPACTS_SCHEMA) == []
+        assert impacts["index"]["sha256"] == hashlib.sha256(index_bytes).hexdigest()
+        assert [r["row_id"] for r in impacts["rows"]] == [r["row_id"] for r in index["rows"]]
+        assert_measured_apart(impacts, index)
+        table = list(csv.DictReader(io.StringIO((folder / "impacts.csv").read_text("utf-8"))))
+        by_id = {row["row_id"]: row for row in index["rows"]}
+        for line in table:
+            source = by_id[line["row_id"]]
+            assert float(line["measured_gpu_joules_per_output_token"]) == pytest.approx(
+                source["joules_per_output_token"], rel=1e-12
+            )
+            numeric = [k for k in line if k not in ("row_id", "model", "gpu", "num_gpus")]
+            assert all(k.startswith(("measured_gpu_", "estimated_")) for k in numeric)
+
+
+def test_a_measured_field_holding_an_estimate_is_caught(
+    published_impacts: dict[str, Any],
+) -> None:
+    """The scan above can fail: an estimate copied into a measured field is found."""
+    index = json.loads(PUBLISHED.read_bytes())
+    broken = json.loads(json.dumps(published_impacts))
+    estimate = broken["rows"][0]["estimated"]["facility"]["wh_per_million_output_tokens"]["high"]
+    broken["rows"][0]["measured"]["wh_per_million_output_tokens"] = estimate
+    with pytest.raises(AssertionError):
+        assert_measured_apart(broken, index)
+    assert_measured_apart(json.loads(json.dumps(published_impacts)), index)
+
+
+def test_the_schema_refuses_a_measured_status_on_an_estimate(
+    published_impacts: dict[str, Any],
+) -> None:
+    broken = json.loads(json.dumps(published_impacts))
+    broken["rows"][0]["estimated"]["server"]["status"] = "measured"
+    broken["rows"][1]["measured"]["boundary"] = "facility"
+    problems = schema_problems(broken, schema=IMPACTS_SCHEMA)
+    assert any("rows[0].estimated.server.status" in p for p in problems), problems
+    assert any("rows[1].measured.boundary" in p for p in problems), problems
+
+
+def test_the_carbon_snapshot_is_pinned_and_checked(tmp_path: Path) -> None:
+    snapshot = carbon_snapshot(VENDORED_CARBON)
+    assert snapshot.repository == "mlco2/codecarbon"
+    assert len(snapshot.commit) == 40 and snapshot.commit in snapshot.file.url
+    copy = shutil.copytree(VENDORED_CARBON, tmp_path / "copy")
+    target = copy / CARBON_PATH
+    document = json.loads(target.read_bytes())
+    document["FRA"]["carbon_intensity"] = 1.0
+    target.write_text(json.dumps(document))
+    with pytest.raises(ChecksumMismatch):
+        carbon_snapshot(copy)
+
+
+def test_the_frozen_carbon_figures() -> None:
+    grid = grid_intensities(carbon_snapshot(CARBON_FIXTURE).file)
+    assert len(grid) == 213
+    assert (grid["FRA"].g_per_kwh, grid["FRA"].year) == (56.039, 2023)
+    assert grid["CAF"].g_per_kwh == 0.0  # all low-carbon generation that year: kept, not refused
+
+
+def test_bad_carbon_rows_are_named_by_country_and_field() -> None:
+    content = json.dumps(
+        {
+            "FRA": {"country_name": "France", "year": 2023, "carbon_intensity": float("nan")},
+            "XX1": {"country_name": "Nowhere", "year": 2023, "carbon_intensity": 10},
+            "DEU": {"country_name": "Germany\u202e", "year": "2023", "carbon_intensity": 300},
+        }
+    ).encode()
+    file = UpstreamFile(CARBON_PATH, content, "", len(content), "https://x", "", "")
+    with pytest.raises(UpstreamFormatError) as caught:
+        grid_intensities(file)
+    message = str(caught.value)
+    assert CARBON_PATH in message
+    assert "country 'FRA': field carbon_intensity" in message
+    assert "country 'XX1': not an ISO 3166-1 alpha-3 code" in message
+    assert "country 'DEU': field year" in message
+    assert "country 'DEU': field country_name: holds control or format characters" in message
+
+
+def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: Path) -> None:
+    out = tmp_path / "index.json"
+    result = invoke("build", "--from", SNAPSHOT, "--out", out, "--impacts")
+    assert result.exit_code == 0, result.output
+    impacts = tmp_path / "impacts.json"
+    passed = invoke("audit", "--published", impacts, "--from", SNAPSHOT)
+    assert passed.exit_code == 0, passed.output
+    assert "impacts: identical" in passed.output
+    document = json.loads(impacts.read_bytes())
+    document["carbon_source"]["countries"]["FRA"]["g_per_kwh"] = 12.0
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(document))
+    failed = invoke("audit", "--published", tampered, "--from", SNAPSHOT)
+    assert failed.exit_code == 1
+    assert "carbon_source.countries.FRA.g_per_kwh: published '12.0' ≠ rebuilt '56.039'" in (
+        failed.output
+    )
+    document = json.loads(impacts.read_bytes())
+    by_country = document["rows"][5]["estimated"]["carbon"]["by_country"]
+    by_country["POL"]["g_per_million_output_tokens"]["low"] /= 2
+    tampered.write_text(json.dumps(document))
+    failed = invoke("audit", "--published", tampered, "--from", SNAPSHOT)
+    assert failed.exit_code == 1
+    assert "rows[5].estimated.carbon.by_country.POL.g_per_million_output_tokens.low" in (
+        failed.output
+    )
+
+
+def test_impacts_leave_the_published_index_as_it_is(tmp_path: Path) -> None:
+    """output/index.json rebuilt in place with --impacts keeps every byte."""
+    for name in ("index.json", "index.report.json"):
+        shutil.copy(REPO / "output" / name, tmp_path / name)
+    result = invoke("build", "--from", SNAPSHOT, "--out", tmp_path / "index.json", "--impacts")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "index.json").read_bytes() == (REPO / "output" / "index.json").read_bytes()
+    assert (tmp_path / "impacts.json").is_file()
+
+
+def test_every_factor_cited_in_impacts_is_the_file_s(published_impacts: dict[str, Any]) -> None:
+    assert published_impacts["factors"] == impact_factors()["factors"]
+    carbon = published_impacts["carbon_source"]
+    assert "Our World in Data" in carbon["attribution"]
+    assert "Location-based annual average" in carbon["kind"]
+    assert "MIT" in carbon["licence"] and "CC BY 4.0" in carbon["licence"]
