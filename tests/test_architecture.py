@@ -28,6 +28,9 @@ STEP_ORDER = {
     "robustness": 4,
     "sweep": 4,
     "curves": 4,
+    "carbon": 4,  # the second upstream, parsed
+    "impacts": 5,  # index rows and carbon to estimated ranges
+    "calibration": 5,
 }
 BASE = {"energy_index", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {

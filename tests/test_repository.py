@@ -44,8 +44,13 @@ def test_the_vendored_snapshot_is_the_input_of_the_committed_output():
     assert report["source"]["commit"] == manifest["commit"]
     for recorded in report["inputs"]:
         assert manifest["files"][recorded["path"]]["sha256"] == recorded["sha256"]
-    # Exactly one snapshot is kept: the folder is the snapshot, nothing else beside it.
-    assert sorted(p.name for p in SNAPSHOT.parent.iterdir()) == ["README.md", SNAPSHOT.name]
+    # Exactly one snapshot per upstream is kept: the leaderboard's, and the grid carbon
+    # intensities' (the input of impacts.json), nothing else beside them.
+    assert sorted(p.name for p in SNAPSHOT.parent.iterdir()) == [
+        "README.md",
+        "codecarbon-energy-mix",
+        SNAPSHOT.name,
+    ]
 
 
 def test_the_golden_reference_is_the_committed_output():
