@@ -308,3 +308,13 @@ def test_every_factor_cited_in_impacts_is_the_file_s(published_impacts: dict[str
     assert "Our World in Data" in carbon["attribution"]
     assert "Location-based annual average" in carbon["kind"]
     assert "MIT" in carbon["licence"] and "CC BY 4.0" in carbon["licence"]
+
+
+def test_a_repeated_country_is_refused_not_resolved() -> None:
+    content = (
+        b'{"FRA": {"country_name": "France", "year": 2023, "carbon_intensity": 56.0}, '
+        b'"FRA": {"country_name": "France", "year": 2023, "carbon_intensity": 1.0}}'
+    )
+    file = UpstreamFile(CARBON_PATH, content, "", len(content), "https://x", "", "")
+    with pytest.raises(UpstreamFormatError, match="FRA"):
+        grid_intensities(file)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from energy_index.errors import UpstreamFormatError
-from energy_index.model import UpstreamFile
+from energy_index.model import DuplicateKey, UpstreamFile, unique_keys
 
 _ISO3 = re.compile(r"[A-Z]{3}")
 SHOWN_PROBLEMS = 20
@@ -37,10 +37,14 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
 
     Example: ``grid_intensities(carbon_snapshot(Path(CARBON_SNAPSHOT)).file)["FRA"].g_per_kwh``.
     """
-    try:
-        document = json.loads(bytes(file.content))
-    except (ValueError, RecursionError) as error:
-        raise UpstreamFormatError(path=file.path, problem=f"not JSON ({error})") from None
+    try:  # strictly, as every upstream file: a repeated key is refused, not resolved
+        document = json.loads(bytes(file.content), object_pairs_hook=unique_keys)
+    except DuplicateKey as error:
+        raise UpstreamFormatError(path=file.path, problem=f"not valid here: {error}") from None
+    except RecursionError:
+        raise UpstreamFormatError(path=file.path, problem="nested too deeply to parse") from None
+    except ValueError as error:
+        raise UpstreamFormatError(path=file.path, problem=f"not valid JSON ({error})") from None
     if not isinstance(document, dict) or not document:
         raise UpstreamFormatError(path=file.path, problem="expected an object of ISO-3 → country")
     problems: list[str] = []
