@@ -138,3 +138,60 @@ def test_no_other_tie_break_order_gives_the_same_picks(tie_breaks, monkeypatch):
             continue
         monkeypatch.setattr(selection, "TIE_BREAK", order)
         assert picks() != TIE_BREAK_PICKS, order
+
+
+# The selection sorts only each group's energy ties by the full order (issue #16); sorting every
+# eligible row by it, as before, is the definition. Both must pick the same rows, and the same
+# runners-up, on the real snapshot and on the stress fixture (ties broken by every key).
+@pytest.fixture(params=["snapshot", "stress"])
+def eligible(request) -> pl.DataFrame:
+    from tests.conftest import SNAPSHOT, TASK_PATH
+
+    content = (SNAPSHOT / TASK_PATH).read_bytes() if request.param == "snapshot" else None
+    frame = validated_configurations(upstream_file(content or fixture_bytes("stress.json"))).frame
+    stable = stable_configurations(frame).stable
+    return stable.filter(pl.col("median_itl_ms") <= 500.0)
+
+
+def by_full_sort(eligible: pl.DataFrame) -> pl.DataFrame:
+    ranked = eligible.sort(selection.selection_order(eligible.columns))
+    return ranked.unique(subset=["model_id", "gpu_model"], keep="first", maintain_order=True)
+
+
+def test_the_first_in_order_is_the_first_of_the_fully_sorted_rows(eligible):
+    expected = by_full_sort(eligible).sort("model_id", "gpu_model")
+    got = selection.first_in_order(eligible).sort("model_id", "gpu_model")
+    assert expected.height > 30
+    assert got.equals(expected)
+
+
+def test_the_runner_up_is_the_next_other_key_of_the_fully_sorted_rows(eligible):
+    from energy_index.io.snapshots import upstream_snapshot
+    from energy_index.steps.robustness import robustness_figures
+    from tests.conftest import SNAPSHOT
+
+    ranked = eligible.sort(selection.selection_order(eligible.columns))
+    first = ["num_gpus", "max_num_seqs"]
+    differs = pl.any_horizontal(
+        pl.col(c) != pl.col(c).first().over("model_id", "gpu_model") for c in first
+    )
+    expected = ranked.filter(differs).unique(
+        subset=["model_id", "gpu_model"], keep="first", maintain_order=True
+    )
+    chosen = selected_configurations(eligible)
+    snapshot = upstream_snapshot(SNAPSHOT, task="lm-arena-chat")
+    figures = robustness_figures(eligible, selection=chosen, snapshot=snapshot)
+    got = {
+        (row["model_id"], row["gpu_model"]): figures_of["runner_up"]
+        for row, figures_of in zip(
+            chosen.selected.iter_rows(named=True), figures.values(), strict=True
+        )
+    }
+    assert sum(runner_up is not None for runner_up in got.values()) == expected.height > 20
+    for row in expected.iter_rows(named=True):
+        runner_up = got[(row["model_id"], row["gpu_model"])]
+        assert (runner_up["num_gpus"], runner_up["max_num_seqs"]) == (
+            row["num_gpus"],
+            row["max_num_seqs"],
+        )
+        assert runner_up["joules_per_output_token"] == round(row["energy_per_token_joules"], 7)

@@ -14,7 +14,7 @@ import polars as pl
 
 from energy_index.model import INDEX_GROUP, KEY_COLUMNS, UpstreamSnapshot
 from energy_index.steps.derive import row_id
-from energy_index.steps.selection import Selection, selection_order
+from energy_index.steps.selection import Selection, first_in_order
 
 PARALLELISM = ("tensor_parallel", "expert_parallel", "data_parallel")
 
@@ -25,21 +25,15 @@ def robustness_figures(
     """Per row_id of the index: runner-up, margin, repeated-run spread, key and provenance."""
     energy = pl.col("energy_per_token_joules")
     eligible = stable.filter(pl.col("median_itl_ms") <= selection.itl_deadline_ms)
-    ranked = eligible.sort(selection_order(eligible.columns))
-    differs = (pl.col("num_gpus") != pl.col("num_gpus").first().over(INDEX_GROUP)) | (
-        pl.col("max_num_seqs") != pl.col("max_num_seqs").first().over(INDEX_GROUP)
-    )
-    runners_up = (
-        ranked.filter(differs)
-        .group_by(INDEX_GROUP, maintain_order=True)
-        .first()
-        .select(
-            *INDEX_GROUP,
-            runner_up_num_gpus="num_gpus",
-            runner_up_max_num_seqs="max_num_seqs",
-            runner_up_energy="energy_per_token_joules",
-            runner_up_median_itl_ms="median_itl_ms",
-        )
+    # The runner-up comes first in the selection's order among the runs of another key.
+    chosen_key = selection.selected.select(*INDEX_GROUP, "num_gpus", "max_num_seqs")
+    rivals = eligible.join(chosen_key, on=chosen_key.columns, how="anti")
+    runners_up = first_in_order(rivals).select(
+        *INDEX_GROUP,
+        runner_up_num_gpus="num_gpus",
+        runner_up_max_num_seqs="max_num_seqs",
+        runner_up_energy="energy_per_token_joules",
+        runner_up_median_itl_ms="median_itl_ms",
     )
     repeats = stable.group_by(KEY_COLUMNS).agg(
         runs=pl.len(), lowest=energy.min(), highest=energy.max()

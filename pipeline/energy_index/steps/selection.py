@@ -36,16 +36,24 @@ def selection_order(columns: list[str]) -> list[str]:
     return [*TIE_BREAK, *sorted(c for c in columns if c not in TIE_BREAK)]
 
 
+def first_in_order(candidates: pl.DataFrame) -> pl.DataFrame:
+    """Per (model_id, gpu_model), the first row of ``selection_order``, in no particular order.
+
+    Only the rows at their group's lowest value of the order's first key (energy) can come
+    first, so the full order sorts those few (the energy ties), not every candidate.
+    """
+    order = selection_order(candidates.columns)
+    first = pl.col(order[0])
+    tied = candidates.filter(first == first.min().over(INDEX_GROUP))
+    return tied.sort(order).unique(subset=INDEX_GROUP, keep="first", maintain_order=True)
+
+
 def selected_configurations(
     stable: pl.DataFrame, *, itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
 ) -> Selection:
     """Choose one configuration per (model_id, gpu_model); see the module docstring."""
     eligible = stable.filter(pl.col("median_itl_ms") <= itl_deadline_ms)
-    selected = (
-        eligible.sort(selection_order(eligible.columns))
-        .unique(subset=INDEX_GROUP, keep="first", maintain_order=True)
-        .sort(INDEX_GROUP)
-    )
+    selected = first_in_order(eligible).sort(INDEX_GROUP)
     without = (
         stable.group_by(INDEX_GROUP)
         .agg(
