@@ -12,12 +12,15 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.documents.editorial import editorial_text, indexed_tasks
 from energy_index.documents.schemas import (
+    COUNTRY_SCHEMA,
     DEADLINES_SCHEMA,
+    IMPACTS_SCHEMA,
     INDEX_SCHEMA,
     MODEL_SCHEMA,
     schema_problems,
 )
 from tests.conftest import REPO, SNAPSHOT, invoke
+from tests.test_impacts import assert_measured_apart
 from tests.test_report import INDEX
 
 TASKS = indexed_tasks(editorial_text())
@@ -48,13 +51,21 @@ def test_the_site_has_a_page_per_task_and_the_index_as_published(site: Path):
 
 
 def test_every_json_file_of_the_api_matches_its_schema(site: Path):
-    schemas = {"index.json": INDEX_SCHEMA, "deadlines.json": DEADLINES_SCHEMA}
+    schemas = {
+        "index.json": INDEX_SCHEMA,
+        "deadlines.json": DEADLINES_SCHEMA,
+        "impacts.json": IMPACTS_SCHEMA,
+    }
+    by_folder = {"models": MODEL_SCHEMA, "impacts": COUNTRY_SCHEMA}
     checked = 0
     for path in sorted((site / "api").rglob("*.json")):
-        schema = MODEL_SCHEMA if path.parent.name == "models" else schemas[path.name]
+        schema = by_folder.get(path.parent.name) or schemas[path.name]
         assert schema_problems(json.loads(path.read_bytes()), schema=schema) == [], path
         checked += 1
-    assert checked == 2 * len(TASKS) + len(list((site / "api/v1/models").glob("*.json")))
+    countries = len(list((site / "api/v1/tasks/gpqa/impacts").glob("*.json")))
+    assert countries == 213
+    models = len(list((site / "api/v1/models").glob("*.json")))
+    assert checked == (3 + countries) * len(TASKS) + models
 
 
 def test_a_models_file_holds_every_gpus_row_and_curve(site: Path):
@@ -72,7 +83,8 @@ def test_the_data_package_validates_with_frictionless(site: Path):
 
     package = json.loads((site / "datapackage.json").read_bytes())
     assert package["licenses"][0]["name"] == "Apache-2.0"
-    assert sorted(r["name"] for r in package["resources"]) == [f"{t}-index" for t in TASKS]
+    names = sorted(r["name"] for r in package["resources"])
+    assert names == sorted([*(f"{t}-index" for t in TASKS), *(f"{t}-impacts" for t in TASKS)])
     fields = [f["name"] for f in package["resources"][0]["schema"]["fields"]]
     assert fields[:3] == ["model", "slug", "model_id"] and "row_id" in fields
     report = validate(str(site / "datapackage.json"))
@@ -169,3 +181,24 @@ def test_the_model_files_are_grouped_in_one_pass_over_rows_and_curves():
     )
     # Linear: a pass or two over each list, not one per model (300 × 600 visits before).
     assert rows.visits <= 2 * len(rows) and curves.visits <= 2 * len(curves)
+
+
+def test_the_site_s_impacts_keep_measured_and_estimated_apart(site: Path):
+    """The scan of every impacts output of the site: impacts.json and each country's file hold
+    the index's own figures in their measured blocks and nothing estimated there."""
+    for task in TASKS:
+        base = site / "api/v1/tasks" / task
+        index = json.loads((base / "index.json").read_bytes())
+        assert_measured_apart(json.loads((base / "impacts.json").read_bytes()), index)
+        rows = {row["row_id"]: row for row in index["rows"]}
+        for path in sorted((base / "impacts").glob("*.json")):
+            country = json.loads(path.read_bytes())
+            assert country["country"]["iso3"] == path.stem
+            for row in country["rows"]:
+                measured = dict(row["measured"])
+                assert (measured.pop("status"), measured.pop("boundary")) == ("measured", "gpu")
+                assert all(rows[row["row_id"]][k] == v for k, v in measured.items()), path
+                assert (row["carbon"]["status"], row["carbon"]["boundary"]) == (
+                    "estimated",
+                    "facility",
+                )

@@ -173,6 +173,14 @@ def source_option(default: str) -> Callable[[F], F]:
     )
 
 
+carbon_option = click.option(
+    "--carbon",
+    type=click.Path(path_type=Path),
+    default=Path(CARBON_SNAPSHOT),
+    show_default=True,
+    help="The grid carbon intensity snapshot (CodeCarbon's energy mix, vendored like the "
+    "leaderboard's) that impacts are built from.",
+)
 cache_option = click.option(
     "--cache",
     type=click.Path(path_type=Path),
@@ -353,13 +361,7 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     "GPU energy beside estimated server and facility energy and carbon by country, as ranges "
     "from cited factors and the carbon snapshot (--carbon). The index itself is unchanged.",
 )
-@click.option(
-    "--carbon",
-    type=click.Path(path_type=Path),
-    default=Path(CARBON_SNAPSHOT),
-    show_default=True,
-    help="The grid carbon intensity snapshot (CodeCarbon's energy mix) --impacts reads.",
-)
+@carbon_option
 @cache_option
 @network_options
 @reports_errors
@@ -538,13 +540,7 @@ def regenerate(
     "is served.",
 )
 @source_option(VENDORED_SNAPSHOT)
-@click.option(
-    "--carbon",
-    type=click.Path(path_type=Path),
-    default=Path(CARBON_SNAPSHOT),
-    show_default=True,
-    help="The grid carbon intensity snapshot an impacts file is rebuilt with.",
-)
+@carbon_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @cache_option
 @network_options
@@ -657,15 +653,22 @@ def report(
     show_default=True,
     help="The site directory, replaced whole.",
 )
+@carbon_option
 @cache_option
 @network_options
 @reports_errors
-def site(index: Path, source: str, out: Path, cache: Path, network: NetworkSettings) -> None:
+def site(
+    index: Path, source: str, out: Path, carbon: Path, cache: Path, network: NetworkSettings
+) -> None:
     """Write the static site: every task's report page and a JSON API with a Data Package.
 
     index.html is the report of --index; tasks/<task>/index.html one per task;
     api/v1/tasks/<task>/{index,deadlines}.json and index.csv; api/v1/models/<slug>.json every
     GPU's row and curve of a model; datapackage.json describes the tables and the licence.
+    api/v1/tasks/<task>/impacts.json (and impacts.csv) holds the measured GPU energy beside
+    estimated server, facility and carbon ranges; api/v1/tasks/<task>/impacts/<ISO3>.json one
+    country's carbon (grid intensities from --carbon); cards/<task>/<model>/<gpu>.html one card
+    per pick.
     Each JSON file is schema-checked; the directory is replaced only once all are written.
 
     Example:
@@ -674,7 +677,7 @@ def site(index: Path, source: str, out: Path, cache: Path, network: NetworkSetti
     """
     from energy_index.flows.site import write_site
 
-    files = write_site(index, source=source, out=out, access=_access(cache, network))
+    files = write_site(index, source=source, out=out, carbon=carbon, access=_access(cache, network))
     click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
 
 

@@ -7,6 +7,10 @@
     api/v1/tasks/<task>/index.csv       its rows as CSV: the Data Package's tables
     api/v1/models/<slug>.json           one model: each task's row per GPU and its curves
                                         (schemas/model.schema.json)
+    api/v1/tasks/<task>/impacts.json    measured GPU energy beside estimated server, facility and
+                                        carbon ranges (schemas/impacts.schema.json), and as CSV
+    api/v1/tasks/<task>/impacts/<ISO3>.json  one country's carbon for every pick
+                                        (schemas/impacts-country.schema.json)
     datapackage.json                    Frictionless Data Package: tables, fields, licence
 
 Every JSON file is checked against its schema before anything is written, and the directory is
@@ -27,9 +31,10 @@ from typing import Any
 from energy_index.documents.editorial import editorial_text, indexed_tasks
 from energy_index.documents.index import serialized
 from energy_index.documents.schemas import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path
-from energy_index.documents.tables import table_bytes
+from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import SourceError
 from energy_index.flows.build import assembled, index_stages
+from energy_index.flows.impacts import country_documents, impacts_of
 from energy_index.flows.report import (
     index_beside,
     inputs_of,
@@ -38,7 +43,7 @@ from energy_index.flows.report import (
 )
 from energy_index.io.files import write_directory
 from energy_index.io.source import resolved_snapshot
-from energy_index.model import Access
+from energy_index.model import CARBON_SNAPSHOT, Access
 from energy_index.pages.page import report_html
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import slug
@@ -51,7 +56,9 @@ LICENCE_URL = "https://www.apache.org/licenses/LICENSE-2.0"
 _JSON_TYPES = {"number": "number", "integer": "integer", "string": "string"}
 
 
-def site_files(index: Path, source: Path) -> dict[str, bytes]:
+def site_files(
+    index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHOT)
+) -> dict[str, bytes]:
     """Every file of the site, by its path inside the site, all checked.
 
     Example: ``sorted(site_files(Path("output/index.json"), snapshot))[:2]``
@@ -80,6 +87,17 @@ def site_files(index: Path, source: Path) -> dict[str, bytes]:
         files[f"{base}/index.json"] = index_bytes
         files[f"{base}/deadlines.json"] = serialized(dict(inputs.sweep))
         files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
+        impacts = impacts_of(
+            document,
+            index_bytes=index_bytes,
+            task=task,
+            upstream_commit=stages.snapshot.commit,
+            carbon=carbon,
+        )
+        files[f"{base}/impacts.json"] = serialized(impacts)
+        files[f"{base}/impacts.csv"] = impacts_table_bytes(impacts, format="csv")
+        for code, country in country_documents(impacts).items():
+            files[f"{base}/impacts/{code}.json"] = serialized(country)
         tables.append((task, document))
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
     for name, model in models.items():
@@ -164,7 +182,40 @@ def data_package(
             }
         ],
         "sources": [{"title": first["name"], "path": first["url"]}],
-        "resources": [_table(task, document, files) for task, document in tables],
+        "resources": [
+            *(_table(task, document, files) for task, document in tables),
+            *(_impacts_table(task, files) for task, _ in tables),
+        ],
+    }
+
+
+def _impacts_table(task: str, files: Mapping[str, bytes]) -> dict[str, Any]:
+    """impacts.csv as a Data Package table: each column's status and boundary is its name's
+    prefix (measured_gpu_…, estimated_server_…, estimated_facility_…)."""
+    path = f"{API}/tasks/{task}/impacts.csv"
+    content = files[path]
+    header = content.split(b"\n", 1)[0].decode("utf-8").split(",")
+    text = {"row_id", "model", "gpu", "estimated_server_host_low_form"}
+    text.add("estimated_server_host_high_form")
+    fields = [
+        {
+            "name": name,
+            "type": "string" if name in text else "integer" if name == "num_gpus" else "number",
+        }
+        for name in header
+    ]
+    return {
+        "name": f"{task}-impacts",
+        "title": f"{task}: measured GPU energy and estimated server and facility ranges",
+        "description": "Columns named measured_gpu_* are the index's measured figures; "
+        "estimated_* columns are ranges built from cited factors (see impacts.json).",
+        "path": path,
+        "format": "csv",
+        "mediatype": "text/csv",
+        "encoding": "utf-8",
+        "bytes": len(content),
+        "hash": f"sha256:{hashlib.sha256(content).hexdigest()}",
+        "schema": {"fields": fields, "primaryKey": ["row_id"]},
     }
 
 
@@ -198,10 +249,11 @@ def write_site(
     source: str,
     out: Path,
     access: Access,
+    carbon: Path = Path(CARBON_SNAPSHOT),
 ) -> dict[str, bytes]:
     """``site``: write every file of the site into ``out``, replaced whole; returns them."""
     tasks = indexed_tasks(editorial_text())
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
-    files = site_files(index, snapshot)
+    files = site_files(index, snapshot, carbon=carbon)
     write_directory(out, files, manifest=SITE_MANIFEST)
     return files
