@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,20 @@ from energy_index.model import INDEX_PATH
 from tests.standin import StandIn
 
 REPO = Path(__file__).resolve().parent.parent
-# The vendored upstream snapshot: the input of the committed output/index.json.
+# The vendored upstream snapshot: the input of the committed output/index.json. Regeneration
+# replaces it, so only relations that hold for any upstream are asserted on it (and on output/):
+# tests/test_committed.py. tests/test_test_kinds.py keeps every other test off it.
 SNAPSHOT = REPO / "snapshots" / "ml-energy-leaderboard"
 FIXTURES = REPO / "fixtures"
-# The published copy of the index, as published: the golden reference a rebuild must equal.
+# The frozen input of the published index: upstream's files at the commit it was built from,
+# with their snapshot.json. Never touched by regeneration: every test that asserts a figure, a
+# count or a row of real data reads this.
+GOLDEN = FIXTURES / "golden" / "ml-energy-leaderboard"
+# The published copy of the index, as published: the golden reference a rebuild of GOLDEN must
+# equal.
 PUBLISHED = FIXTURES / "published" / "index.json"
+# The dates the published copy carries (data retrieved, file published).
+PUBLISHED_DATES = ("2026-09-26", "2026-09-27")
 TASK_PATH = "public/data/tasks/lm-arena-chat.json"
 
 
@@ -88,6 +98,18 @@ def published() -> dict[str, Any]:
     return json.loads(PUBLISHED.read_bytes())
 
 
+@pytest.fixture(scope="session")
+def golden_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The published index rebuilt from GOLDEN with its build report beside it (a folder of its
+    own, like output/), for the tests that read an index and its report: report, site, audit."""
+    from energy_index.flows.build import BuildSettings, run
+
+    retrieved, updated = PUBLISHED_DATES
+    out = tmp_path_factory.mktemp("golden-output") / "index.json"
+    run(GOLDEN, out=out, settings=BuildSettings(retrieved=retrieved, updated=updated))
+    return out
+
+
 def upstream_file(content: bytes, path: str = TASK_PATH):
     """An UpstreamFile around some bytes, for stages that do not care where they came from."""
     from energy_index.model import UpstreamFile
@@ -111,8 +133,8 @@ FAST = ["--retries", "2", "--timeout", "0.5", "--backoff", "0.01", "--quiet"]
 
 @pytest.fixture
 def standin():
-    """The vendored snapshot served as upstream ``master``; faults queued with ``fail``."""
-    server = StandIn(SNAPSHOT).start()
+    """The golden snapshot served as upstream ``master``; faults queued with ``fail``."""
+    server = StandIn(GOLDEN).start()
     yield server
     server.stop()
 
@@ -129,6 +151,48 @@ def cli(standin: StandIn, *args: object, token: str | None = None):
         "GITHUB_TOKEN": token,
     }
     return CliRunner().invoke(main, [str(a) for a in args], env=env, catch_exceptions=False)
+
+
+# -- upstream changed: a snapshot at a new commit, for the tests of what regeneration keeps ------
+def changed_snapshot(
+    source: Path, directory: Path, changes: dict[str, bytes | None], *, commit: str
+) -> Path:
+    """A copy of the snapshot at ``source`` taken at ``commit``, with files replaced, added, or
+    deleted (``None``), and its snapshot.json describing them."""
+    shutil.copytree(source, directory)
+    manifest = json.loads((directory / "snapshot.json").read_bytes())
+    manifest["commit"] = commit
+    for path, content in changes.items():
+        if content is None:
+            (directory / path).unlink()
+            del manifest["files"][path]
+            continue
+        (directory / path).parent.mkdir(parents=True, exist_ok=True)
+        (directory / path).write_bytes(content)
+        manifest["files"][path] = {
+            "url": f"https://raw.githubusercontent.com/ml-energy/leaderboard/{commit}/{path}",
+            "sha256": hashlib.sha256(content).hexdigest(),
+            "bytes": len(content),
+            "last_commit": commit,
+            "last_commit_date": "2026-11-29T10:00:00Z",
+        }
+    for path, record in manifest["files"].items():
+        record["url"] = f"https://raw.githubusercontent.com/ml-energy/leaderboard/{commit}/{path}"
+    (directory / "snapshot.json").write_text(json.dumps(manifest, indent=2))
+    return directory
+
+
+def more_power(task_bytes: bytes, watts: float = 7.0) -> bytes:
+    """Every configuration draws ``watts`` more, its energy figures consistent with it (energy per
+    token = power / throughput; per request = per token × output length)."""
+    document = json.loads(task_bytes)
+    for configuration in document["configurations"]:
+        power = configuration["avg_power_watts"] + watts
+        per_token = power / configuration["output_throughput_tokens_per_sec"]
+        configuration["avg_power_watts"] = power
+        configuration["energy_per_token_joules"] = per_token
+        configuration["energy_per_request_joules"] = per_token * configuration["avg_output_len"]
+    return json.dumps(document, indent=2).encode()
 
 
 def invoke(*args: object):

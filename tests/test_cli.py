@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from tests.conftest import PUBLISHED, REPO, SNAPSHOT, TASK_PATH
+from tests.conftest import GOLDEN, PUBLISHED, REPO, TASK_PATH
 
 DATES = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
 
@@ -25,7 +25,7 @@ def invoke(*args: str):
 def previous_output(tmp_path: Path) -> Path:
     """An index already written at the output path, which a failed build must not touch."""
     out = tmp_path / "out" / "index.json"
-    result = invoke("build", "--from", SNAPSHOT, "--out", out, *DATES)
+    result = invoke("build", "--from", GOLDEN, "--out", out, *DATES)
     assert result.exit_code == 0, result.output
     return out
 
@@ -74,7 +74,7 @@ def test_build_writes_the_index_and_its_report(previous_output: Path):
 
 def test_build_says_what_it_wrote(tmp_path: Path):
     out = tmp_path / "index.json"
-    result = invoke("build", "--from", SNAPSHOT, "--out", out)
+    result = invoke("build", "--from", GOLDEN, "--out", out)
     assert result.exit_code == 0
     assert f"wrote {out} (32 rows from 328 stable of 328 configurations)" in result.output
 
@@ -117,7 +117,7 @@ def test_bad_input_exits_1_and_leaves_the_previous_output_alone(
 def test_a_tampered_snapshot_exits_1_and_leaves_the_output_alone(tmp_path, previous_output):
     before = previous_output.read_bytes()
     copy = tmp_path / "tampered"
-    shutil.copytree(SNAPSHOT, copy)
+    shutil.copytree(GOLDEN, copy)
     (copy / TASK_PATH).write_bytes((copy / TASK_PATH).read_bytes().replace(b"H100", b"H200", 1))
     result = invoke("build", "--from", copy, "--out", previous_output)
     assert result.exit_code == 1
@@ -140,11 +140,11 @@ def test_usage_errors_exit_2(args):
 
 
 def test_audit_passes_on_the_published_index():
-    result = invoke("audit", "--published", PUBLISHED, "--from", SNAPSHOT)
+    result = invoke("audit", "--published", PUBLISHED, "--from", GOLDEN)
     assert result.exit_code == 0, result.output
     first = result.output.splitlines()[0]
     assert first.startswith("32/32 rows identical, header identical (volatile: ")
-    retrieved = json.loads((SNAPSHOT / "snapshot.json").read_bytes())["retrieved"]
+    retrieved = json.loads((GOLDEN / "snapshot.json").read_bytes())["retrieved"]
     assert f'source.retrieved: "2026-09-26" → "{retrieved}"' in first
 
 
@@ -156,7 +156,7 @@ def test_audit_names_a_changed_figure_and_exits_1(tmp_path: Path):
     document["updated"] = "2030-01-01"  # volatile: shown, not failing
     copy = tmp_path / "index.json"
     copy.write_text(json.dumps(document))
-    result = invoke("audit", "--published", copy, "--from", SNAPSHOT)
+    result = invoke("audit", "--published", copy, "--from", GOLDEN)
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert lines[0].startswith("31/32 rows identical, header differs")
@@ -170,7 +170,7 @@ def test_audit_reports_rows_on_one_side_only_as_json(tmp_path: Path):
     removed = document["rows"].pop(0)
     copy = tmp_path / "index.json"
     copy.write_text(json.dumps(document))
-    result = invoke("audit", "--published", copy, "--from", SNAPSHOT, "--json")
+    result = invoke("audit", "--published", copy, "--from", GOLDEN, "--json")
     assert result.exit_code == 1
     verdict = json.loads(result.output)
     assert verdict["identical"] is False
@@ -181,7 +181,7 @@ def test_audit_reports_rows_on_one_side_only_as_json(tmp_path: Path):
 def test_audit_of_a_file_that_is_not_json_exits_1(tmp_path: Path):
     copy = tmp_path / "index.json"
     copy.write_text("<html>")
-    result = invoke("audit", "--published", copy, "--from", SNAPSHOT)
+    result = invoke("audit", "--published", copy, "--from", GOLDEN)
     assert result.exit_code == 1
     assert "not valid JSON" in result.output
 
@@ -213,15 +213,17 @@ def test_help_imports_none_of_the_heavy_libraries():
 
 @pytest.mark.parametrize("deadline", ["nan", "inf"])
 def test_a_deadline_that_is_not_a_number_is_a_usage_error(deadline: str, tmp_path: Path):
-    result = invoke("regenerate", "--from", SNAPSHOT, "--itl-deadline-ms", deadline,
+    result = invoke("regenerate", "--from", GOLDEN, "--itl-deadline-ms", deadline,
                     "--out", tmp_path / "index.json")  # fmt: skip
     assert result.exit_code == 2
 
 
-def test_build_with_every_default_writes_the_committed_output(tmp_path: Path, monkeypatch):
+def test_build_with_every_default_writes_the_published_rows(tmp_path, monkeypatch, published):
     # The defaults reach the option callbacks as Paths, typed values as text: both must work.
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "snapshots").symlink_to(REPO / "snapshots")
+    (tmp_path / "snapshots").mkdir()
+    (tmp_path / "snapshots" / GOLDEN.name).symlink_to(GOLDEN)
     result = invoke("build")
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "output" / "index.json").exists()
+    built = json.loads((tmp_path / "output" / "index.json").read_bytes())
+    assert built["rows"] == published["rows"]

@@ -11,14 +11,14 @@ import pytest
 from energy_index.errors import DerivationError
 from energy_index.flows.build import BuildSettings, build, run
 from energy_index.model import report_path
-from tests.conftest import REPO, SNAPSHOT, TASK_PATH, write_snapshot
+from tests.conftest import GOLDEN, TASK_PATH, write_snapshot
 
 PUBLISHED_DATES = BuildSettings(retrieved="2026-09-26", updated="2026-09-27")
 
 
 @pytest.fixture(scope="module")
 def rebuilt():
-    return build(SNAPSHOT, settings=PUBLISHED_DATES)
+    return build(GOLDEN, settings=PUBLISHED_DATES)
 
 
 def test_the_rebuild_equals_the_published_index_in_every_key_and_row(rebuilt, published):
@@ -32,14 +32,9 @@ def test_the_rebuild_equals_the_published_index_in_every_key_and_row(rebuilt, pu
     assert rebuilt.document == published
 
 
-def test_the_committed_output_equals_the_published_index(published):
-    committed = json.loads((REPO / "output" / "index.json").read_bytes())
-    assert committed == published
-
-
 def test_two_builds_give_the_same_bytes(tmp_path: Path):
-    first = run(SNAPSHOT, out=tmp_path / "a" / "index.json", settings=PUBLISHED_DATES)
-    second = run(SNAPSHOT, out=tmp_path / "b" / "index.json", settings=PUBLISHED_DATES)
+    first = run(GOLDEN, out=tmp_path / "a" / "index.json", settings=PUBLISHED_DATES)
+    second = run(GOLDEN, out=tmp_path / "b" / "index.json", settings=PUBLISHED_DATES)
     assert (tmp_path / "a" / "index.json").read_bytes() == (
         tmp_path / "b" / "index.json"
     ).read_bytes()
@@ -48,7 +43,7 @@ def test_two_builds_give_the_same_bytes(tmp_path: Path):
 
 
 def test_shuffling_configurations_and_their_keys_changes_no_byte(tmp_path: Path, rebuilt):
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     shuffler = random.Random(20261130)
     shuffler.shuffle(document["configurations"])
     shuffled = []
@@ -61,9 +56,9 @@ def test_shuffling_configurations_and_their_keys_changes_no_byte(tmp_path: Path,
         **{k: v for k, v in document.items() if k != "configurations"},
     }
     task_bytes = json.dumps(document).encode()
-    assert task_bytes != (SNAPSHOT / TASK_PATH).read_bytes()
+    assert task_bytes != (GOLDEN / TASK_PATH).read_bytes()
     snapshot = write_snapshot(
-        tmp_path, task_bytes, index_bytes=(SNAPSHOT / "public/data/index.json").read_bytes()
+        tmp_path, task_bytes, index_bytes=(GOLDEN / "public/data/index.json").read_bytes()
     )
     again = build(snapshot, settings=PUBLISHED_DATES)
     assert again.index_bytes == rebuilt.index_bytes
@@ -83,7 +78,7 @@ def test_the_report_records_inputs_counts_and_what_was_left_out(rebuilt):
         "rows": 32,
     }
     assert "excluded no configuration" in report["stability"]
-    commit = json.loads((SNAPSHOT / "snapshot.json").read_bytes())["commit"]
+    commit = json.loads((GOLDEN / "snapshot.json").read_bytes())["commit"]
     assert report["source"]["data_url_at_commit"].endswith(f"/{commit}/{TASK_PATH}")
     assert [i["path"] for i in report["inputs"]] == [TASK_PATH, "public/data/index.json"]
     assert {(r["num_gpus"], r["max_num_seqs"]) for r in report["repeated_runs"]} == {
@@ -95,7 +90,7 @@ def test_the_report_records_inputs_counts_and_what_was_left_out(rebuilt):
 
 
 def test_a_lower_deadline_changes_the_sentences_that_state_it():
-    at_100 = build(SNAPSHOT, settings=BuildSettings(itl_deadline_ms=100)).document
+    at_100 = build(GOLDEN, settings=BuildSettings(itl_deadline_ms=100)).document
     assert at_100["itl_deadline_ms"] == 100
     for sentence in (at_100["selection"], at_100["source"]["selection"]):
         assert "no measured configuration reaches it" not in sentence
@@ -103,7 +98,7 @@ def test_a_lower_deadline_changes_the_sentences_that_state_it():
         assert "of 328 stable configurations exceed it" in sentence
     assert "does not exceed 100 ms" in at_100["source"]["selection"]
     exceeding = int(at_100["selection"].split("(")[1].split(" of ")[0])
-    snapshot_rows = json.loads((SNAPSHOT / TASK_PATH).read_bytes())["configurations"]
+    snapshot_rows = json.loads((GOLDEN / TASK_PATH).read_bytes())["configurations"]
     assert exceeding == sum(1 for c in snapshot_rows if c["median_itl_ms"] > 100)
 
 
@@ -147,8 +142,8 @@ def test_a_reference_row_that_matches_no_row_is_an_error(fixture_snapshot):
 
 
 def test_dates_default_to_the_snapshot_then_carry_over_while_the_bytes_stay(tmp_path: Path):
-    snapshot_bytes = (SNAPSHOT / TASK_PATH).read_bytes()
-    index_bytes = (SNAPSHOT / "public/data/index.json").read_bytes()
+    snapshot_bytes = (GOLDEN / TASK_PATH).read_bytes()
+    index_bytes = (GOLDEN / "public/data/index.json").read_bytes()
     out = tmp_path / "out" / "index.json"
     first = write_snapshot(
         tmp_path / "s1", snapshot_bytes, index_bytes=index_bytes, retrieved="2026-10-01"
@@ -172,8 +167,3 @@ def test_dates_default_to_the_snapshot_then_carry_over_while_the_bytes_stay(tmp_
     run(changed, out=out, settings=BuildSettings())
     assert json.loads(out.read_bytes())["source"]["retrieved"] == "2026-11-02"
     assert report_path(out).exists()
-
-
-def test_the_committed_build_report_is_current(rebuilt):
-    # output/index.report.json is committed beside the index; it must be what the code writes.
-    assert (REPO / "output" / "index.report.json").read_bytes() == rebuilt.report_bytes

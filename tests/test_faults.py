@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from tests.conftest import PUBLISHED, REPO, SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
+from tests.conftest import GOLDEN, PUBLISHED, REPO, TASK_PATH, fixture_bytes, write_snapshot
 
 DATES = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
 KEY = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")
@@ -50,7 +50,7 @@ def temporaries(folder: Path) -> list[str]:
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
     out = tmp_path / "out" / "index.json"
-    result = invoke("build", "--from", SNAPSHOT, "--out", out, *DATES)
+    result = invoke("build", "--from", GOLDEN, "--out", out, *DATES)
     assert result.exit_code == 0, result.output
     return out
 
@@ -63,7 +63,7 @@ def regenerate_cli(out: Path, *args: object):
 
 def snapshot_with(directory: Path, task_bytes: bytes, *, commit: str) -> Path:
     """A copy of the vendored snapshot with another task file, taken at another commit."""
-    shutil.copytree(SNAPSHOT, directory)
+    shutil.copytree(GOLDEN, directory)
     (directory / TASK_PATH).write_bytes(task_bytes)
     manifest = json.loads((directory / "snapshot.json").read_bytes())
     manifest["commit"] = commit
@@ -74,7 +74,7 @@ def snapshot_with(directory: Path, task_bytes: bytes, *, commit: str) -> Path:
 
 
 def with_power_changed(watts: float) -> bytes:
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     for configuration in document["configurations"]:
         if tuple(configuration[k] for k in KEY) == SELECTED:
             configuration["avg_power_watts"] = watts
@@ -97,23 +97,23 @@ def test_dates_are_not_carried_from_a_report_that_does_not_describe_the_index(tm
     editorial_free = ["--retrieved", "2020-01-01", "--updated", "2020-01-02"]
     # A build of other data, then a crash of the next build right after its report's rename:
     # the new report (inputs: the vendored snapshot) beside the old index (dates of 2020).
-    assert invoke("build", "--from", SNAPSHOT, "--out", out, *editorial_free).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", out, *editorial_free).exit_code == 0
     elsewhere = tmp_path / "elsewhere" / "index.json"
-    assert invoke("build", "--from", SNAPSHOT, "--out", elsewhere).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", elsewhere).exit_code == 0
     document = json.loads(out.read_bytes())
     document["rows"][0]["median_itl_ms"] += 1  # the index of an earlier build: other bytes
     out.write_text(json.dumps(document))
     shutil.copy(elsewhere.with_name("index.report.json"), out.with_name("index.report.json"))
 
-    assert invoke("build", "--from", SNAPSHOT, "--out", out).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", out).exit_code == 0
     rebuilt = json.loads(out.read_bytes())
-    snapshot_retrieved = json.loads((SNAPSHOT / "snapshot.json").read_bytes())["retrieved"]
+    snapshot_retrieved = json.loads((GOLDEN / "snapshot.json").read_bytes())["retrieved"]
     assert rebuilt["updated"] == rebuilt["source"]["retrieved"] == snapshot_retrieved
 
 
 def test_dates_are_still_carried_when_report_and_index_belong_together(built: Path):
     before = built.read_bytes()
-    assert invoke("build", "--from", SNAPSHOT, "--out", built).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", built).exit_code == 0
     assert built.read_bytes() == before
 
 
@@ -125,14 +125,14 @@ def test_stale_temporaries_of_this_tool_are_removed_by_the_next_run(built: Path)
     foreign = [folder / "notes.tmp", folder / ".other.json.abcdefgh.tmp"]
     for path in foreign:
         path.write_bytes(b"not ours")
-    assert invoke("build", "--from", SNAPSHOT, "--out", built, *DATES).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", built, *DATES).exit_code == 0
     assert not any(path.exists() for path in stale)
     assert all(path.read_bytes() == b"not ours" for path in foreign)
 
 
 def test_a_killed_regeneration_rerun_appends_no_duplicate_changelog_entry(tmp_path, monkeypatch):
     out = tmp_path / "output" / "index.json"
-    first = regenerate_cli(out, "--from", SNAPSHOT, "--date", "2026-11-30")
+    first = regenerate_cli(out, "--from", GOLDEN, "--date", "2026-11-30")
     assert first.exit_code == 0, first.output
     changed = snapshot_with(tmp_path / "changed", with_power_changed(700.4), commit="c" * 40)
     real_replace = os.replace
@@ -187,7 +187,7 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
 
     def regenerate_into(name: str) -> None:
         try:
-            regenerate(SNAPSHOT, out=folder / name, settings=BuildSettings(), today="2026-11-30")
+            regenerate(GOLDEN, out=folder / name, settings=BuildSettings(), today="2026-11-30")
         except BaseException as error:
             errors.append(error)
 
@@ -204,7 +204,7 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
 def test_two_regeneration_processes_of_different_outs_keep_both_entries(tmp_path: Path):
     folder = tmp_path / "output"
     commands = [
-        [sys.executable, "-m", "energy_index", "regenerate", "--from", str(SNAPSHOT),
+        [sys.executable, "-m", "energy_index", "regenerate", "--from", str(GOLDEN),
          "--out", str(folder / name), "--date", "2026-11-30",
          "--snapshot", str(tmp_path / f"vendored-{name}")]
         for name in ("a.json", "b.json", "c.json")
@@ -226,7 +226,7 @@ def test_out_naming_a_directory_exits_2_and_writes_nothing(tmp_path: Path):
     (tmp_path / "output").mkdir()
     (tmp_path / "output" / "keep.txt").write_text("keep")
     before = files_under(tmp_path)
-    result = invoke("build", "--from", SNAPSHOT, "--out", tmp_path / "output")
+    result = invoke("build", "--from", GOLDEN, "--out", tmp_path / "output")
     assert result.exit_code == 2, result.output
     assert "is a directory" in result.output
     assert str(tmp_path / "output") in result.output
@@ -236,7 +236,7 @@ def test_out_naming_a_directory_exits_2_and_writes_nothing(tmp_path: Path):
 @pytest.mark.parametrize("out", ["/", ""])
 def test_out_naming_no_file_exits_2_and_writes_nothing(tmp_path: Path, monkeypatch, out: str):
     monkeypatch.chdir(tmp_path)
-    result = invoke("build", "--from", SNAPSHOT, "--out", out)
+    result = invoke("build", "--from", GOLDEN, "--out", out)
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: ") or "Error:" in result.output
     assert list(tmp_path.iterdir()) == []
@@ -246,7 +246,7 @@ def test_out_naming_no_file_exits_2_and_writes_nothing(tmp_path: Path, monkeypat
 def test_other_commands_check_their_out_too(tmp_path: Path, command: str):
     (tmp_path / "output").mkdir()
     vendored = ["--snapshot", tmp_path / "vendored"] if command == "regenerate" else []
-    result = invoke(command, "--from", SNAPSHOT, "--out", tmp_path / "output", *vendored)
+    result = invoke(command, "--from", GOLDEN, "--out", tmp_path / "output", *vendored)
     assert result.exit_code == 2, result.output
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["output"]
 
@@ -255,7 +255,7 @@ def test_a_report_path_that_is_a_directory_exits_2_before_any_write(built: Path)
     (built.with_name("index.report.json")).unlink()
     (built.with_name("index.report.json")).mkdir()
     before = files_under(built.parent)
-    result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
+    result = invoke("build", "--from", GOLDEN, "--out", built, "--updated", "2027-01-01")
     assert result.exit_code == 2, result.output
     assert "index.report.json" in result.output and "is a directory" in result.output
     assert files_under(built.parent) == before
@@ -272,7 +272,7 @@ def test_a_report_path_that_is_a_directory_exits_2_before_any_write(built: Path)
 )
 def test_two_outputs_on_one_path_exit_2_and_write_nothing(tmp_path: Path, name, extra):
     out = tmp_path / "x" / name
-    result = invoke("build", "--from", SNAPSHOT, "--out", out, *extra)
+    result = invoke("build", "--from", GOLDEN, "--out", out, *extra)
     assert result.exit_code == 2, result.output
     assert f"{out}" in result.output and "twice" in result.output
     assert not (tmp_path / "x").exists() or list((tmp_path / "x").iterdir()) == []
@@ -285,7 +285,7 @@ def test_the_falsified_copy_fails_audit_and_validate_naming_the_problem(tmp_path
     copy_path = tmp_path / "index.json"
     copy_path.write_text(json.dumps(falsified(published)))
     row_id = published["rows"][0]["row_id"]
-    for args in (["audit", "--published", copy_path, "--from", SNAPSHOT], ["validate", copy_path]):
+    for args in (["audit", "--published", copy_path, "--from", GOLDEN], ["validate", copy_path]):
         result = invoke(*args)
         assert result.exit_code == 1, result.output
         assert f"row_id {row_id} appears 2 times" in result.output
@@ -334,7 +334,7 @@ def test_a_damaged_published_index_fails_audit_and_validate(tmp_path, published,
     change(document)
     path = tmp_path / "index.json"
     path.write_text(json.dumps(document))
-    for args in (["audit", "--published", path, "--from", SNAPSHOT], ["validate", path]):
+    for args in (["audit", "--published", path, "--from", GOLDEN], ["validate", path]):
         result = invoke(*args)
         assert result.exit_code == 1, result.output
         assert message in result.output
@@ -369,7 +369,7 @@ def test_regenerate_rewrites_a_damaged_index(tmp_path: Path, published):
     out = tmp_path / "output" / "index.json"
     out.parent.mkdir()
     out.write_text(json.dumps(falsified(published)))
-    result = regenerate_cli(out, "--from", SNAPSHOT, "--date", "2026-11-30")
+    result = regenerate_cli(out, "--from", GOLDEN, "--date", "2026-11-30")
     assert result.exit_code == 0, result.output
     assert result.output.startswith("changed")
     assert "damaged" in result.output
@@ -423,7 +423,7 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
 def test_deep_nesting_in_a_published_file_is_a_clean_error(tmp_path: Path):
     path = tmp_path / "deep.json"
     path.write_bytes(DEEP)
-    for args in (["audit", "--published", path, "--from", SNAPSHOT], ["validate", path]):
+    for args in (["audit", "--published", path, "--from", GOLDEN], ["validate", path]):
         result = invoke(*args)
         assert result.exit_code == 1, result.output
         assert result.output.startswith(f"error: {path}: ")
@@ -434,10 +434,10 @@ def test_deep_nesting_in_the_index_at_out_does_not_block_the_next_build(tmp_path
     out = tmp_path / "out" / "index.json"
     out.parent.mkdir()
     out.write_bytes(DEEP)
-    assert invoke("build", "--from", SNAPSHOT, "--out", out, *DATES).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", out, *DATES).exit_code == 0
     assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
     out.write_bytes(DEEP)
-    result = regenerate_cli(out, "--from", SNAPSHOT, "--date", "2026-11-30")
+    result = regenerate_cli(out, "--from", GOLDEN, "--date", "2026-11-30")
     assert result.exit_code == 0, result.output
     assert "damaged" in result.output
 
@@ -453,7 +453,7 @@ def test_deep_nesting_in_the_index_at_out_does_not_block_the_next_build(tmp_path
 )  # fmt: skip
 def test_malformed_files_entries_in_snapshot_json_are_a_clean_error(tmp_path, files, message):
     source = tmp_path / "snapshot"
-    shutil.copytree(SNAPSHOT, source)
+    shutil.copytree(GOLDEN, source)
     manifest = json.loads((source / "snapshot.json").read_bytes())
     manifest["files"] = files
     (source / "snapshot.json").write_text(json.dumps(manifest))
@@ -479,7 +479,7 @@ def test_disk_faults_are_clean_errors_naming_the_file(built, monkeypatch, code, 
     target = {"fsync": (os, "fsync"), "mkstemp": (energy_index.io.files.tempfile, "mkstemp"),
               "replace": (os, "replace")}[where]  # fmt: skip
     monkeypatch.setattr(*target, failing)
-    result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
+    result = invoke("build", "--from", GOLDEN, "--out", built, "--updated", "2027-01-01")
     monkeypatch.undo()
     assert result.exit_code == 1, result.output
     assert result.output.startswith(f"error: {built.parent}")
@@ -493,14 +493,14 @@ def test_disk_faults_are_clean_errors_naming_the_file(built, monkeypatch, code, 
 
 
 def test_audit_of_dev_zero_stops_at_once():
-    result = invoke("audit", "--published", "/dev/zero", "--from", SNAPSHOT)
+    result = invoke("audit", "--published", "/dev/zero", "--from", GOLDEN)
     assert result.exit_code == 1
     assert result.output == "error: /dev/zero: not a regular file (a character device)\n"
 
 
 def test_a_fifo_as_the_task_file_does_not_hang(tmp_path: Path):
     source = tmp_path / "snapshot"
-    shutil.copytree(SNAPSHOT, source)
+    shutil.copytree(GOLDEN, source)
     (source / TASK_PATH).unlink()
     os.mkfifo(source / TASK_PATH)
     command = [sys.executable, "-m", "energy_index", "build", "--from", str(source),
@@ -539,7 +539,7 @@ def test_a_local_input_over_the_cap_is_refused_before_it_is_read(tmp_path: Path)
 
 
 def test_an_unknown_task_is_a_usage_error(tmp_path: Path):
-    result = invoke("build", "--from", SNAPSHOT, "--task", "no-such-task", "--out", tmp_path / "i")
+    result = invoke("build", "--from", GOLDEN, "--task", "no-such-task", "--out", tmp_path / "i")
     assert result.exit_code == 2, result.output
     assert "no-such-task" in result.output and "lm-arena-chat" in result.output
     assert list(tmp_path.iterdir()) == []
@@ -559,7 +559,7 @@ def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeyp
         return real_replace(source, target, *args, **kwargs)
 
     monkeypatch.setattr(energy_index.io.files.os, "replace", interrupted_after_one_rename)
-    result = invoke("build", "--from", SNAPSHOT, "--out", built, "--updated", "2027-01-01")
+    result = invoke("build", "--from", GOLDEN, "--out", built, "--updated", "2027-01-01")
     monkeypatch.undo()
     assert result.exit_code == 130
     assert result.output == "error: interrupted\n"
@@ -568,7 +568,7 @@ def test_ctrl_c_exits_130_with_one_line_and_damages_nothing(built: Path, monkeyp
     # describes, and the next build carries no date from the pair.
     after = files_under(built.parent)
     assert after["index.json"] == before["index.json"]
-    assert invoke("build", "--from", SNAPSHOT, "--out", built, *DATES).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", built, *DATES).exit_code == 0
     assert files_under(built.parent) == before
 
 
@@ -604,7 +604,7 @@ def test_a_real_sigint_exits_130_with_one_line(tmp_path: Path):
                "    print('ready', flush=True); time.sleep(30); return real(*a, **k)\n"
                "energy_index.flows.build.assembled = slow\n"
                "from energy_index.cli import main\n"
-               f"main(['build', '--from', {str(SNAPSHOT)!r},"
+               f"main(['build', '--from', {str(GOLDEN)!r},"
                f" '--out', {str(out)!r}])\n"]  # fmt: skip
     run = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert run.stdout is not None
@@ -618,7 +618,7 @@ def test_a_real_sigint_exits_130_with_one_line(tmp_path: Path):
 
 
 def test_all_tasks_with_a_task_is_refused(tmp_path: Path):
-    result = invoke("build", "--from", SNAPSHOT, "--all-tasks", "--task", "gpqa", "--out",
+    result = invoke("build", "--from", GOLDEN, "--all-tasks", "--task", "gpqa", "--out",
                     tmp_path / "index.json")  # fmt: skip
     assert result.exit_code == 2
     assert "--all-tasks" in result.output and "--task" in result.output
@@ -630,14 +630,14 @@ def test_all_tasks_with_a_task_is_refused(tmp_path: Path):
     [["--retrieved", "2026-09-26", "--updated", "2026-09-25"], ["--updated", "2000-01-01"]],
 )
 def test_updated_earlier_than_retrieved_is_refused(tmp_path: Path, dates):
-    result = invoke("build", "--from", SNAPSHOT, "--out", tmp_path / "index.json", *dates)
+    result = invoke("build", "--from", GOLDEN, "--out", tmp_path / "index.json", *dates)
     assert result.exit_code == 2, result.output
     assert "earlier than" in result.output
     assert list(tmp_path.iterdir()) == []
 
 
 def test_a_deadline_the_reference_row_cannot_meet_says_so(tmp_path: Path):
-    result = invoke("build", "--from", SNAPSHOT, "--itl-deadline-ms", "10", "--out",
+    result = invoke("build", "--from", GOLDEN, "--itl-deadline-ms", "10", "--out",
                     tmp_path / "index.json")  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "Qwen 3 32B on 2×H100" in result.output
@@ -645,7 +645,7 @@ def test_a_deadline_the_reference_row_cannot_meet_says_so(tmp_path: Path):
     fastest = re.search(r"the fastest deadline it can meet is ([0-9.]+) ms", result.output)
     assert fastest, result.output
     assert list(tmp_path.iterdir()) == []
-    met = invoke("build", "--from", SNAPSHOT, "--itl-deadline-ms", fastest.group(1), "--out",
+    met = invoke("build", "--from", GOLDEN, "--itl-deadline-ms", fastest.group(1), "--out",
                  tmp_path / "index.json")  # fmt: skip
     assert met.exit_code == 0, met.output
 
@@ -675,7 +675,7 @@ def test_a_key_repeated_inside_a_row_fails_validate(tmp_path: Path):
 
 def test_a_build_never_writes_into_the_snapshot_it_reads(tmp_path: Path):
     snapshot = tmp_path / "snap"
-    shutil.copytree(SNAPSHOT, snapshot)
+    shutil.copytree(GOLDEN, snapshot)
     target = snapshot / TASK_PATH
     before = target.read_bytes()
     result = invoke("build", "--from", snapshot, "--out", target)
@@ -685,7 +685,7 @@ def test_a_build_never_writes_into_the_snapshot_it_reads(tmp_path: Path):
 
 
 def test_an_out_path_ending_in_a_slash_names_a_directory_and_is_refused(tmp_path: Path):
-    result = invoke("build", "--from", SNAPSHOT, "--out", f"{tmp_path / 'new'}/")
+    result = invoke("build", "--from", GOLDEN, "--out", f"{tmp_path / 'new'}/")
     assert result.exit_code == 2
     assert "names a directory" in result.output
     assert list(tmp_path.iterdir()) == []

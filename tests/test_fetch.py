@@ -8,11 +8,11 @@ import pytest
 
 from energy_index.errors import ChecksumMismatch, SourceError
 from energy_index.io.snapshots import upstream_snapshot
-from tests.conftest import SNAPSHOT, TASK_PATH, invoke
+from tests.conftest import GOLDEN, TASK_PATH, invoke
 
 
 def test_reads_the_vendored_snapshot_and_its_provenance():
-    snapshot = upstream_snapshot(SNAPSHOT, task="lm-arena-chat")
+    snapshot = upstream_snapshot(GOLDEN, task="lm-arena-chat")
     assert snapshot.commit == "0cd52dab897c5d91a45f4d413038f3b8b4251b0f"
     assert snapshot.task_file.path == TASK_PATH
     assert snapshot.task_file.bytes == 286127
@@ -21,14 +21,14 @@ def test_reads_the_vendored_snapshot_and_its_provenance():
 
 
 def test_a_folder_holding_one_snapshot_names_it(tmp_path: Path):
-    shutil.copytree(SNAPSHOT, tmp_path / "abc123")
+    shutil.copytree(GOLDEN, tmp_path / "abc123")
     found = upstream_snapshot(tmp_path, task="lm-arena-chat").location
     assert found == str(tmp_path / "abc123")
 
 
 def test_tampered_file_is_refused_with_expected_and_actual(tmp_path: Path):
     copy = tmp_path / "snap"
-    shutil.copytree(SNAPSHOT, copy)
+    shutil.copytree(GOLDEN, copy)
     task_file = copy / TASK_PATH
     task_file.write_bytes(task_file.read_bytes() + b" ")
     with pytest.raises(ChecksumMismatch) as caught:
@@ -48,7 +48,7 @@ def test_tampered_file_is_refused_with_expected_and_actual(tmp_path: Path):
 )
 def test_unknown_or_unsafe_task_names_are_refused(task: str, fragment: str):
     with pytest.raises(SourceError) as caught:
-        upstream_snapshot(SNAPSHOT, task=task)
+        upstream_snapshot(GOLDEN, task=task)
     assert fragment in str(caught.value)
 
 
@@ -64,7 +64,7 @@ def test_a_missing_source_is_refused(tmp_path: Path):
 
 def test_a_listed_file_that_is_absent_is_named(tmp_path: Path):
     copy = tmp_path / "snap"
-    shutil.copytree(SNAPSHOT, copy)
+    shutil.copytree(GOLDEN, copy)
     (copy / TASK_PATH).unlink()
     with pytest.raises(SourceError, match=r"lm-arena-chat\.json: cannot be read"):
         upstream_snapshot(copy, task="lm-arena-chat")
@@ -72,7 +72,7 @@ def test_a_listed_file_that_is_absent_is_named(tmp_path: Path):
 
 def test_a_manifest_missing_keys_is_named(tmp_path: Path):
     copy = tmp_path / "snap"
-    shutil.copytree(SNAPSHOT, copy)
+    shutil.copytree(GOLDEN, copy)
     manifest = json.loads((copy / "snapshot.json").read_text())
     del manifest["commit"]
     (copy / "snapshot.json").write_text(json.dumps(manifest))
@@ -103,7 +103,7 @@ def test_a_large_tampered_file_is_refused(tmp_path: Path):
     from energy_index.io.snapshots import _MAPPED_FROM_BYTES
     from tests.conftest import write_snapshot
 
-    padded = (SNAPSHOT / TASK_PATH).read_bytes() + b"\n" * _MAPPED_FROM_BYTES
+    padded = (GOLDEN / TASK_PATH).read_bytes() + b"\n" * _MAPPED_FROM_BYTES
     directory = write_snapshot(tmp_path / "s", padded)
     (directory / TASK_PATH).write_bytes(padded.replace(b"H100", b"H200", 1))
     with pytest.raises(ChecksumMismatch):
@@ -120,7 +120,7 @@ def test_a_large_tampered_file_is_refused(tmp_path: Path):
 )
 def test_bad_dates_in_a_snapshot_are_named(tmp_path: Path, key: str, value: str, fragment: str):
     snapshot = tmp_path / "snap"
-    shutil.copytree(SNAPSHOT, snapshot)
+    shutil.copytree(GOLDEN, snapshot)
     manifest = json.loads((snapshot / "snapshot.json").read_text())
     if key == "last_commit_date":
         manifest["files"][TASK_PATH][key] = value

@@ -27,10 +27,9 @@ from energy_index.flows.impacts import impacts_of
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import CARBON_PATH, UpstreamFile
 from energy_index.steps.carbon import grid_intensities
-from tests.conftest import FIXTURES, PUBLISHED, REPO, SNAPSHOT
+from tests.conftest import FIXTURES, GOLDEN, PUBLISHED, REPO
 
 CARBON_FIXTURE = FIXTURES / "codecarbon-energy-mix"
-VENDORED_CARBON = REPO / "snapshots" / "codecarbon-energy-mix"
 FACTORS_FILE = REPO / "pipeline" / "energy_index" / "documents" / "factors.json"
 
 
@@ -169,12 +168,12 @@ def test_no_estimate_in_measured_fields_nor_in_the_index(tmp_path: Path) -> None
     estimate at all (and is byte for byte the index built without --impacts), impacts.json keeps
     measured and estimated apart, and the CSV's measured columns are the index's figures."""
     settings = BuildSettings()
-    plain = run_all_tasks(SNAPSHOT, out_dir=tmp_path / "plain", settings=settings)
+    plain = run_all_tasks(GOLDEN, out_dir=tmp_path / "plain", settings=settings)
     with_impacts = run_all_tasks(
-        SNAPSHOT,
+        GOLDEN,
         out_dir=tmp_path / "impacts",
         settings=settings,
-        extras=Extras(impacts=True, formats=("csv",)),
+        extras=Extras(impacts=True, formats=("csv",), carbon=CARBON_FIXTURE),
     )
     assert set(plain) == set(with_impacts) and len(plain) == 5
     for task in plain:
@@ -226,10 +225,10 @@ def test_the_schema_refuses_a_measured_status_on_an_estimate(
 
 
 def test_the_carbon_snapshot_is_pinned_and_checked(tmp_path: Path) -> None:
-    snapshot = carbon_snapshot(VENDORED_CARBON)
+    snapshot = carbon_snapshot(CARBON_FIXTURE)
     assert snapshot.repository == "mlco2/codecarbon"
     assert len(snapshot.commit) == 40 and snapshot.commit in snapshot.file.url
-    copy = shutil.copytree(VENDORED_CARBON, tmp_path / "copy")
+    copy = shutil.copytree(CARBON_FIXTURE, tmp_path / "copy")
     target = copy / CARBON_PATH
     document = json.loads(target.read_bytes())
     document["FRA"]["carbon_intensity"] = 1.0
@@ -266,17 +265,19 @@ def test_bad_carbon_rows_are_named_by_country_and_field() -> None:
 
 def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: Path) -> None:
     out = tmp_path / "index.json"
-    result = invoke("build", "--from", SNAPSHOT, "--out", out, "--impacts")
+    result = invoke(
+        "build", "--from", GOLDEN, "--out", out, "--impacts", "--carbon", CARBON_FIXTURE
+    )
     assert result.exit_code == 0, result.output
     impacts = tmp_path / "impacts.json"
-    passed = invoke("audit", "--published", impacts, "--from", SNAPSHOT)
+    passed = invoke("audit", "--published", impacts, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert passed.exit_code == 0, passed.output
     assert "impacts: identical" in passed.output
     document = json.loads(impacts.read_bytes())
     document["carbon_source"]["countries"]["FRA"]["g_per_kwh"] = 12.0
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(document))
-    failed = invoke("audit", "--published", tampered, "--from", SNAPSHOT)
+    failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1
     assert "carbon_source.countries.FRA.g_per_kwh: published '12.0' ≠ rebuilt '56.039'" in (
         failed.output
@@ -285,20 +286,23 @@ def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: 
     by_country = document["rows"][5]["estimated"]["carbon"]["by_country"]
     by_country["POL"]["g_per_million_output_tokens"]["low"] /= 2
     tampered.write_text(json.dumps(document))
-    failed = invoke("audit", "--published", tampered, "--from", SNAPSHOT)
+    failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1
     assert "rows[5].estimated.carbon.by_country.POL.g_per_million_output_tokens.low" in (
         failed.output
     )
 
 
-def test_impacts_leave_the_published_index_as_it_is(tmp_path: Path) -> None:
-    """output/index.json rebuilt in place with --impacts keeps every byte."""
+def test_impacts_leave_the_published_index_as_it_is(tmp_path: Path, golden_index: Path) -> None:
+    """The published index rebuilt in place with --impacts keeps every byte."""
     for name in ("index.json", "index.report.json"):
-        shutil.copy(REPO / "output" / name, tmp_path / name)
-    result = invoke("build", "--from", SNAPSHOT, "--out", tmp_path / "index.json", "--impacts")
+        shutil.copy(golden_index.with_name(name), tmp_path / name)
+    result = invoke(
+        "build", "--from", GOLDEN, "--out", tmp_path / "index.json", "--impacts",
+        "--carbon", CARBON_FIXTURE,
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "index.json").read_bytes() == (REPO / "output" / "index.json").read_bytes()
+    assert (tmp_path / "index.json").read_bytes() == golden_index.read_bytes()
     assert (tmp_path / "impacts.json").is_file()
 
 

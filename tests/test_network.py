@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.errors import NetworkError
 from energy_index.io.http import Downloader, HttpSettings
-from tests.conftest import FAST, INDEX_PATH, PUBLISHED, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli
+from tests.conftest import FAST, GOLDEN, INDEX_PATH, PUBLISHED, REPOSITORY_URL, TASK_PATH, cli
 from tests.standin import Fault, StandIn
 
 TOKEN = "ghp_secretTOKEN0123456789"
@@ -285,7 +285,7 @@ def test_audit_reads_a_published_index_from_a_url(standin, tmp_path):
     published = PUBLISHED.read_bytes()
     standin.contents[(standin.head, "published/index.json")] = published
     url = f"{standin.raw_base}/ml-energy/leaderboard/{standin.head}/published/index.json"
-    result = cli(standin, "audit", "--published", url, "--from", SNAPSHOT, *FAST)
+    result = cli(standin, "audit", "--published", url, "--from", GOLDEN, *FAST)
     assert result.exit_code == 0, result.output
     assert result.output.startswith("32/32 rows identical")
 
@@ -515,7 +515,7 @@ def test_a_commit_date_that_is_not_iso_8601_is_refused_and_never_stored(standin,
 
 
 def test_an_etag_or_last_modified_that_is_not_one_is_not_stored(standin, tmp_path):
-    content = (SNAPSHOT / INDEX_PATH).read_bytes()
+    content = (GOLDEN / INDEX_PATH).read_bytes()
     headers = {"ETag": "W/" + "x" * 300, "Last-Modified": "whenever"}
     standin.fail("raw", Fault("body", body=content, headers=headers))
     assert fetch_to(standin, tmp_path / "snap").exit_code == 0

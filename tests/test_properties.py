@@ -16,7 +16,7 @@ from energy_index.steps.derive import (
 from energy_index.steps.selection import selected_configurations
 from energy_index.steps.stability import stable_configurations
 from energy_index.steps.validate import validated_configurations
-from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
+from tests.conftest import GOLDEN, TASK_PATH, fixture_bytes, upstream_file
 
 FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -25,7 +25,7 @@ FEW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChec
 def configurations(name: str) -> pl.DataFrame:
     """Validated on first use, not at import: collecting the tests runs no polars query (a fork
     after one would deadlock polars' thread pool; make mutate forks after collecting)."""
-    content = (SNAPSHOT / TASK_PATH).read_bytes() if name == "real" else fixture_bytes(name)
+    content = (GOLDEN / TASK_PATH).read_bytes() if name == "real" else fixture_bytes(name)
     return validated_configurations(upstream_file(content)).frame
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import energy_index
 from energy_index import model
-from tests.conftest import REPO, SNAPSHOT
+from tests.conftest import GOLDEN, REPO
 
 
 def test_the_public_names_are_the_flows_themselves():
@@ -24,7 +24,7 @@ def test_the_public_names_are_the_flows_themselves():
 
 
 def test_the_documented_example_builds_the_index():
-    result = energy_index.build(SNAPSHOT, settings=energy_index.BuildSettings())
+    result = energy_index.build(GOLDEN, settings=energy_index.BuildSettings())
     assert len(result.document["rows"]) == 32
 
 

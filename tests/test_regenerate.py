@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from energy_index.documents.schemas import schema_problems
-from tests.conftest import FAST, REPO, REPOSITORY_URL, SNAPSHOT, TASK_PATH, cli, invoke
+from tests.conftest import FAST, GOLDEN, REPO, REPOSITORY_URL, TASK_PATH, cli, invoke
 from tests.standin import StandIn
 
 SELECTED = ("meta-llama/Llama-3.1-8B-Instruct", "B200", 1, 2048)  # the cheapest published row
@@ -24,7 +24,7 @@ def regenerate(standin: StandIn, tmp_path: Path, *extra: str):
 
 
 def with_power_changed(watts: float) -> bytes:
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     for configuration in document["configurations"]:
         key = tuple(configuration[k] for k in ("model_id", "gpu_model", "num_gpus", "max_num_seqs"))
         if key == SELECTED:
@@ -99,7 +99,7 @@ def test_one_changed_figure_gives_a_changelog_naming_that_row_and_field(standin,
 
 def test_an_energy_change_shows_its_relative_size(standin, tmp_path):
     assert regenerate(standin, tmp_path, "--date", "2026-11-30").exit_code == 0
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     for configuration in document["configurations"]:
         key = tuple(configuration[k] for k in ("model_id", "gpu_model", "num_gpus", "max_num_seqs"))
         if key == SELECTED:
@@ -156,7 +156,7 @@ def test_a_refused_upstream_version_replaces_neither_snapshot_nor_index(standin,
     vendored = tmp_path / "snapshots" / "ml-energy-leaderboard"
     before = {p: p.read_bytes() for p in [*vendored.rglob("*"), *(tmp_path / "output").iterdir()]
               if p.is_file()}  # fmt: skip
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     document["configurations"][0]["median_itl_ms"] = -1.0
     standin.publish({TASK_PATH: json.dumps(document).encode()})
 
@@ -183,7 +183,7 @@ def test_a_damaged_vendored_snapshot_is_named_not_a_traceback(tmp_path: Path, ma
     vendored = tmp_path / "vendored"
     vendored.mkdir()
     (vendored / "snapshot.json").write_text(json.dumps(manifest))
-    result = invoke("regenerate", "--from", SNAPSHOT, "--snapshot", vendored,
+    result = invoke("regenerate", "--from", GOLDEN, "--snapshot", vendored,
                     "--out", tmp_path / "out" / "index.json", "--date", "2026-12-01")  # fmt: skip
     assert result.exit_code == 1, result.output
     assert ("Traceback" not in result.output and result.exception is None) or isinstance(

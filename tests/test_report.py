@@ -18,16 +18,15 @@ from energy_index.cli import main
 from energy_index.flows.build import BuildSettings, index_stages, sweep_of
 from energy_index.pages.configurations import ordered_configurations, picks_at
 from tests.conftest import (
+    GOLDEN,
     INDEX_PATH,
     REPO,
-    SNAPSHOT,
     TASK_PATH,
     fixture_bytes,
     invoke,
     write_snapshot,
 )
 
-INDEX = REPO / "output" / "index.json"
 NASTY = "Evil $x^2$ </script><script>alert(1)</script> \"q\" 'a' & <b>b</b>"
 
 
@@ -37,9 +36,9 @@ def report(*arguments: str) -> tuple[int, str]:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory) -> Path:
+def page(tmp_path_factory, golden_index) -> Path:
     out = tmp_path_factory.mktemp("report") / "report.html"
-    code, output = report("--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(out))
+    code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(out))
     assert code == 0, output
     return out
 
@@ -55,10 +54,10 @@ def test_the_page_refers_to_nothing_outside_itself(page: Path):
     assert "@import" not in markup and "url(" not in markup
 
 
-def test_the_page_documents_the_index_beside_it(page: Path):
+def test_the_page_documents_the_index_beside_it(page: Path, golden_index):
     html = page.read_text()
-    document = json.loads(INDEX.read_bytes())
-    sha = hashlib.sha256(INDEX.read_bytes()).hexdigest()
+    document = json.loads(golden_index.read_bytes())
+    sha = hashlib.sha256(golden_index.read_bytes()).hexdigest()
     assert f"sha256 {sha}" in html
     assert f"updated {document['updated']}" in html
     assert f"<dt>Retrieved</dt><dd>{document['source']['retrieved']}</dd>" in html
@@ -66,10 +65,10 @@ def test_the_page_documents_the_index_beside_it(page: Path):
     assert "2026-11-30</dd>" not in html.split("<dt>Retrieved</dt>")[1].split("</dl>")[0][:40]
 
 
-def test_the_table_is_plain_html_with_every_row_and_two_decimals(page: Path):
+def test_the_table_is_plain_html_with_every_row_and_two_decimals(page: Path, golden_index):
     html = page.read_text()
     table = html.split('id="index-table"')[1].split("</table>")[0]
-    document = json.loads(INDEX.read_bytes())
+    document = json.loads(golden_index.read_bytes())
     assert table.count("<tr data-group=") == len(document["rows"]) == 32
     for row in document["rows"]:
         wh = f"{row['wh_per_million_output_tokens']:.2f}"
@@ -80,16 +79,16 @@ def test_the_table_is_plain_html_with_every_row_and_two_decimals(page: Path):
     assert not re.search(r">\d+\.\d<", sweep)  # no Wh value with one decimal
 
 
-def test_two_renders_give_the_same_bytes(page: Path, tmp_path: Path):
+def test_two_renders_give_the_same_bytes(page: Path, tmp_path: Path, golden_index):
     again = tmp_path / "again.html"
-    assert report("--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(again))[0] == 0
+    assert report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(again))[0] == 0
     assert again.read_bytes() == page.read_bytes()
 
 
-def test_the_page_refuses_a_build_report_of_another_index(tmp_path: Path):
+def test_the_page_refuses_a_build_report_of_another_index(tmp_path: Path, golden_index):
     index = tmp_path / "index.json"
-    shutil.copy(INDEX, index)
-    shutil.copy(INDEX.with_name("index.report.json"), tmp_path / "index.report.json")
+    shutil.copy(golden_index, index)
+    shutil.copy(golden_index.with_name("index.report.json"), tmp_path / "index.report.json")
     index.write_bytes(index.read_bytes().replace(b'"updated": "2026-09-27"', b'"updated": "X"'))
     out = tmp_path / "report.html"
     out.write_bytes(b"previous")
@@ -102,26 +101,28 @@ def test_the_page_refuses_a_build_report_of_another_index(tmp_path: Path):
     ]  # fmt: skip
 
 
-def test_the_page_refuses_an_index_without_its_build_report(tmp_path: Path):
+def test_the_page_refuses_an_index_without_its_build_report(tmp_path: Path, golden_index):
     index = tmp_path / "index.json"
-    shutil.copy(INDEX, index)
+    shutil.copy(golden_index, index)
     code, output = report("--index", str(index), "--out", str(tmp_path / "r.html"))
     assert code == 1 and "index.report.json: its build report: cannot be read" in output
 
 
-def test_the_page_refuses_a_snapshot_the_index_was_not_built_from(tmp_path: Path):
+def test_the_page_refuses_a_snapshot_the_index_was_not_built_from(tmp_path: Path, golden_index):
     other = write_snapshot(tmp_path / "other", fixture_bytes("edge-cases.json"))
-    code, output = report("--from", str(other), "--out", str(tmp_path / "r.html"))
+    code, output = report(
+        "--index", str(golden_index), "--from", str(other), "--out", str(tmp_path / "r.html")
+    )
     assert code == 1
     assert "was built from another snapshot" in output and "public/data/" in output
 
 
-def test_the_page_refuses_rows_its_snapshot_does_not_give(tmp_path: Path):
+def test_the_page_refuses_rows_its_snapshot_does_not_give(tmp_path: Path, golden_index):
     index, report_file = tmp_path / "index.json", tmp_path / "index.report.json"
-    document = json.loads(INDEX.read_bytes())
+    document = json.loads(golden_index.read_bytes())
     document["rows"][0]["wh_per_million_output_tokens"] = 1.0
     index.write_text(json.dumps(document, indent=2))
-    build_report = json.loads(INDEX.with_name("index.report.json").read_bytes())
+    build_report = json.loads(golden_index.with_name("index.report.json").read_bytes())
     build_report["index_sha256"] = hashlib.sha256(index.read_bytes()).hexdigest()
     report_file.write_text(json.dumps(build_report))
     code, output = report("--index", str(index), "--out", str(tmp_path / "r.html"))
@@ -134,7 +135,7 @@ def test_the_page_refuses_rows_its_snapshot_does_not_give(tmp_path: Path):
 def test_the_pages_walk_picks_what_the_sweep_picks(deadline: float):
     # The page's rule (first configuration in selection order within the deadline) against the
     # pipeline's own selection, through the deadline sweep, at each deadline.
-    stages = index_stages(SNAPSHOT, settings=BuildSettings())
+    stages = index_stages(GOLDEN, settings=BuildSettings())
     configurations = ordered_configurations(
         stages.stability.stable, precision_labels=stages.editorial["precision_labels"]
     )
@@ -150,14 +151,14 @@ def test_the_pages_walk_picks_what_the_sweep_picks(deadline: float):
 
 def nasty_index(directory: Path) -> Path:
     """An index built from a snapshot whose model nicknames hold math, markup and quotes."""
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     for configuration in document["configurations"]:
         if configuration["nickname"] == "Qwen 3 8B":
             configuration["nickname"] = f"{NASTY} {configuration['nickname']}"
     snapshot = write_snapshot(
         directory / "snapshot",
         json.dumps(document).encode(),
-        index_bytes=(SNAPSHOT / INDEX_PATH).read_bytes(),
+        index_bytes=(GOLDEN / INDEX_PATH).read_bytes(),
     )
     index = directory / "index.json"
     result = CliRunner().invoke(
@@ -227,9 +228,9 @@ def test_both_charts_colour_gpus_with_one_scale(page: Path):
     assert json.loads(scales[0]) == {"domain": ["B200", "H100"], "range": ["#0072b2", "#e69f00"]}
 
 
-def test_the_report_page_never_overwrites_its_own_index(tmp_path: Path):
-    shutil.copy(REPO / "output" / "index.json", tmp_path / "index.json")
-    shutil.copy(REPO / "output" / "index.report.json", tmp_path / "index.report.json")
+def test_the_report_page_never_overwrites_its_own_index(tmp_path: Path, golden_index: Path):
+    shutil.copy(golden_index, tmp_path / "index.json")
+    shutil.copy(golden_index.with_name("index.report.json"), tmp_path / "index.report.json")
     before = (tmp_path / "index.json").read_bytes()
     for out in ("index.json", "index.report.json"):
         result = invoke("report", "--index", tmp_path / "index.json", "--out", tmp_path / out)
@@ -237,11 +238,11 @@ def test_the_report_page_never_overwrites_its_own_index(tmp_path: Path):
     assert (tmp_path / "index.json").read_bytes() == before
 
 
-def doctored(tmp_path: Path, change) -> Path:
-    """A copy of the committed index beside its build report, the report changed by ``change``."""
+def doctored(tmp_path: Path, golden_index: Path, change) -> Path:
+    """A copy of the golden index beside its build report, the report changed by ``change``."""
     index = tmp_path / "index.json"
-    shutil.copy(INDEX, index)
-    build_report = json.loads(INDEX.with_name("index.report.json").read_bytes())
+    shutil.copy(golden_index, index)
+    build_report = json.loads(golden_index.with_name("index.report.json").read_bytes())
     change(build_report)
     (tmp_path / "index.report.json").write_text(json.dumps(build_report))
     return index
@@ -250,7 +251,7 @@ def doctored(tmp_path: Path, change) -> Path:
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
-def test_a_build_report_carrying_markup_is_refused_not_published(tmp_path: Path):
+def test_a_build_report_carrying_markup_is_refused_not_published(tmp_path: Path, golden_index):
     def excluded(build_report):
         build_report["excluded"] = [
             {
@@ -260,7 +261,7 @@ def test_a_build_report_carrying_markup_is_refused_not_published(tmp_path: Path)
             }
         ]  # fmt: skip
 
-    index = doctored(tmp_path, excluded)
+    index = doctored(tmp_path, golden_index, excluded)
     out = tmp_path / "report.html"
     code, output = report("--index", str(index), "--out", str(out))
     assert code == 1, output
@@ -279,8 +280,10 @@ def test_a_build_report_carrying_markup_is_refused_not_published(tmp_path: Path)
     ],
     ids=["no-parameters", "deadline-abc", "empty-excluded", "inputs-5", "group-id-number"],
 )
-def test_a_malformed_build_report_is_an_error_naming_the_field(tmp_path: Path, change, where):
-    index = doctored(tmp_path, change)
+def test_a_malformed_build_report_is_an_error_naming_the_field(
+    tmp_path: Path, golden_index: Path, change, where
+):
+    index = doctored(tmp_path, golden_index, change)
     result = CliRunner().invoke(
         main, ["report", "--index", str(index), "--out", str(tmp_path / "r.html")]
     )

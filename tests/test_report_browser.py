@@ -18,8 +18,8 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from tests.conftest import REPO, SNAPSHOT
-from tests.test_report import INDEX, NASTY, nasty_index
+from tests.conftest import GOLDEN, REPO
+from tests.test_report import NASTY, nasty_index
 
 pytestmark = pytest.mark.slow
 
@@ -43,12 +43,12 @@ def invoke(*arguments: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> dict[str, Path]:
+def built(tmp_path_factory, golden_index) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("browser")
     page = folder / "report.html"
-    invoke("report", "--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(page))
+    invoke("report", "--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page))
     sweep = folder / "sweep" / "index.json"
-    invoke("build", "--from", str(SNAPSHOT), "--itl-deadline-ms", "50,100,250,500",
+    invoke("build", "--from", str(GOLDEN), "--itl-deadline-ms", "50,100,250,500",
            "--out", str(sweep))  # fmt: skip
     return {"page": page, "deadlines": sweep.with_name("deadlines.json")}
 
@@ -215,11 +215,11 @@ def test_the_page_reads_without_javascript(built):
         browser.close()
 
 
-def test_docs_report_png_is_the_current_picture(built, tmp_path):
+def test_docs_report_png_is_the_current_picture(built, tmp_path, golden_index):
     from PIL import Image, ImageChops
 
     fresh = tmp_path / "report.png"
-    invoke("report", "--index", str(INDEX), "--from", str(SNAPSHOT),
+    invoke("report", "--index", str(golden_index), "--from", str(GOLDEN),
            "--out", str(tmp_path / "r.html"), "--png", str(fresh))  # fmt: skip
     committed = Image.open(REPO / "docs" / "report.png").convert("RGB")
     rendered = Image.open(io.BytesIO(fresh.read_bytes())).convert("RGB")

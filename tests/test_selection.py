@@ -145,9 +145,9 @@ def test_no_other_tie_break_order_gives_the_same_picks(tie_breaks, monkeypatch):
 # runners-up, on the real snapshot and on the stress fixture (ties broken by every key).
 @pytest.fixture(params=["snapshot", "stress"])
 def eligible(request) -> pl.DataFrame:
-    from tests.conftest import SNAPSHOT, TASK_PATH
+    from tests.conftest import GOLDEN, TASK_PATH
 
-    content = (SNAPSHOT / TASK_PATH).read_bytes() if request.param == "snapshot" else None
+    content = (GOLDEN / TASK_PATH).read_bytes() if request.param == "snapshot" else None
     frame = validated_configurations(upstream_file(content or fixture_bytes("stress.json"))).frame
     stable = stable_configurations(frame).stable
     return stable.filter(pl.col("median_itl_ms") <= 500.0)
@@ -168,7 +168,7 @@ def test_the_first_in_order_is_the_first_of_the_fully_sorted_rows(eligible):
 def test_the_runner_up_is_the_next_other_key_of_the_fully_sorted_rows(eligible):
     from energy_index.io.snapshots import upstream_snapshot
     from energy_index.steps.robustness import robustness_figures
-    from tests.conftest import SNAPSHOT
+    from tests.conftest import GOLDEN
 
     ranked = eligible.sort(selection.selection_order(eligible.columns))
     first = ["num_gpus", "max_num_seqs"]
@@ -179,7 +179,7 @@ def test_the_runner_up_is_the_next_other_key_of_the_fully_sorted_rows(eligible):
         subset=["model_id", "gpu_model"], keep="first", maintain_order=True
     )
     chosen = selected_configurations(eligible)
-    snapshot = upstream_snapshot(SNAPSHOT, task="lm-arena-chat")
+    snapshot = upstream_snapshot(GOLDEN, task="lm-arena-chat")
     figures = robustness_figures(eligible, selection=chosen, snapshot=snapshot)
     got = {
         (row["model_id"], row["gpu_model"]): figures_of["runner_up"]

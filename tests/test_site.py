@@ -19,32 +19,41 @@ from energy_index.documents.schemas import (
     MODEL_SCHEMA,
     schema_problems,
 )
-from tests.conftest import REPO, SNAPSHOT, invoke
-from tests.test_impacts import assert_measured_apart
-from tests.test_report import INDEX
+from tests.conftest import GOLDEN, invoke
+from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
 
 TASKS = indexed_tasks(editorial_text())
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
+def site(tmp_path_factory, golden_index) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
     result = CliRunner().invoke(
         main,
-        ["site", "--index", str(INDEX), "--from", str(SNAPSHOT), "--out", str(out)],
+        [
+            "site",
+            "--index",
+            str(golden_index),
+            "--from",
+            str(GOLDEN),
+            "--out",
+            str(out),
+            "--carbon",
+            str(CARBON_FIXTURE),
+        ],
         catch_exceptions=False,
     )
     assert result.exit_code == 0, result.output
     return out
 
 
-def test_the_site_has_a_page_per_task_and_the_index_as_published(site: Path):
+def test_the_site_has_a_page_per_task_and_the_index_as_published(site: Path, golden_index):
     assert len(TASKS) == 5
     for task in TASKS:
         page = (site / "tasks" / task / "index.html").read_text()
         assert f"This page documents api/v1/tasks/{task}/index.json" in page
     api = site / "api" / "v1" / "tasks" / "lm-arena-chat"
-    assert (api / "index.json").read_bytes() == INDEX.read_bytes()
+    assert (api / "index.json").read_bytes() == golden_index.read_bytes()
     assert (site / "index.html").read_bytes() == (
         site / "tasks" / "lm-arena-chat" / "index.html"
     ).read_bytes()
@@ -68,11 +77,11 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
     assert checked == (3 + countries) * len(TASKS) + models
 
 
-def test_a_models_file_holds_every_gpus_row_and_curve(site: Path):
+def test_a_models_file_holds_every_gpus_row_and_curve(site: Path, golden_index):
     model = json.loads((site / "api/v1/models/qwen-3-8b.json").read_bytes())
     chat = next(t for t in model["tasks"] if t["task"] == "lm-arena-chat")
     assert sorted(row["gpu"] for row in chat["rows"]) == ["B200", "H100"]
-    index = json.loads(INDEX.read_bytes())
+    index = json.loads(golden_index.read_bytes())
     assert chat["rows"] == [r for r in index["rows"] if r["slug"] == "qwen-3-8b"]
     assert {(c["gpu"], c["num_gpus"]) for c in chat["curves"]} >= {("B200", 1), ("H100", 1)}
     assert all(c["model_id"] == "Qwen/Qwen3-8B" for c in chat["curves"])
@@ -116,34 +125,34 @@ def test_a_failed_site_leaves_the_previous_one(site: Path, tmp_path: Path):
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
-def test_site_never_replaces_the_snapshot_it_reads(tmp_path: Path):
+def test_site_never_replaces_the_snapshot_it_reads(tmp_path: Path, golden_index: Path):
     snapshot = tmp_path / "snap"
-    shutil.copytree(SNAPSHOT, snapshot)
+    shutil.copytree(GOLDEN, snapshot)
     before = {p: p.read_bytes() for p in snapshot.rglob("*") if p.is_file()}
-    result = invoke("site", "--index", REPO / "output" / "index.json", "--from", snapshot,
+    result = invoke("site", "--index", golden_index, "--from", snapshot,
                     "--out", snapshot)  # fmt: skip
     assert result.exit_code == 2
     assert {p: p.read_bytes() for p in snapshot.rglob("*") if p.is_file()} == before
 
 
-def test_a_site_can_be_written_again_over_the_one_it_wrote(tmp_path: Path):
+def test_a_site_can_be_written_again_over_the_one_it_wrote(tmp_path: Path, golden_index: Path):
     out = tmp_path / "site"
-    index = REPO / "output" / "index.json"
-    first = invoke("site", "--index", index, "--from", SNAPSHOT, "--out", out)
+    index = golden_index
+    first = invoke("site", "--index", index, "--from", GOLDEN, "--out", out)
     assert first.exit_code == 0, first.output
     before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    again = invoke("site", "--index", index, "--from", SNAPSHOT, "--out", out)
+    again = invoke("site", "--index", index, "--from", GOLDEN, "--out", out)
     assert again.exit_code == 0, again.output
     after = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before  # same input, same bytes
     assert Path("files.json") in after
 
 
-def test_a_site_is_not_written_over_a_folder_of_other_files(tmp_path: Path):
+def test_a_site_is_not_written_over_a_folder_of_other_files(tmp_path: Path, golden_index: Path):
     out = tmp_path / "site"
     out.mkdir()
     (out / "precious.txt").write_text("mine")
-    result = invoke("site", "--index", REPO / "output" / "index.json", "--out", out)
+    result = invoke("site", "--index", golden_index, "--out", out)
     assert result.exit_code == 2
     assert (out / "precious.txt").read_text() == "mine"
 

@@ -4,7 +4,7 @@ import polars as pl
 
 from energy_index.steps.stability import StabilityThresholds, stable_configurations
 from energy_index.steps.validate import validated_configurations
-from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
+from tests.conftest import GOLDEN, TASK_PATH, fixture_bytes, upstream_file
 
 
 def edge_frame() -> pl.DataFrame:
@@ -19,7 +19,7 @@ def reasons(result) -> dict[tuple[str, int, int], tuple[str, float]]:
 
 
 def test_the_published_task_file_holds_only_stable_runs():
-    frame = validated_configurations(upstream_file((SNAPSHOT / TASK_PATH).read_bytes())).frame
+    frame = validated_configurations(upstream_file((GOLDEN / TASK_PATH).read_bytes())).frame
     result = stable_configurations(frame)
     assert result.stable.height == 328
     assert result.excluded.height == 0

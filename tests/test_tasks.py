@@ -25,7 +25,7 @@ from energy_index.documents.schemas import (
 from energy_index.errors import UnsupportedTask
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.steps.curves import concurrency_curves
-from tests.conftest import REPO, SNAPSHOT
+from tests.conftest import GOLDEN
 
 LLM_TASKS = ["gpqa", "image-chat", "lm-arena-chat", "sourcegraph-fim", "video-chat"]
 
@@ -38,7 +38,7 @@ def invoke(*args: object):
 def all_tasks(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("all") / "index.json"
     result = invoke(
-        "build", "--from", SNAPSHOT, "--out", out, "--all-tasks", "--itl-deadline-ms",
+        "build", "--from", GOLDEN, "--out", out, "--all-tasks", "--itl-deadline-ms",
         "50,100,250,500", "--curves", "--extended", "--format", "csv", "--format", "parquet",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
@@ -86,8 +86,8 @@ def test_the_chat_index_built_among_all_tasks_equals_the_default_one(all_tasks: 
 @pytest.mark.parametrize("task", ["text-to-image", "text-to-video"])
 def test_a_diffusion_task_is_refused_with_a_clear_message(task, tmp_path):
     with pytest.raises(UnsupportedTask, match=f"{task} is a diffusion task"):
-        index_stages(SNAPSHOT, settings=BuildSettings(task=task))
-    result = invoke("build", "--from", SNAPSHOT, "--task", task, "--out", tmp_path / "i.json")
+        index_stages(GOLDEN, settings=BuildSettings(task=task))
+    result = invoke("build", "--from", GOLDEN, "--task", task, "--out", tmp_path / "i.json")
     assert result.exit_code == 1
     assert "energy per image or video, not per output token" in result.output
     assert not (tmp_path / "i.json").exists()
@@ -128,7 +128,7 @@ def test_at_100_ms_seven_of_the_32_chat_picks_change_and_bind(all_tasks: Path):
 
 
 def test_a_group_with_nothing_under_a_deadline_says_so():
-    stable = index_stages(SNAPSHOT, settings=BuildSettings()).stability.stable
+    stable = index_stages(GOLDEN, settings=BuildSettings()).stability.stable
     from energy_index.steps.sweep import NO_CONFIGURATION, deadline_sweep
 
     groups = deadline_sweep(
@@ -232,11 +232,12 @@ def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial)
     assert figures["runner_up"]["energy_margin"] == 0.5
 
 
-def test_the_robustness_figures_of_a_rebuild_equal_the_committed_report():
+def test_the_robustness_figures_of_a_rebuild_equal_the_golden_report(golden_index: Path):
     from energy_index.flows.build import build
 
-    committed = json.loads((REPO / "output" / "index.report.json").read_bytes())
-    assert build(SNAPSHOT, settings=BuildSettings()).report["robustness"] == committed["robustness"]
+    golden = json.loads(golden_index.with_name("index.report.json").read_bytes())
+    assert build(GOLDEN, settings=BuildSettings()).report["robustness"] == golden["robustness"]
+    assert len(golden["robustness"]) == 32
 
 
 def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_editorial):
@@ -397,16 +398,16 @@ def test_csv_and_parquet_hold_the_same_rows_in_the_same_order(all_tasks: Path):
         ]
 
 
-def test_the_default_output_is_unchanged_by_the_extras(tmp_path: Path, published):
+def test_the_default_output_is_unchanged_by_the_extras(tmp_path: Path, golden_index: Path):
     plain, extra = tmp_path / "plain" / "index.json", tmp_path / "extra" / "index.json"
     dates = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
-    assert invoke("build", "--from", SNAPSHOT, "--out", plain, *dates).exit_code == 0
+    assert invoke("build", "--from", GOLDEN, "--out", plain, *dates).exit_code == 0
     result = invoke(
-        "build", "--from", SNAPSHOT, "--out", extra, *dates, "--itl-deadline-ms",
+        "build", "--from", GOLDEN, "--out", extra, *dates, "--itl-deadline-ms",
         "100,500", "--curves", "--extended", "--format", "csv",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert plain.read_bytes() == extra.read_bytes() == (REPO / "output" / "index.json").read_bytes()
+    assert plain.read_bytes() == extra.read_bytes() == golden_index.read_bytes()
     assert sorted(p.name for p in extra.parent.iterdir()) == [
         "curves.json", "deadlines.json", "index.csv", "index.extended.json", "index.json",
         "index.report.json",

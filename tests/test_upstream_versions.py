@@ -11,20 +11,20 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.flows.build import BuildSettings, build
 from energy_index.model import INDEX_PATH
-from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, write_snapshot
+from tests.conftest import GOLDEN, TASK_PATH, fixture_bytes, write_snapshot
 
 DATES = BuildSettings(retrieved="2026-09-26", updated="2026-09-27")
 
 
 def real_with(tmp_path: Path, change) -> Path:
     """A snapshot of the real task file with ``change`` applied to every configuration."""
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     for configuration in document["configurations"]:
         change(configuration)
     return write_snapshot(
         tmp_path / "snapshot",
         json.dumps(document).encode(),
-        index_bytes=(SNAPSHOT / INDEX_PATH).read_bytes(),
+        index_bytes=(GOLDEN / INDEX_PATH).read_bytes(),
     )
 
 
@@ -33,7 +33,7 @@ def test_zero_parallel_degrees_build_the_same_rows_with_a_warning(tmp_path: Path
         configuration["data_parallel"] = 0
         configuration["expert_parallel"] = 0
 
-    published = build(SNAPSHOT, settings=DATES)
+    published = build(GOLDEN, settings=DATES)
     zeroed = build(real_with(tmp_path, not_used), settings=DATES)
     assert zeroed.document["rows"] == published.document["rows"]
     warnings = {(w["column"], w["problem"]): w["rows"] for w in zeroed.report["warnings"]}
@@ -73,7 +73,7 @@ def test_the_zero_parallel_fixture_builds_like_the_edge_cases(tmp_path, fixture_
 
 
 def test_thousands_of_bad_rows_give_a_short_message_and_a_complete_errors_file(tmp_path: Path):
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     good = document["configurations"][0]
     bad = []
     for n in range(6000):
@@ -87,7 +87,7 @@ def test_thousands_of_bad_rows_give_a_short_message_and_a_complete_errors_file(t
     snapshot = write_snapshot(
         tmp_path / "snapshot",
         json.dumps(document).encode(),
-        index_bytes=(SNAPSHOT / INDEX_PATH).read_bytes(),
+        index_bytes=(GOLDEN / INDEX_PATH).read_bytes(),
     )
     out = tmp_path / "out" / "index.json"
     out.parent.mkdir()
@@ -114,7 +114,7 @@ def test_thousands_of_bad_rows_give_a_short_message_and_a_complete_errors_file(t
 def test_a_successful_build_removes_the_errors_file_of_a_refused_one(tmp_path: Path):
     out = tmp_path / "index.json"
     out.with_name("index.errors.json").write_text("{}")
-    result = CliRunner().invoke(main, ["build", "--from", str(SNAPSHOT), "--out", str(out)])
+    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert not out.with_name("index.errors.json").exists()
 

@@ -11,7 +11,7 @@ from energy_index.steps.validate import (
     refuse_unsupported_task,
     validated_configurations,
 )
-from tests.conftest import SNAPSHOT, TASK_PATH, fixture_bytes, upstream_file
+from tests.conftest import GOLDEN, TASK_PATH, fixture_bytes, upstream_file
 
 
 def validated(name: str):
@@ -25,7 +25,7 @@ def failures_of(name: str) -> list[str]:
 
 
 def test_the_real_task_file_passes_with_every_column_typed():
-    result = validated_configurations(upstream_file((SNAPSHOT / TASK_PATH).read_bytes()))
+    result = validated_configurations(upstream_file((GOLDEN / TASK_PATH).read_bytes()))
     assert result.frame.height == 328
     assert result.frame.schema["energy_per_token_joules"] == pl.Float64
     assert result.frame.schema["num_gpus"] == pl.Int64
@@ -142,7 +142,7 @@ def test_leaderboard_compiled_date_is_read_and_checked():
 def test_the_quick_and_the_careful_parse_agree_on_a_clean_file():
     from energy_index.steps.validate import _careful_parse, _quick_parse
 
-    task_file = upstream_file((SNAPSHOT / TASK_PATH).read_bytes())
+    task_file = upstream_file((GOLDEN / TASK_PATH).read_bytes())
     quick = _quick_parse(task_file)
     careful = _careful_parse(task_file)
     assert quick is not None
@@ -173,7 +173,7 @@ def test_a_derivable_column_dropped_everywhere_is_handled_the_same_by_both_paths
 def test_the_quick_parse_in_chunks_gives_the_frame_of_the_careful_parse(chunk):
     from energy_index.steps.validate import _careful_parse, _quick_parse
 
-    task_file = upstream_file((SNAPSHOT / TASK_PATH).read_bytes())
+    task_file = upstream_file((GOLDEN / TASK_PATH).read_bytes())
     quick = _quick_parse(task_file, chunk=chunk)
     assert quick is not None
     assert quick.frame.equals(_careful_parse(task_file).frame)
@@ -185,7 +185,7 @@ def test_a_column_present_in_some_chunks_only_takes_the_careful_path(rows):
 
     # Present in whole chunks of 7 and absent from others, or in part of a chunk: either way
     # missing from some rows, which only the careful path names.
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     for position in rows:
         document["configurations"][position]["steady_state_duration_seconds"] = 30.0
     task_file = upstream_file(json.dumps(document).encode())
@@ -194,7 +194,7 @@ def test_a_column_present_in_some_chunks_only_takes_the_careful_path(rows):
 
 
 # -- inputs that gave tracebacks, and repeated keys, on every parse path (issue 19: 6, 7, 9) ----
-REAL = (SNAPSHOT / TASK_PATH).read_bytes()
+REAL = (GOLDEN / TASK_PATH).read_bytes()
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 
@@ -276,7 +276,7 @@ def test_a_repeated_key_in_the_leaderboard_index_is_refused():
 def test_the_real_files_still_take_the_quick_path():
     from energy_index.steps.validate import _quick_parse
 
-    for path in sorted((SNAPSHOT / "public/data/tasks").glob("*.json")):
+    for path in sorted((GOLDEN / "public/data/tasks").glob("*.json")):
         if path.stem not in ("text-to-image", "text-to-video"):  # diffusion: refused earlier
             assert _quick_parse(upstream_file(path.read_bytes())) is not None, path.name
 

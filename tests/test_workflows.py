@@ -72,7 +72,7 @@ def test_pages_publishes_the_site_when_the_index_changes():
     workflow = yaml.safe_load((WORKFLOWS / "pages.yml").read_text())
     triggers = workflow[True]
     assert triggers["push"]["branches"] == ["main"]
-    assert "output/index.json" in triggers["push"]["paths"]
+    assert "output/index.json" in triggers["push"]["paths"]  # names a path, reads nothing
     assert any(run.strip() == "make site" for run in commands("pages.yml"))
     build = workflow["jobs"]["build"]["steps"]
     upload = next(s for s in build if "upload-pages-artifact" in s.get("uses", ""))

@@ -1,0 +1,185 @@
+"""What regeneration replaces (snapshots/, output/), tested only by relations that hold for any
+upstream: the committed output is the build of the vendored snapshot, byte for byte; its build
+report describes that snapshot; the audit passes; the report and the site build; the page's picks
+equal the deadline sweep.
+
+Every test runs twice: on this checkout, and on a copy of it regenerated from a changed upstream
+(every configuration of the index's task draws 7 W more, one model is gone). A test that asserted
+a figure of the vendored snapshot would fail on the second; figures are asserted on
+fixtures/golden/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from energy_index.flows.build import BuildSettings, index_stages, run, sweep_of
+from energy_index.model import DEFAULT_TASK, REPORT_DEADLINES_MS, SNAPSHOT_MANIFEST
+from energy_index.pages.configurations import ordered_configurations, picks_at
+from tests.conftest import REPO, SNAPSHOT, TASK_PATH, changed_snapshot, invoke, more_power
+
+GIT = shutil.which("git")
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The two folders regeneration rewrites, in a checkout."""
+
+    root: Path
+
+    @property
+    def snapshot(self) -> Path:
+        return self.root / SNAPSHOT.relative_to(REPO)
+
+    @property
+    def index(self) -> Path:
+        return self.root / "output" / "index.json"
+
+    def document(self) -> dict[str, Any]:
+        return json.loads(self.index.read_bytes())
+
+
+def changed_task() -> bytes:
+    """The index's task with every figure changed (7 W more) and one model fewer: no count or
+    figure of the vendored snapshot holds for it."""
+    document = json.loads(more_power((SNAPSHOT / TASK_PATH).read_bytes()))
+    gone = document["configurations"][0]["model_id"]
+    kept = [c for c in document["configurations"] if c["model_id"] != gone]
+    return json.dumps({**document, "configurations": kept}).encode()
+
+
+def regenerated_copy(folder: Path) -> Checkout:
+    """snapshots/ and output/ of this checkout, regenerated from an upstream that changed."""
+    copy = Checkout(folder / "checkout")
+    shutil.copytree(REPO / "snapshots", copy.root / "snapshots")
+    shutil.copytree(REPO / "output", copy.root / "output")
+    upstream = changed_snapshot(
+        SNAPSHOT, folder / "upstream", {TASK_PATH: changed_task()}, commit="7" * 40
+    )
+    result = invoke(
+        "regenerate", "--from", upstream, "--snapshot", copy.snapshot, "--out", copy.index,
+        "--cache", folder / "cache", "--date", "2099-01-01",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "changed" in result.output
+    return copy
+
+
+CHECKOUTS = ("this checkout", "regenerated from a changed upstream")
+
+
+@pytest.fixture(scope="module", params=CHECKOUTS)
+def checkout(request, tmp_path_factory) -> Checkout:
+    if request.param == CHECKOUTS[0]:
+        return Checkout(REPO)
+    return regenerated_copy(tmp_path_factory.mktemp("regenerated"))
+
+
+def test_the_committed_output_is_the_build_of_the_vendored_snapshot(checkout: Checkout, tmp_path):
+    document = checkout.document()
+    dates = BuildSettings(
+        retrieved=document["source"]["retrieved"],
+        updated=document["updated"],
+        data_version=document["data_version"],
+    )
+    out = tmp_path / "empty" / "index.json"
+    run(checkout.snapshot, out=out, settings=dates)
+    assert out.read_bytes() == checkout.index.read_bytes()
+    report = checkout.index.with_name("index.report.json")
+    assert out.with_name("index.report.json").read_bytes() == report.read_bytes()
+
+
+def test_the_build_report_names_the_snapshot_commit_and_every_input_checksum(checkout: Checkout):
+    report = json.loads(checkout.index.with_name("index.report.json").read_bytes())
+    manifest = json.loads((checkout.snapshot / SNAPSHOT_MANIFEST).read_bytes())
+    assert report["source"]["commit"] == manifest["commit"]
+    assert report["inputs"], "the report lists no input"
+    for recorded in report["inputs"]:
+        assert manifest["files"][recorded["path"]]["sha256"] == recorded["sha256"]
+    # Exactly one snapshot per upstream is kept: the leaderboard's, and the grid carbon
+    # intensities' (the input of impacts.json), nothing else beside them.
+    folder = checkout.snapshot.parent
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "README.md",
+        "codecarbon-energy-mix",
+        checkout.snapshot.name,
+    ]
+
+
+def test_the_audit_of_the_committed_output_passes(checkout: Checkout):
+    result = invoke("audit", "--published", checkout.index, "--from", checkout.snapshot)
+    assert result.exit_code == 0, result.output
+    rows = len(checkout.document()["rows"])
+    assert f"{rows}/{rows} rows identical" in result.output
+
+
+def test_the_report_and_the_site_build(checkout: Checkout, tmp_path: Path):
+    page = tmp_path / "report.html"
+    result = invoke("report", "--index", checkout.index, "--from", checkout.snapshot, "--out", page)
+    assert result.exit_code == 0, result.output
+    assert page.stat().st_size > 0
+    site = tmp_path / "site"
+    result = invoke("site", "--index", checkout.index, "--from", checkout.snapshot, "--out", site)
+    assert result.exit_code == 0, result.output
+    api = site / "api" / "v1" / "tasks" / DEFAULT_TASK / "index.json"
+    assert api.read_bytes() == checkout.index.read_bytes()
+
+
+def test_the_report_pages_picks_equal_the_deadline_sweep(checkout: Checkout):
+    stages = index_stages(checkout.snapshot, settings=BuildSettings())
+    configurations = ordered_configurations(
+        stages.stability.stable, precision_labels=stages.editorial["precision_labels"]
+    )
+    sweep = sweep_of(stages, REPORT_DEADLINES_MS)
+    for at, deadline in enumerate(REPORT_DEADLINES_MS):
+        expected = {(g["model_id"], g["gpu"]): g["by_deadline"][at]["row"] for g in sweep["groups"]}
+        walked = {
+            (group["model_id"], group["gpu"]): None if pick is None else configurations.rows[pick]
+            for group, pick in zip(
+                configurations.groups, picks_at(configurations, deadline), strict=True
+            )
+        }
+        assert walked == expected, deadline
+
+
+@pytest.mark.skipif(GIT is None or not (REPO / ".git").exists(), reason="not a git checkout")
+def test_a_fresh_clone_alone_builds_the_committed_output_and_audits_offline(tmp_path: Path):
+    clone = tmp_path / "empty" / "energy-index"
+    clone.parent.mkdir()
+    subprocess.run([GIT or "git", "clone", "--quiet", str(REPO), str(clone)], check=True)
+    committed = (clone / "output" / "index.json").read_bytes()
+    # No network: a proxy that cannot be reached makes any download fail at once.
+    env = {**os.environ, "HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+    env.pop("GITHUB_TOKEN", None)
+
+    def energy_index(*args: str) -> subprocess.CompletedProcess[str]:
+        # -m from the clone's folder imports the clone's own package, not this checkout's.
+        return subprocess.run(
+            [sys.executable, "-m", "energy_index", *args],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    built = energy_index("build")
+    assert built.returncode == 0, built.stderr
+    assert (clone / "output" / "index.json").read_bytes() == committed
+    audited = energy_index("audit", "--published", "output/index.json")
+    assert audited.returncode == 0, audited.stdout + audited.stderr
+    rows = len(json.loads(committed)["rows"])
+    assert f"{rows}/{rows} rows identical" in audited.stdout
+    status = subprocess.run(
+        [GIT or "git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True
+    )
+    assert status.stdout == ""
