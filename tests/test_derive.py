@@ -174,3 +174,20 @@ def test_every_name_field_is_checked(field, value):
     message = str(caught.value)
     assert f"{field} {value!a} holds control or bidirectional character(s)" in message
     assert value not in message  # shown escaped, never as it is
+
+
+def test_the_printable_fast_path_lets_no_refused_character_through():
+    # unprintable_characters answers [] at once for a printable text (issue #16): that is exact
+    # only if every character of a refused category is unprintable to Python, in every plane.
+    import unicodedata
+
+    from energy_index.steps.derive import _UNPRINTABLE_CATEGORIES, unprintable_characters
+
+    through = [
+        cp
+        for cp in range(0x110000)
+        if unicodedata.category(chr(cp)) in _UNPRINTABLE_CATEGORIES and chr(cp).isprintable()
+    ]
+    assert through == []
+    assert unprintable_characters("Qwen 3 32B\u202e") == ["U+202E"]
+    assert unprintable_characters("Qwen\u00a03") == []  # a no-break space: unprintable, not refused

@@ -2,12 +2,14 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 from pathlib import Path
 
 import jsonschema
 import pytest
 
+from energy_index.documents.index import serialized
 from energy_index.documents.schemas import (
     INDEX_SCHEMA,
     SCHEMAS,
@@ -166,3 +168,64 @@ def test_what_only_the_compiled_validator_refuses_is_refused_with_its_own_messag
     problems = schema_problems(document)
     assert problems and all(p.startswith("$.rows[0].median_itl_ms") for p in problems)
     assert schema_problems({1: 2}) != []
+
+
+# serialized() writes with msgspec where its text is Python's, and leaves the json module to
+# decide the rest (issue #16): the bytes must be those of the json module in every case.
+def json_module_bytes(document) -> bytes:
+    import msgspec
+
+    compact = json.dumps(document, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    return msgspec.json.format(compact, indent=2) + b"\n"
+
+
+def awkward_floats() -> list[float]:
+    import random
+    import struct
+
+    rng = random.Random(7)
+    values = [0.0, -0.0, 1e-4, 9.99e-5, 1e-5, 2.5e-05, 1e-7, 5e-324, 1e15, 1e16, 1.5e16, 1e22]
+    values += [1.7976931348623157e308, 0.1, 100.0, 9007199254740993.0, -3.21e-05, 59.915]
+    for _ in range(20_000):
+        values.append(struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0])
+        values.append(round(rng.uniform(0, 1000), rng.randint(0, 8)))
+        values.append(rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30))
+    return [v for v in values if math.isfinite(v)]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"rows": [{"x": value} for value in awkward_floats()]},
+        {"tiny": [0.5, 1e-05, 2.5e-05, 9.99e-05]},  # msgspec: 0.00001, Python: 1e-05
+        {"huge": [0.5, 1e16, 1.5e17]},
+        {"few": [0.5, 1e-05], "text": "a:1e5,[0.00001]"},  # Python's exponent, and a false alarm
+        {"plain": [0.5, 12.25, 3, -7, 2**63, None, True, False], "key:1e5": "x"},
+        {"text": "".join(map(chr, range(0xD800))) + "\U0001f600 \u2028 \u202e"},
+        {"keys": {1: "one"}, "tuple": (1, 2.5), "nested": [[], {}, [{"a": [1e300]}]]},
+    ],
+    ids=[
+        "random floats",
+        "tiny",
+        "huge",
+        "exponents",
+        "plain",
+        "every character",
+        "odd containers",
+    ],
+)
+def test_serialized_gives_the_bytes_of_the_json_module(document):
+    assert serialized(document) == json_module_bytes(document)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+@pytest.mark.parametrize("where", ["alone", "among finite floats"])
+def test_serialized_refuses_nan_and_infinities_which_msgspec_would_write_as_null(value, where):
+    document = {"rows": [{"a": 0.5, "b": value}] + [{"a": 1.5}] * (100 if where != "alone" else 0)}
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        serialized(document)
+
+
+def test_serialized_refuses_a_lone_surrogate_like_the_json_module():
+    with pytest.raises(UnicodeEncodeError):
+        serialized({"name": "\ud800"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Mapping
+from functools import cache
 from typing import Any
 
 import polars as pl
@@ -21,6 +22,7 @@ TOKENS_PER_MILLION = 1_000_000
 _NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
 
+@cache  # a model's nickname comes back for every GPU and twice per row (slug, row_id)
 def slug(nickname: str) -> str:
     """Lower-case, each run of non-alphanumerics becomes '-', none left at either end."""
     return _NOT_ALPHANUMERIC.sub("-", nickname.lower()).strip("-")
@@ -32,6 +34,14 @@ def row_id(configuration: Mapping[str, Any]) -> str:
     return f"{slug(c['nickname'])}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}"
 
 
+# What index_row reads of a configuration: only these are turned into Python values.
+ROW_COLUMNS = (
+    "nickname", "model_id", "gpu_model", "num_gpus", "max_num_seqs", "weight_precision",
+    "total_params_billions", "activated_params_billions", "energy_per_token_joules",
+    "median_itl_ms", "avg_batch_size", "avg_power_watts", "avg_output_len",
+)  # fmt: skip
+
+
 def wh_per_million_tokens(joules_per_token: float) -> float:
     return joules_per_token * TOKENS_PER_MILLION / JOULES_PER_WATT_HOUR
 
@@ -40,7 +50,8 @@ def index_rows(
     selected: pl.DataFrame, *, precision_labels: Mapping[str, str]
 ) -> tuple[dict[str, Any], ...]:
     """The index rows, in the published key order, sorted by Wh per million tokens then row_id."""
-    rows = [index_row(c, precision_labels) for c in selected.iter_rows(named=True)]
+    columns = selected.select(ROW_COLUMNS)
+    rows = [index_row(c, precision_labels) for c in columns.iter_rows(named=True)]
     rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
     models_by_slug: dict[str, str] = {}
     for row in sorted(rows, key=lambda row: row["model_id"]):
@@ -71,6 +82,8 @@ NAME_FIELDS = ("nickname", "model_id", "gpu_model")
 
 def unprintable_characters(text: str) -> list[str]:
     """The control, format (bidirectional) and separator characters in a name, as U+XXXX."""
+    if text.isprintable():  # the common case, in one C call: every refused category is unprintable
+        return []
     return [
         f"U+{ord(ch):04X}" for ch in text if unicodedata.category(ch) in _UNPRINTABLE_CATEGORIES
     ]

@@ -35,18 +35,37 @@ def robustness_figures(
         runner_up_energy="energy_per_token_joules",
         runner_up_median_itl_ms="median_itl_ms",
     )
-    repeats = stable.group_by(KEY_COLUMNS).agg(
-        runs=pl.len(), lowest=energy.min(), highest=energy.max()
+    # The selection has counted the keys measured more than once; any other key was run once.
+    repeats = selection.repeated_runs.select(
+        *KEY_COLUMNS,
+        "runs",
+        lowest="min_energy_per_token_joules",
+        highest="max_energy_per_token_joules",
     )
-    chosen = selection.selected.join(runners_up, on=INDEX_GROUP, how="left").join(
-        repeats, on=KEY_COLUMNS, how="left"
+    chosen = (
+        selection.selected.join(runners_up, on=INDEX_GROUP, how="left")
+        .join(repeats, on=KEY_COLUMNS, how="left")
+        .with_columns(
+            runs=pl.col("runs").fill_null(1),
+            lowest=pl.col("lowest").fill_null(energy),
+            highest=pl.col("highest").fill_null(energy),
+        )
     )
+    used = [*_USED, *(name for name in PARALLELISM if name in chosen.columns)]
     source = {
         "commit": snapshot.commit,
         "path": snapshot.task_file.path,
         "sha256": snapshot.task_file.sha256,
     }
-    return {row_id(c): _figures(c, source) for c in chosen.iter_rows(named=True)}
+    return {row_id(c): _figures(c, source) for c in chosen.select(used).iter_rows(named=True)}
+
+
+# What _figures and row_id read: only these become Python values.
+_USED = (
+    "nickname", *KEY_COLUMNS, "energy_per_token_joules", "runner_up_num_gpus",
+    "runner_up_max_num_seqs", "runner_up_energy", "runner_up_median_itl_ms", "runs", "lowest",
+    "highest",
+)  # fmt: skip
 
 
 def _figures(c: dict[str, Any], source: dict[str, str]) -> dict[str, Any]:
