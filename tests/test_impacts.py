@@ -11,7 +11,9 @@ import csv
 import hashlib
 import io
 import json
+import math
 import shutil
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -322,3 +324,40 @@ def test_a_repeated_country_is_refused_not_resolved() -> None:
     file = UpstreamFile(CARBON_PATH, content, "", len(content), "https://x", "", "")
     with pytest.raises(UpstreamFormatError, match="FRA"):
         grid_intensities(file)
+
+
+def test_the_calibration_table_by_hand(published_impacts: dict[str, Any]) -> None:
+    """Llama 3.1 70B on 4 × H100, each method's formula written out from its documentation."""
+    index = json.loads(PUBLISHED.read_bytes())
+    row = next(r for r in index["rows"] if r["row_id"].startswith("llama-3-1-70b-instruct/H100/"))
+    table = published_impacts["calibration"]
+    entry = next(r for r in table["rows"] if r["row_id"] == row["row_id"])
+    measured = row["joules_per_output_token"]
+    # EcoLogits: 1.2 × 70e9 × 2 bytes = 168 GB → 3 × 80 GB → 4 GPUs (a power of two).
+    ecologits = 4 * (1.17e-6 * math.exp(-1.12e-2 * 64) * 70 + 4.05e-5) * 3600
+    # Epoch AI: 2 × 70e9 FLOP at 10 % of 989 TFLOP/s, at 70 % of 700 W.
+    epoch = 2 * 70e9 / (9.89e14 * 0.1) * 700 * 0.7
+    # Assumed power: 700 W × 4 GPUs over the measured throughput (W ÷ J/token).
+    assumed = 700 * 4 / (row["gpu_power_watts_total"] / measured)
+    for name, joules in (("ecologits", ecologits), ("epoch", epoch), ("assumed_power", assumed)):
+        assert entry[name]["joules_per_output_token"] == pytest.approx(joules, rel=6e-4)
+        assert entry[name]["ratio_to_measured"] == pytest.approx(joules / measured, rel=6e-4)
+        assert (entry[name]["status"], entry[name]["boundary"]) == ("estimated", "gpu")
+    assert entry["measured"]["joules_per_output_token"] == measured
+
+
+def test_calibration_covers_every_h100_pick_and_gives_the_issue_s_spread(
+    published_impacts: dict[str, Any],
+) -> None:
+    """Every H100 pick and no other; EcoLogits' ratios on the chat task span 0.70× to 7.6×,
+    median 1.9× (the figures issue 15 quotes)."""
+    index = json.loads(PUBLISHED.read_bytes())
+    table = published_impacts["calibration"]["rows"]
+    assert [r["row_id"] for r in table] == [
+        r["row_id"] for r in index["rows"] if r["gpu"] == "H100"
+    ]
+    ratios = sorted(r["ecologits"]["ratio_to_measured"] for r in table)
+    assert (ratios[0], ratios[-1]) == (0.6954, 7.593)
+    assert statistics.median(ratios) == pytest.approx(1.885, abs=0.01)
+    methods = published_impacts["calibration"]["methods"]
+    assert all(m["citation"]["url"].startswith("https://") for m in methods.values())

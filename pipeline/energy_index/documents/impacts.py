@@ -54,8 +54,10 @@ def impacts_document(
     rows: list[dict[str, Any]],
     factors: Mapping[str, Any],
     carbon: dict[str, Any],
+    calibration: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    """``impacts.json`` of one task: header, factors with their citations, carbon source, rows."""
+    """``impacts.json`` of one task: header, factors with their citations, carbon source, rows,
+    and the calibration table (published methods against the measured H100 picks)."""
     text = factors["text"]
     return {
         "version": FORMAT_VERSION,
@@ -77,6 +79,12 @@ def impacts_document(
         "factors": factors["factors"],
         "carbon_source": carbon,
         "rows": rows,
+        "calibration": {
+            "gpu": "H100",
+            "summary": text["calibration"],
+            "methods": factors["methods"],
+            "rows": calibration,
+        },
     }
 
 

@@ -16,6 +16,7 @@ from energy_index.documents.impacts import (
 )
 from energy_index.documents.schemas import COUNTRY_SCHEMA, IMPACTS_SCHEMA, checked
 from energy_index.io.snapshots import carbon_snapshot
+from energy_index.steps.calibration import calibration_rows
 from energy_index.steps.carbon import grid_intensities
 from energy_index.steps.impacts import impact_rows
 
@@ -40,6 +41,7 @@ def impacts_of(
         rows=impact_rows(index["rows"], factors["factors"], grid),
         factors=factors,
         carbon=carbon_source(snapshot, grid, text=factors["text"]["carbon"]),
+        calibration=calibration_rows(index["rows"], factors["methods"]),
     )
     checked(document, schema=IMPACTS_SCHEMA)
     return document
