@@ -292,3 +292,26 @@ def test_escaped_names_take_the_quick_path_and_read_as_the_careful_one():
     quoted = upstream_file(REAL.replace(b'"Qwen 3 14B"', b'"Qwen \\"3\\" 14B"'))
     assert _quick_parse(quoted) is None
     assert 'Qwen "3" 14B' in _careful_parse(quoted).frame["nickname"].to_list()
+
+
+# Names a job log or a terminal would act on: a GitHub workflow command on a line of its own, an
+# OSC title and an OSC 8 hyperlink, a C1 control, and a name far longer than any message.
+WORKFLOW_COMMAND = "org/m\n::error::pwned\n::add-mask::x"
+TERMINAL = "H100\r\x1b]0;owned\x07\x1b]8;;https://evil.example\x07click\x1b]8;;\x07\x9b2J"
+
+
+def test_upstream_names_reach_the_message_quoted_and_cut():
+    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    first, second, third = document["configurations"][:3]
+    first["model_id"], first["energy_per_token_joules"] = WORKFLOW_COMMAND, -1.0
+    second["gpu_model"], second["energy_per_token_joules"] = TERMINAL, -1.0
+    third["model_id"], third["energy_per_token_joules"] = "x" * 5_000_000, -1.0
+    with pytest.raises(ValidationFailed) as caught:
+        validated_configurations(upstream_file(json.dumps(document).encode()))
+    message = str(caught.value)
+    assert len(message) < 3_000  # 10 MB of stderr before
+    assert not any(line.lstrip().startswith("::") for line in message.splitlines())
+    assert not set(message) & {"\r", "\x1b", "\x07", "\x9b"}
+    assert r"'org/m\n::error::pwned\n::add-mask::x'" in message
+    assert r"'H100\r\x1b]0;owned\x07" in message
+    assert "'xxxx" in message and "(5000000 characters)" in message

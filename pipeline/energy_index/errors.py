@@ -19,8 +19,9 @@ The CLI prints ``str(error)`` and exits with ``error.exit_code``; nothing is wri
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 
@@ -154,6 +155,46 @@ class NetworkError(EnergyIndexError):
         self.url, self.problem, self.attempts = url, problem, attempts
         tries = f" after {attempts} attempt(s)" if attempts > 1 else ""
         super().__init__(f"{url}: {problem}{tries}")
+
+
+QUOTED_CHARACTERS = 80  # how much of a value from outside a message shows
+
+
+def quoted(value: Any, scrub: Callable[[str], str] = str) -> str:
+    """A value from outside (upstream, a published copy, a server), fit for a message: scrubbed,
+    quoted with every control, bidirectional and line-breaking character escaped, and cut short.
+    A name can then neither start a line of its own (a CI workflow command), nor drive a
+    terminal, nor fill a log.
+
+    A number, true, false or null is shown as JSON writes it, unquoted: it holds no character to
+    fear, and ``7`` reads better than ``'7'``.
+
+    Example: ``quoted("x" * 500)`` → ``"'xxx…' (500 characters)"``; ``quoted(7)`` → ``"7"``.
+    """
+    if value is None or isinstance(value, bool | int | float):
+        number = json.dumps(value)
+        if len(number) <= QUOTED_CHARACTERS and scrub(number) == number:
+            return number
+    text = scrub(value if isinstance(value, str) else json.dumps(value, default=str))
+    if len(text) <= QUOTED_CHARACTERS:
+        return repr(text)
+    return f"{text[:QUOTED_CHARACTERS]!r}… ({len(text)} characters)"
+
+
+def shown(value: Any, scrub: Callable[[str], str] = str) -> str:
+    """A name from outside inside a sentence: as it is when it is short printable text (most
+    are: ``meta-llama/Llama-3.1-8B-Instruct``), else :func:`quoted`.
+
+    Example: ``shown("H100")`` → ``"H100"``; ``shown("H100\\n::error::x")`` →
+    ``"'H100\\\\n::error::x'"``.
+    """
+    if isinstance(value, str) and _plain(value) and _plain(scrub(value)):
+        return scrub(value)
+    return quoted(value, scrub)
+
+
+def _plain(text: str) -> bool:
+    return 0 < len(text) <= QUOTED_CHARACTERS and text.isprintable() and text.strip() == text
 
 
 SHOWN_PROBLEMS = 20  # the problems of a refused document a message lists; the rest are counted

@@ -32,7 +32,7 @@ from energy_index.documents.editorial import editorial_text, indexed_tasks
 from energy_index.documents.index import serialized
 from energy_index.documents.schemas import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path
 from energy_index.documents.tables import impacts_table_bytes, table_bytes
-from energy_index.errors import SourceError
+from energy_index.errors import SourceError, shown
 from energy_index.flows.build import assembled, index_stages
 from energy_index.flows.impacts import country_documents, impacts_of
 from energy_index.flows.report import (
@@ -149,7 +149,8 @@ def _add_models(
         )
         if model["model_id"] != model_id:
             raise SourceError(
-                f"models {model['model_id']} and {model_id} have the same slug {name!r}: "
+                f"models {shown(model['model_id'])} and {shown(model_id)} have the same slug "
+                f"{shown(name)}: "
                 f"their API files api/v1/models/{name}.json would collide"
             )
         model["tasks"].append(

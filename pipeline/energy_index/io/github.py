@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from energy_index.errors import NetworkError, SourceError, UsageError
+from energy_index.errors import NetworkError, SourceError, UsageError, quoted
 from energy_index.io.files import writable_directory, write_directory
 from energy_index.io.http import (
     URL_POLICY,
@@ -31,7 +31,6 @@ from energy_index.io.http import (
     kept_etag,
     kept_last_modified,
     parsed_json,
-    quoted,
     shown_url,
     url_allowed,
 )

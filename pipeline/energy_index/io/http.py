@@ -35,7 +35,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from energy_index import __version__
-from energy_index.errors import NetworkError, UsageError, scrubbed
+from energy_index.errors import QUOTED_CHARACTERS, NetworkError, UsageError, quoted, scrubbed
 from energy_index.model import (
     HTTP_BACKOFF_SECONDS,
     HTTP_MAX_BYTES,
@@ -47,7 +47,6 @@ from energy_index.model import (
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 FIRST_BYTES = 120  # how much of an unexpected body an error message shows
 SCRUBBED_BYTES = FIRST_BYTES + 1024  # read past the cut, so that a token across it is scrubbed
-QUOTED_CHARACTERS = 80  # how much of a bad value from a server a message shows
 PROGRESS_FROM_BYTES = 1 << 20
 MAX_REDIRECTS = 20
 URL_POLICY = "only https:// URLs are fetched (http only on loopback)"
@@ -135,17 +134,6 @@ def shown_url(url: str, scrub: Callable[[str], str] = str) -> str:
     """
     text = repr(scrub(url))[1:-1]
     return text if len(text) <= 2 * QUOTED_CHARACTERS else f"{text[: 2 * QUOTED_CHARACTERS]}…"
-
-
-def quoted(value: Any, scrub: Callable[[str], str] = str) -> str:
-    """A value from a server, fit for a message: scrubbed, escaped, and cut short.
-
-    Example: ``quoted("x" * 500)`` → ``"'xxx…' (500 characters)"``.
-    """
-    text = scrub(value if isinstance(value, str) else json.dumps(value, default=str))
-    if len(text) <= QUOTED_CHARACTERS:
-        return repr(text)
-    return f"{text[:QUOTED_CHARACTERS]!r}… ({len(text)} characters)"
 
 
 def kept_etag(value: str | None) -> str | None:

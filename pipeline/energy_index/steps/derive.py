@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from energy_index.errors import DerivationError
+from energy_index.errors import DerivationError, quoted, shown
 
 JOULES_PER_WATT_HOUR = 3600
 TOKENS_PER_MILLION = 1_000_000
@@ -58,15 +58,17 @@ def index_rows(
         other = models_by_slug.setdefault(row["slug"], row["model_id"])
         if other != row["model_id"]:
             raise DerivationError(
-                f"models {other} and {row['model_id']} have the same slug {row['slug']}: their "
+                f"models {shown(other)} and {shown(row['model_id'])} have the same slug "
+                f"{shown(row['slug'])}: their "
                 "rows could not be told apart by slug (nor by row_id on the same GPUs)"
             )
     seen: dict[str, str] = {}
     for row in rows:
         if row["row_id"] in seen:
             raise DerivationError(
-                f"row_id {row['row_id']} stands for two models ({seen[row['row_id']]} and "
-                f"{row['model_id']}): their nicknames give the same slug"
+                f"row_id {shown(row['row_id'])} stands for two models "
+                f"({shown(seen[row['row_id']])} and {shown(row['model_id'])}): their nicknames "
+                "give the same slug"
             )
         seen[row["row_id"]] = row["model_id"]
     return tuple(rows)
@@ -89,15 +91,20 @@ def unprintable_characters(text: str) -> list[str]:
     ]
 
 
+def _first(found: list[str], limit: int = 5) -> str:
+    more = f" and {len(found) - limit} more" if len(found) > limit else ""
+    return ", ".join(found[:limit]) + more
+
+
 def _checked_names(configuration: Mapping[str, Any]) -> None:
     for name in NAME_FIELDS:
         value = configuration[name]
         found = unprintable_characters(value) if isinstance(value, str) else []
         if found:
             raise DerivationError(
-                f"{configuration['model_id']!a} on {configuration['gpu_model']!a}: "
-                f"{name} {value!a} holds control or bidirectional character(s) "
-                f"{', '.join(dict.fromkeys(found))}; refused, not published"
+                f"{quoted(configuration['model_id'])} on {quoted(configuration['gpu_model'])}: "
+                f"{name} {quoted(value)} holds control or bidirectional character(s) "
+                f"{_first(list(dict.fromkeys(found)))}; refused, not published"
             )
 
 
@@ -109,7 +116,8 @@ def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> di
     if precision not in labels:
         known = ", ".join(f"{k} → {v}" for k, v in sorted(labels.items()))
         raise DerivationError(
-            f"{c['model_id']} on {c['gpu_model']}: weight_precision {precision!r} has no label "
+            f"{shown(c['model_id'])} on {shown(c['gpu_model'])}: weight_precision "
+            f"{quoted(precision)} has no label "
             f"(known: {known}); add it to precision_labels in energy_index/documents/editorial.json"
         )
     model_slug = slug(c["nickname"])

@@ -22,7 +22,14 @@ import pandera.polars as pa
 import polars as pl
 from pandera.errors import SchemaErrors
 
-from energy_index.errors import Failure, UnsupportedTask, UpstreamFormatError, ValidationFailed
+from energy_index.errors import (
+    Failure,
+    UnsupportedTask,
+    UpstreamFormatError,
+    ValidationFailed,
+    quoted,
+    shown,
+)
 from energy_index.model import KEY_COLUMNS, DuplicateKey, UpstreamFile, is_day, unique_keys
 
 TAIL_LATENCIES = ("p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
@@ -424,7 +431,7 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise problem(f"expected a JSON object with 'configurations', got a {_json_type(document)}")
     if "configurations" not in document:
-        keys = ", ".join(sorted(document)) or "none"
+        keys = ", ".join(quoted(key) for key in sorted(document)[:10]) or "none"
         raise problem(f"has no 'configurations' array (top-level keys: {keys})")
     configurations = document["configurations"]
     if not isinstance(configurations, list):
@@ -581,7 +588,7 @@ def _rule_failures(
                 row=row,
                 column=column,
                 problem=_problem(case),
-                value=case["failure_case"],
+                value=_text_shown(case["failure_case"]),
                 position=-1 if position is None else position,
             )
         )
@@ -596,14 +603,21 @@ def _problem(case: dict[str, Any]) -> str:
 
 
 def _row_name(configuration: dict[str, Any], position: int) -> str:
-    key = ", ".join(f"{k}={_plain(configuration.get(k))}" for k in KEY_COLUMNS)
+    key = ", ".join(f"{k}={_shown(configuration.get(k))}" for k in KEY_COLUMNS)
     return f"configurations[{position}] ({key})"
 
 
-def _plain(value: object) -> str:
+def _shown(value: object) -> str:
+    """An upstream value as a message shows it: text as errors.shown has it (quoted and cut
+    unless short and printable), numbers as JSON writes them."""
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
-    return value if isinstance(value, str) else json.dumps(value)
+    return shown(value) if isinstance(value, str) else json.dumps(value)
+
+
+def _text_shown(value: Any) -> Any:
+    # pandera hands failing cells over as text; a number that is not text stays a number.
+    return shown(value) if isinstance(value, str) else value
 
 
 def leaderboard_compiled(index_file: UpstreamFile) -> str:
