@@ -701,3 +701,32 @@ def test_a_directory_given_as_an_input_file_is_named(tmp_path: Path):
         assert result.exit_code == 1, args
         assert result.output.startswith(f"error: {tmp_path}: "), result.output
         assert "not a regular file (a directory)" in result.output, result.output
+
+
+# -- #19 item 5: a published copy's values reach the terminal quoted and cut ---------------------
+
+OSC_TITLE = "\x1b]0;owned\x07"
+OSC_LINK = "\x1b]8;;https://evil.example\x07click\x1b]8;;\x07"
+
+
+def test_a_published_copys_names_reach_messages_quoted_and_cut(tmp_path, published):
+    document = copy.deepcopy(published)
+    rows = document["rows"]
+    rows[0]["row_id"] = f"x\r{OSC_TITLE}"
+    rows[1]["slug"] = f"{OSC_LINK}y"
+    rows[2]["gpu"] = "H100\n::error::pwned"
+    rows[3]["model_id"] = "org/" + "m" * 1_000_000
+    rows[4]["row_id"] = rows[5]["row_id"]  # repeated: the row_id is named in that message too
+    rows[6]["model"] = f"Qwen{OSC_TITLE}"
+    document["reference_row"]["model"] = f"{OSC_LINK}\n::add-mask::x" + "z" * 1_000_000
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(document))
+    for args in (["validate", path], ["audit", "--published", path, "--from", SNAPSHOT]):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        output = result.output
+        assert len(output) < 20_000, len(output)  # megabytes before
+        assert not set(output) & {"\r", "\x1b", "\x07"}
+        assert not any(line.lstrip().startswith("::") for line in output.splitlines())
+        assert r"'x\r\x1b]0;owned\x07'" in output  # the row_id, escaped
+        assert r"\n::error::pwned" in output and r"\n::add-mask::x" in output

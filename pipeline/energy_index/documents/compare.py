@@ -11,6 +11,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from energy_index.errors import quoted, shown
+
+SHOWN_CHARACTERS = 1000  # of a value in an audit line: the longest editorial text fits
 VOLATILE = ("updated", "data_version", "source.retrieved")
 
 
@@ -56,8 +59,8 @@ class Audit:
             f"(volatile: {volatile})"
         ]
         lines += [str(d) for d in self.row_differences]
-        lines += [f"only in published: {row_id}" for row_id in self.only_published]
-        lines += [f"only in rebuilt: {row_id}" for row_id in self.only_rebuilt]
+        lines += [f"only in published: {shown(row_id)}" for row_id in self.only_published]
+        lines += [f"only in rebuilt: {shown(row_id)}" for row_id in self.only_rebuilt]
         lines += [str(d) for d in self.header_differences]
         return lines
 
@@ -144,4 +147,7 @@ def _lookup(document: dict[str, Any], path: str) -> Any:
 
 
 def _shown(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    # A published copy's values are from outside: as JSON while that is printable and no longer
+    # than an editorial sentence, else quoted and cut.
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_CHARACTERS and text.isprintable() else quoted(value)

@@ -11,6 +11,7 @@ from datetime import date
 from typing import Any
 
 from energy_index.documents.schemas import schema_problems
+from energy_index.errors import quoted, shown
 from energy_index.steps.derive import unprintable_characters
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
@@ -48,24 +49,26 @@ def _identity_problems(rows: list[dict[str, Any]]) -> list[str]:
     problems = []
     for row_id, count in Counter(row["row_id"] for row in rows).items():
         if count > 1:
-            problems.append(f"$.rows: row_id {row_id} appears {count} times")
+            problems.append(f"$.rows: row_id {shown(row_id)} appears {count} times")
     pairs = Counter((row["model_id"], row["gpu"]) for row in rows)
     for (model_id, gpu), count in pairs.items():
         if count > 1:
-            problems.append(f"$.rows: {model_id} on {gpu} has {count} rows; the index has one")
+            problems.append(
+                f"$.rows: {shown(model_id)} on {shown(gpu)} has {count} rows; the index has one"
+            )
     for position, row in enumerate(rows):
         for name in ("model", "model_id", "gpu"):
             found = unprintable_characters(row[name])
             if found:
                 problems.append(
-                    f"$.rows[{position}].{name}: {row[name]!a} holds control or bidirectional "
-                    f"character(s) {', '.join(dict.fromkeys(found))}"
+                    f"$.rows[{position}].{name}: {quoted(row[name])} holds control or "
+                    f"bidirectional character(s) {', '.join(list(dict.fromkeys(found))[:5])}"
                 )
         expected = f"{row['slug']}/{row['gpu']}/{row['num_gpus']}/{row.get('max_num_seqs')}"
         if row["row_id"] != expected:
             problems.append(
-                f"$.rows[{position}].row_id: {row['row_id']} is not slug/gpu/num_gpus/"
-                f"max_num_seqs ({expected})"
+                f"$.rows[{position}].row_id: {shown(row['row_id'])} is not slug/gpu/num_gpus/"
+                f"max_num_seqs ({shown(expected)})"
             )
     return problems
 
@@ -73,8 +76,9 @@ def _identity_problems(rows: list[dict[str, Any]]) -> list[str]:
 def _order_problems(rows: list[dict[str, Any]]) -> list[str]:
     keys = [(row["wh_per_million_output_tokens"], row["row_id"]) for row in rows]
     return [
-        f"$.rows[{position}]: not in the documented order ({ORDER}): {keys[position][1]} "
-        f"({keys[position][0]}) comes before {keys[position + 1][1]} ({keys[position + 1][0]})"
+        f"$.rows[{position}]: not in the documented order ({ORDER}): {shown(keys[position][1])} "
+        f"({keys[position][0]}) comes before {shown(keys[position + 1][1])} "
+        f"({keys[position + 1][0]})"
         for position in range(len(keys) - 1)
         if keys[position] > keys[position + 1]
     ]
@@ -91,8 +95,8 @@ def _header_problems(document: dict[str, Any]) -> list[str]:
         for row in rows
     ):
         problems.append(
-            f"$.reference_row: {wanted.get('model')} on {wanted.get('num_gpus')}×"
-            f"{wanted.get('gpu')} is not among the rows"
+            f"$.reference_row: {shown(wanted.get('model'))} on {shown(wanted.get('num_gpus'))}×"
+            f"{shown(wanted.get('gpu'))} is not among the rows"
         )
     source = document.get("source")
     updated = _date(document.get("updated"))

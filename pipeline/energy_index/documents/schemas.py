@@ -7,12 +7,13 @@ problems out, in a stable order.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from energy_index.errors import SchemaViolation
+from energy_index.errors import SchemaViolation, quoted
 
 if TYPE_CHECKING:
     import jsonschema
@@ -37,6 +38,8 @@ SCHEMAS = (
     IMPACTS_SCHEMA,
     COUNTRY_SCHEMA,
 )
+MESSAGE_CHARACTERS = 240  # of one problem's message; the middle of a longer one is left out
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # jsonschema skips a format it has no checker for; these are the ones the schemas rely on.
 REQUIRED_FORMATS = ("date",)
 
@@ -128,7 +131,7 @@ def schema_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
         if compiled.is_valid(document):
             return []
         own = [
-            f"{_json_path(e.instance_path)}: {e.message}" for e in compiled.iter_errors(document)
+            _problem(_json_path(e.instance_path), e.message) for e in compiled.iter_errors(document)
         ]
     except ValueError as error:  # not JSON at all, e.g. a key that is not a string
         own = [f"$: {error}"]
@@ -138,7 +141,7 @@ def schema_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
 def _reference_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
     """What jsonschema, the reference, finds wrong with the document."""
     errors = _validator(schema).iter_errors(document)
-    return sorted(f"{_json_path(e.absolute_path)}: {e.message}" for e in errors)
+    return sorted(_problem(_json_path(e.absolute_path), e.message) for e in errors)
 
 
 def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
@@ -151,5 +154,20 @@ def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
 def _json_path(parts: Any) -> str:
     text = "$"
     for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else f".{part}"
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:  # a key of the document: any text at all, so quoted unless a plain name
+            text += f".{part}" if _PLAIN_KEY.fullmatch(part) else f"[{quoted(part)}]"
     return text
+
+
+def _problem(path: str, message: str) -> str:
+    """A validator's message quotes the offending value in full: a million-character name would
+    give a million-character line, so the middle of a long one is left out (the message's end
+    says which rule it broke)."""
+    if len(message) > MESSAGE_CHARACTERS:
+        half = MESSAGE_CHARACTERS // 2
+        message = f"{message[:half]} … {message[-half:]}"
+    if not message.isprintable():  # jsonschema-rs writes values as JSON: U+2028, C1 kept raw
+        message = "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
+    return f"{path}: {message}"
