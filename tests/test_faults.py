@@ -721,7 +721,7 @@ def test_a_published_copys_names_reach_messages_quoted_and_cut(tmp_path, publish
     document["reference_row"]["model"] = f"{OSC_LINK}\n::add-mask::x" + "z" * 1_000_000
     path = tmp_path / "index.json"
     path.write_text(json.dumps(document))
-    for args in (["validate", path], ["audit", "--published", path, "--from", SNAPSHOT]):
+    for args in (["validate", path], ["audit", "--published", path, "--from", GOLDEN]):
         result = invoke(*args)
         assert result.exit_code == 1, result.output
         output = result.output

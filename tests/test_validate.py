@@ -301,7 +301,7 @@ TERMINAL = "H100\r\x1b]0;owned\x07\x1b]8;;https://evil.example\x07click\x1b]8;;\
 
 
 def test_upstream_names_reach_the_message_quoted_and_cut():
-    document = json.loads((SNAPSHOT / TASK_PATH).read_bytes())
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     first, second, third = document["configurations"][:3]
     first["model_id"], first["energy_per_token_joules"] = WORKFLOW_COMMAND, -1.0
     second["gpu_model"], second["energy_per_token_joules"] = TERMINAL, -1.0
