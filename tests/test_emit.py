@@ -199,6 +199,7 @@ def awkward_floats() -> list[float]:
         {"rows": [{"x": value} for value in awkward_floats()]},
         {"tiny": [0.5, 1e-05, 2.5e-05, 9.99e-05]},  # msgspec: 0.00001, Python: 1e-05
         {"huge": [0.5, 1e16, 1.5e17]},
+        {"zeros": [0.0, -0.0, 0.5, 2.0**-13, 2.0**53 - 1]},  # msgspec's own way, and Python's
         {"few": [0.5, 1e-05], "text": "a:1e5,[0.00001]"},  # Python's exponent, and a false alarm
         {"plain": [0.5, 12.25, 3, -7, 2**63, None, True, False], "key:1e5": "x"},
         {"text": "".join(map(chr, range(0xD800))) + "\U0001f600 \u2028 \u202e"},
@@ -208,6 +209,7 @@ def awkward_floats() -> list[float]:
         "random floats",
         "tiny",
         "huge",
+        "zeros",
         "exponents",
         "plain",
         "every character",
@@ -229,3 +231,15 @@ def test_serialized_refuses_nan_and_infinities_which_msgspec_would_write_as_null
 def test_serialized_refuses_a_lone_surrogate_like_the_json_module():
     with pytest.raises(UnicodeEncodeError):
         serialized({"name": "\ud800"})
+
+
+@pytest.mark.parametrize(
+    "value", [float("nan"), -float("nan"), float("inf"), -float("inf"), float("inf") - float("inf")]
+)
+def test_each_non_finite_float_is_found_in_its_messagepack_bytes(value):
+    import msgspec
+
+    from energy_index.documents.index import _NON_FINITE
+
+    assert _NON_FINITE.search(msgspec.msgpack.encode({"rows": [{"a": 7, "b": value}]}))
+    assert not _NON_FINITE.search(msgspec.msgpack.encode({"rows": [{"a": 7, "b": 1.5}]}))

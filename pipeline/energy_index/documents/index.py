@@ -169,13 +169,14 @@ def serialized(document: dict[str, Any]) -> bytes:
     The same bytes as ``json.dumps(indent=2, ensure_ascii=False)``, written by msgspec (a fifth of
     the time on a large index) and re-indented by it. msgspec writes a float as Python does
     unless Python would use an exponent (below 1e-4, from 1e16: ``1e-05`` against ``0.00001``),
-    and NaN and infinities as ``null`` where the json module refuses them. A document with either
-    goes to the json module's encoder instead, which writes the first as Python does and refuses
-    the second (ValueError), as it always has.
+    and NaN and infinities as ``null`` where the json module refuses them. A document with a
+    float of either kind goes to the json module's encoder instead, which writes the first as
+    Python does and refuses the second (ValueError), as it always has.
     """
     try:
         compact = msgspec.json.encode(document)
-        exact = _EXPONENT_OR_TINY.search(compact) is None and not _non_finite(document)
+        exact = not _PYTHON_EXPONENT.search(compact) and not _TINY.search(compact)
+        exact = exact and not _NON_FINITE.search(msgspec.msgpack.encode(document))
     except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
         exact = False  # something only the json module writes, or refuses: it decides
     if not exact:
@@ -183,18 +184,15 @@ def serialized(document: dict[str, Any]) -> bytes:
     return msgspec.json.format(compact, indent=2) + b"\n"
 
 
-# A number msgspec writes with an exponent or as 0.0000…: the only floats whose text may differ
-# from Python's. Numbers follow ':', ',' or '[' in compact JSON; a string holding such a sequence
-# (a false alarm) only sends the document the slower way.
-_EXPONENT_OR_TINY = re.compile(rb"[:,\[]-?(?:[0-9]+(?:\.[0-9]+)?[eE]|0\.0000)")
-# In MessagePack every float is 0xcb and its 8 bytes, big-endian; a NaN or an infinity has all
-# exponent bits set: 7ff… or fff…. Strings may hold the sequence too (a false alarm, as above).
-_NON_FINITE_FLOAT = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
-
-
-def _non_finite(document: Any) -> bool:
-    """Whether the document may hold a NaN or an infinity, which msgspec would write as null."""
-    return _NON_FINITE_FLOAT.search(msgspec.msgpack.encode(document)) is not None
+# The floats msgspec may write otherwise than Python: with an exponent (1e16, 1e-7: a number
+# then ',', '}' or ']', unlike a hex digest or text in quotes) or as 0.0000… (below 1e-4).
+# A string may hold either sequence: a false alarm only sends the document the slower way.
+_PYTHON_EXPONENT = re.compile(rb"e-?[0-9]+[,}\]]")
+_TINY = re.compile(rb"0\.0000")
+# NaN and the infinities, which msgspec would write as null: in MessagePack a float is 0xcb and
+# its 8 bytes, big-endian. Python and polars make NaN as the quiet NaN of either sign; JSON
+# input holds none.
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0\xf8]\x00\x00\x00\x00\x00\x00")
 
 
 def build_report(
