@@ -31,6 +31,7 @@ STEP_ORDER = {
     "carbon": 4,  # the second upstream, parsed
     "impacts": 5,  # index rows and carbon to estimated ranges
     "calibration": 6,  # published methods against the measured picks
+    "profiles": 4,
 }
 BASE = {"energy_index", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {

@@ -98,6 +98,21 @@ def test_the_committed_output_is_the_build_of_the_vendored_snapshot(checkout: Ch
     assert out.with_name("index.report.json").read_bytes() == report.read_bytes()
 
 
+def test_itl_statistic_median_gives_the_committed_bytes(checkout: Checkout, tmp_path: Path):
+    # Naming the default statistic changes no byte of the committed output or its report.
+    for name in ("index.json", "index.report.json"):
+        shutil.copy(checkout.index.with_name(name), tmp_path / name)
+    result = invoke(
+        "build", "--from", checkout.snapshot, "--itl-statistic", "median",
+        "--out", tmp_path / "index.json",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    for name in ("index.json", "index.report.json"):
+        assert (tmp_path / name).read_bytes() == checkout.index.with_name(name).read_bytes()
+    report = json.loads((tmp_path / "index.report.json").read_bytes())
+    assert report["parameters"]["itl_statistic"] == "median"
+
+
 def test_the_build_report_names_the_snapshot_commit_and_every_input_checksum(checkout: Checkout):
     report = json.loads(checkout.index.with_name("index.report.json").read_bytes())
     manifest = json.loads((checkout.snapshot / SNAPSHOT_MANIFEST).read_bytes())

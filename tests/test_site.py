@@ -17,6 +17,7 @@ from energy_index.documents.schemas import (
     IMPACTS_SCHEMA,
     INDEX_SCHEMA,
     MODEL_SCHEMA,
+    PROFILES_SCHEMA,
     schema_problems,
 )
 from tests.conftest import GOLDEN, invoke
@@ -64,6 +65,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         "index.json": INDEX_SCHEMA,
         "deadlines.json": DEADLINES_SCHEMA,
         "impacts.json": IMPACTS_SCHEMA,
+        "profiles.json": PROFILES_SCHEMA,
     }
     by_folder = {"models": MODEL_SCHEMA, "impacts": COUNTRY_SCHEMA}
     checked = 0
@@ -74,7 +76,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
     countries = len(list((site / "api/v1/tasks/gpqa/impacts").glob("*.json")))
     assert countries == 213
     models = len(list((site / "api/v1/models").glob("*.json")))
-    assert checked == (3 + countries) * len(TASKS) + models
+    assert checked == (4 + countries) * len(TASKS) + models
 
 
 def test_a_models_file_holds_every_gpus_row_and_curve(site: Path, golden_index):

@@ -23,6 +23,7 @@ from energy_index.model import (
     CARBON_SNAPSHOT,
     DEFAULT_CACHE,
     DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_ITL_STATISTIC,
     DEFAULT_OUT,
     DEFAULT_TASK,
     GITHUB_API_BASE,
@@ -31,6 +32,7 @@ from energy_index.model import (
     HTTP_MAX_BYTES,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
+    ITL_STATISTICS,
     LIVE,
     TABLE_FORMATS,
     UPSTREAM_URL,
@@ -329,6 +331,15 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
     "then uses the largest.",
 )
+@click.option(
+    "--itl-statistic",
+    type=click.Choice(list(ITL_STATISTICS)),
+    default=DEFAULT_ITL_STATISTIC,
+    show_default=True,
+    help="Which inter-token latency statistic the deadline applies to: the median (the "
+    "leaderboard's own rule, the published index) or a tail percentile. The index's selection "
+    "text and the build report name it.",
+)
 @out_option
 @click.option(
     "--retrieved", type=IsoDate(), help="Date the data was retrieved [default: the snapshot's]."
@@ -341,6 +352,14 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     "(which is not written).",
 )
 @click.option("--curves", is_flag=True, help="Also write curves.json (concurrency curves).")
+@click.option(
+    "--profiles",
+    is_flag=True,
+    help="Also write profiles.json, the latency profiles: per model and GPU, the pick under "
+    "each ITL statistic (median, p90, p95, p99) at each deadline of 5, 10, 20, 50, 100, 200, "
+    "500 ms and every --itl-deadline-ms, its energy penalty, and whether the deadline binds "
+    "(with --format, also profiles.csv or profiles.parquet).",
+)
 @click.option(
     "--extended",
     is_flag=True,
@@ -369,11 +388,13 @@ def build(
     source: str,
     task: str,
     deadlines: tuple[float, ...],
+    itl_statistic: str,
     out: Path,
     retrieved: str | None,
     updated: str | None,
     all_tasks: bool,
     curves: bool,
+    profiles: bool,
     extended: bool,
     formats: tuple[str, ...],
     impacts: bool,
@@ -401,7 +422,13 @@ def build(
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
     from energy_index.errors import UsageError
-    from energy_index.flows.build import BuildSettings, Extras, build_every_task, build_index
+    from energy_index.flows.build import (
+        BuildSettings,
+        Extras,
+        build_every_task,
+        build_index,
+        profile_deadlines,
+    )
 
     task_source = click.get_current_context().get_parameter_source("task")
     if all_tasks and task_source is not click.core.ParameterSource.DEFAULT:
@@ -409,7 +436,11 @@ def build(
     if retrieved and updated and updated < retrieved:
         raise UsageError(f"--updated {updated} is earlier than --retrieved {retrieved}")
     settings = BuildSettings(
-        task=task, itl_deadline_ms=max(deadlines), retrieved=retrieved, updated=updated
+        task=task,
+        itl_deadline_ms=max(deadlines),
+        itl_statistic=itl_statistic,
+        retrieved=retrieved,
+        updated=updated,
     )
     extras = Extras(
         sweep_deadlines_ms=deadlines if len(deadlines) > 1 else (),
@@ -418,6 +449,7 @@ def build(
         formats=formats,
         impacts=impacts,
         carbon=carbon,
+        profile_deadlines_ms=profile_deadlines(deadlines) if profiles else (),
     )
     if all_tasks:
         out_dir = out.parent / "tasks"

@@ -35,6 +35,20 @@ CARBON_SNAPSHOT = "snapshots/codecarbon-energy-mix"  # vendored like the leaderb
 # -- what is built, and where it goes ------------------------------------------------------------
 DEFAULT_TASK = "lm-arena-chat"
 DEFAULT_ITL_DEADLINE_MS = 500.0
+# The inter-token latency statistics upstream publishes per configuration, by the name the
+# command line takes, with their columns. The index selects on the median unless told otherwise.
+ITL_STATISTICS = {
+    "median": "median_itl_ms",
+    "p90": "p90_itl_ms",
+    "p95": "p95_itl_ms",
+    "p99": "p99_itl_ms",
+}
+DEFAULT_ITL_STATISTIC = "median"
+# The latency profiles' deadline grid: log-spaced (1-2-5 per decade) from 5 to 500 ms, so that
+# its median column at 500 ms is the default index.
+PROFILE_DEADLINES_MS = (5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
+# The GPU pair whose energy ratio the profiles give per model: numerator, denominator.
+GPU_RATIO = ("B200", "H100")
 REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page shows
 DEFAULT_OUT = "output/index.json"
 DEFAULT_CACHE = ".cache/upstream"

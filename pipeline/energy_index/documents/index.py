@@ -19,7 +19,9 @@ import polars as pl
 from energy_index import __version__
 from energy_index.errors import DerivationError, UsageError
 from energy_index.model import (
+    DEFAULT_ITL_STATISTIC,
     GITHUB_RAW_BASE,
+    ITL_STATISTICS,
     KEY_COLUMNS,
     Dates,
     UpstreamFile,
@@ -47,8 +49,13 @@ def index_document(
     """The index, header blocks first, in the published key order."""
     words = editorial["selection"]
     deadline = json_number(selection.itl_deadline_ms)
-    is_default = selection.itl_deadline_ms == editorial["leaderboard_default_itl_deadline_ms"]
-    reach = _reach(stability.stable, selection.itl_deadline_ms, words)
+    statistic = words["statistics"][itl_statistic(selection)]
+    # The leaderboard's own ceiling is on the median: another statistic at 500 ms is not it.
+    is_default = (
+        selection.itl_deadline_ms == editorial["leaderboard_default_itl_deadline_ms"]
+        and itl_statistic(selection) == DEFAULT_ITL_STATISTIC
+    )
+    reach = _reach(stability.stable, selection, words)
     qualifiers = [words["summary_default_ceiling"]] if is_default else []
     source = editorial["source"]
     task_file_changed = _utc_date(snapshot.task_file.last_commit_date)
@@ -64,7 +71,9 @@ def index_document(
         "unit": editorial["unit"],
         "workload": task_text["workload"],
         "itl_deadline_ms": deadline,
-        "selection": words["summary"].format(qualifiers="; ".join([*qualifiers, reach])),
+        "selection": words["summary"].format(
+            statistic=statistic, qualifiers="; ".join([*qualifiers, reach])
+        ),
         "reference_row": reference_row(
             rows, task_text["reference_row"], stable=stability.stable, selection=selection
         ),
@@ -89,6 +98,7 @@ def index_document(
             "workload": task_text["source_workload"],
             "method": source["method"],
             "selection": words["source"].format(
+                statistic=statistic,
                 deadline_ms=deadline,
                 default_ceiling=words["source_default_ceiling"] if is_default else "",
                 reach=reach,
@@ -128,13 +138,13 @@ def reference_row(
             (pl.col("nickname") == wanted["model"])
             & (pl.col("gpu_model") == wanted["gpu"])
             & (pl.col("num_gpus") == wanted["num_gpus"])
-        ).get_column("median_itl_ms")
+        ).get_column(selection.itl_column)
         fastest = cast(float, itl.min()) if itl.len() else None
         if fastest is not None and fastest > selection.itl_deadline_ms:
             raise UsageError(
                 f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
-                "(energy_index/documents/editorial.json) has no configuration with a median ITL "
-                "within "
+                "(energy_index/documents/editorial.json) has no configuration with a "
+                f"{itl_statistic(selection)} ITL within "
                 f"{json_number(selection.itl_deadline_ms)} ms: the fastest deadline it can meet "
                 f"is {json_number(fastest)} ms (--itl-deadline-ms)"
             )
@@ -149,12 +159,18 @@ def branch_url(snapshot: UpstreamSnapshot, file: UpstreamFile) -> str:
     return f"{GITHUB_RAW_BASE}/{snapshot.repository}/{snapshot.ref}/{file.path}"
 
 
-def _reach(stable: pl.DataFrame, deadline_ms: float, words: dict[str, str]) -> str:
-    itl = stable.get_column("median_itl_ms")
+def itl_statistic(selection: Selection) -> str:
+    """The name (``median``, ``p99``) of the latency statistic the selection filtered on."""
+    return next(name for name, column in ITL_STATISTICS.items() if column == selection.itl_column)
+
+
+def _reach(stable: pl.DataFrame, selection: Selection, words: dict[str, str]) -> str:
+    deadline_ms = selection.itl_deadline_ms
+    itl = stable.get_column(selection.itl_column).drop_nulls()
     exceeding = int((itl > deadline_ms).sum())
     if exceeding:
         return words["some_exceed"].format(exceeding=exceeding, total=stable.height)
-    if stable.height and itl.max() == deadline_ms:
+    if itl.len() and itl.max() == deadline_ms:
         return words["none_exceed"]
     return words["none_reach"]
 
@@ -230,6 +246,7 @@ def build_report(
         "parameters": {
             "task": snapshot.task,
             "itl_deadline_ms": json_number(selection.itl_deadline_ms),
+            "itl_statistic": itl_statistic(selection),
             "min_batch_utilization": stability.thresholds.min_batch_utilization,
             "min_steady_state_seconds": stability.thresholds.min_steady_state_seconds,
         },
@@ -323,3 +340,27 @@ def extended_document(
     """The index with each row's robustness figures (schemas/index-extended.schema.json)."""
     rows = [{**row, "robustness": figures[row["row_id"]]} for row in document["rows"]]
     return {**document, "version": EXTENDED_VERSION, "rows": rows}
+
+
+def profiles_document(
+    *,
+    profiles: dict[str, Any],
+    statistics: list[str],
+    deadlines_ms: list[float],
+    snapshot: UpstreamSnapshot,
+) -> dict[str, Any]:
+    """Latency profiles as a document (schemas/profiles.schema.json)."""
+    return {
+        "version": "1",
+        "kind": "latency profiles",
+        **_provenance(snapshot),
+        "unit": "Wh per million output tokens",
+        "itl_statistics": statistics,
+        "deadlines_ms": [json_number(d) for d in deadlines_ms],
+        "binding": "true where the deadline changed the pick from the unconstrained one (the "
+        "lowest-energy configuration with no deadline), or left no pick at all",
+        "infeasible": "true where no configuration of the model and GPU meets the deadline",
+        "energy_penalty": "the pick's energy per token divided by the unconstrained pick's, "
+        "minus one (0.25: a quarter more energy per token)",
+        **profiles,
+    }

@@ -28,6 +28,7 @@ MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
 REPORT_SCHEMA = "report.schema.json"  # the build report beside an index
 IMPACTS_SCHEMA = "impacts.schema.json"  # <task>/impacts.json beside an index
 COUNTRY_SCHEMA = "impacts-country.schema.json"  # the site API's impacts/<ISO3>.json
+PROFILES_SCHEMA = "profiles.schema.json"
 SCHEMAS = (
     INDEX_SCHEMA,
     EXTENDED_SCHEMA,
@@ -37,6 +38,7 @@ SCHEMAS = (
     REPORT_SCHEMA,
     IMPACTS_SCHEMA,
     COUNTRY_SCHEMA,
+    PROFILES_SCHEMA,
 )
 MESSAGE_CHARACTERS = 240  # of one problem's message; the middle of a longer one is left out
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")

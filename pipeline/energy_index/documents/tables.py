@@ -1,4 +1,4 @@
-"""The index rows as tables: CSV and Parquet, columns typed from the index schema.
+"""Documents' records as tables: CSV and Parquet, columns typed from the documents' schemas.
 
 A CSV cell that begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is a formula to
 a spreadsheet (a nickname ``=HYPERLINK(…)`` would be a live link in the user's sheet), so such a
@@ -15,13 +15,20 @@ from typing import Any
 import polars as pl
 
 from energy_index.documents.impacts import impacts_table_rows
-from energy_index.documents.schemas import INDEX_SCHEMA, schema_document
+from energy_index.documents.schemas import INDEX_SCHEMA, PROFILES_SCHEMA, schema_document
 from energy_index.model import TABLE_FORMATS
 
 
 def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
     """The index rows as CSV or Parquet (polars writers), same columns, rows and order."""
-    return _written(pl.DataFrame(rows, schema=_row_types()), format=format)
+    types = _types(schema_document(INDEX_SCHEMA)["$defs"]["rowFields"])
+    return _written(pl.DataFrame(rows, schema=types), format=format)
+
+
+def profile_table_bytes(picks: list[dict[str, Any]], *, format: str) -> bytes:
+    """The latency profiles' picks (one per group, statistic and deadline) as CSV or Parquet."""
+    types = _types(schema_document(PROFILES_SCHEMA)["$defs"]["pick"])
+    return _written(pl.DataFrame(picks, schema=types), format=format)
 
 
 def impacts_table_bytes(impacts: dict[str, Any], *, format: str) -> bytes:
@@ -54,15 +61,18 @@ def _written(frame: pl.DataFrame, *, format: str) -> bytes:
     return buffer.getvalue()
 
 
-def _row_types() -> dict[str, Any]:
+_TYPES = {"number": pl.Float64, "integer": pl.Int64, "string": pl.String, "boolean": pl.Boolean}
+
+
+def _types(record_schema: dict[str, Any]) -> dict[str, Any]:
     # From the schema, not from the values, so that 8.0 stays a float and a column never
-    # changes type with the data.
-    schema = schema_document(INDEX_SCHEMA)
-    types = {"number": pl.Float64, "integer": pl.Int64, "string": pl.String}
-    return {
-        name: types[spec.get("type", "string")]
-        for name, spec in schema["$defs"]["rowFields"]["properties"].items()
-    }
+    # changes type with the data. A nullable field (["number", "null"]) has its first type; a
+    # field given by its values (enum, const) is a string.
+    types = {}
+    for name, spec in record_schema["properties"].items():
+        kind = spec.get("type", "string")
+        types[name] = _TYPES[kind[0] if isinstance(kind, list) else kind]
+    return types
 
 
 # What a spreadsheet takes as the start of a formula (OWASP, "CSV Injection").

@@ -14,6 +14,7 @@ from energy_index.documents.index import (
     curves_document,
     extended_document,
     index_document,
+    profiles_document,
     serialized,
     sweep_document,
 )
@@ -22,10 +23,11 @@ from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
     EXTENDED_SCHEMA,
+    PROFILES_SCHEMA,
     REPORT_SCHEMA,
     checked,
 )
-from energy_index.documents.tables import impacts_table_bytes, table_bytes
+from energy_index.documents.tables import impacts_table_bytes, profile_table_bytes, table_bytes
 from energy_index.errors import (
     SchemaViolation,
     UsageError,
@@ -39,7 +41,10 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import (
     CARBON_SNAPSHOT,
     DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_ITL_STATISTIC,
     DEFAULT_TASK,
+    ITL_STATISTICS,
+    PROFILE_DEADLINES_MS,
     Access,
     Dates,
     UpstreamSnapshot,
@@ -48,6 +53,7 @@ from energy_index.model import (
 )
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import index_rows
+from energy_index.steps.profiles import latency_profiles
 from energy_index.steps.robustness import robustness_figures
 from energy_index.steps.selection import Selection, selected_configurations
 from energy_index.steps.stability import (
@@ -70,6 +76,7 @@ class BuildSettings:
 
     task: str = DEFAULT_TASK
     itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
+    itl_statistic: str = DEFAULT_ITL_STATISTIC
     thresholds: StabilityThresholds = field(default_factory=StabilityThresholds)
     retrieved: str | None = None
     updated: str | None = None
@@ -134,7 +141,15 @@ def index_stages(
     # peak memory of a large build by the size of the file (870 MB at 10⁶ configurations).
     snapshot = replace(snapshot, task_file=replace(snapshot.task_file, content=b""))
     stability = stable_configurations(validated.frame, thresholds=settings.thresholds)
-    selection = selected_configurations(stability.stable, itl_deadline_ms=settings.itl_deadline_ms)
+    itl_column = ITL_STATISTICS[settings.itl_statistic]
+    if itl_column not in stability.stable.columns:
+        raise UsageError(
+            f"--itl-statistic {settings.itl_statistic}: the task file {snapshot.task_file.path} "
+            f"has no {itl_column} column to select on (this upstream version does not publish it)"
+        )
+    selection = selected_configurations(
+        stability.stable, itl_deadline_ms=settings.itl_deadline_ms, itl_column=itl_column
+    )
     rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
     compiled = leaderboard_compiled(snapshot.index_file)
     figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
@@ -205,6 +220,13 @@ class Extras:
     # from the cited factors and the carbon snapshot at ``carbon``.
     impacts: bool = False
     carbon: Path = Path(CARBON_SNAPSHOT)
+    # The latency profiles' deadlines; empty: no profiles. See ``profile_deadlines``.
+    profile_deadlines_ms: tuple[float, ...] = ()
+
+
+def profile_deadlines(given_ms: tuple[float, ...]) -> tuple[float, ...]:
+    """The profiles' grid: the default log-spaced one plus every deadline given."""
+    return tuple(sorted({*PROFILE_DEADLINES_MS, *given_ms}))
 
 
 def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
@@ -228,6 +250,26 @@ def curves_of(stages: Stages) -> dict[str, Any]:
     return curves
 
 
+def profiles_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
+    """The latency profiles document, checked against its schema."""
+    statistics = {
+        name: column
+        for name, column in ITL_STATISTICS.items()
+        if column in stages.stability.stable.columns
+    }
+    profiles = latency_profiles(
+        stages.stability.stable, statistics=statistics, deadlines_ms=deadlines_ms
+    )
+    document = profiles_document(
+        profiles=profiles,
+        statistics=list(statistics),
+        deadlines_ms=list(deadlines_ms),
+        snapshot=stages.snapshot,
+    )
+    checked(document, schema=PROFILES_SCHEMA)
+    return document
+
+
 def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
     """Every file a build at ``out`` may write, by what it is: checked before any is written.
 
@@ -249,6 +291,10 @@ def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
         paths["impacts"] = out.with_name("impacts.json")
         for table_format in extras.formats:
             paths[f"impacts {table_format} export"] = out.with_name(f"impacts.{table_format}")
+    if extras.profile_deadlines_ms:
+        paths["latency profiles"] = out.with_name("profiles.json")
+        for table_format in extras.formats:
+            paths[f"profiles {table_format} export"] = out.with_name(f"profiles.{table_format}")
     return paths
 
 
@@ -280,6 +326,13 @@ def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> 
         for table_format in extras.formats:
             files[paths[f"impacts {table_format} export"]] = impacts_table_bytes(
                 impacts, format=table_format
+            )
+    if extras.profile_deadlines_ms:
+        profiles = profiles_of(stages, extras.profile_deadlines_ms)
+        files[paths["latency profiles"]] = serialized(profiles)
+        for table_format in extras.formats:
+            files[paths[f"profiles {table_format} export"]] = profile_table_bytes(
+                profiles["picks"], format=table_format
             )
     return files
 

@@ -4,6 +4,7 @@
     tasks/<task>/index.html             the report of each task's index
     api/v1/tasks/<task>/index.json      each task's index (for --index's task: that file's bytes)
     api/v1/tasks/<task>/deadlines.json  its deadline sweep (schemas/deadlines.schema.json)
+    api/v1/tasks/<task>/profiles.json   its latency profiles (schemas/profiles.schema.json)
     api/v1/tasks/<task>/index.csv       its rows as CSV: the Data Package's tables
     api/v1/models/<slug>.json           one model: each task's row per GPU and its curves
                                         (schemas/model.schema.json)
@@ -33,7 +34,7 @@ from energy_index.documents.index import serialized
 from energy_index.documents.schemas import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path
 from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import SourceError, shown
-from energy_index.flows.build import assembled, index_stages
+from energy_index.flows.build import assembled, index_stages, profile_deadlines, profiles_of
 from energy_index.flows.impacts import country_documents, impacts_of
 from energy_index.flows.report import (
     index_beside,
@@ -86,6 +87,9 @@ def site_files(
             files["index.html"] = page
         files[f"{base}/index.json"] = index_bytes
         files[f"{base}/deadlines.json"] = serialized(dict(inputs.sweep))
+        files[f"{base}/profiles.json"] = serialized(
+            profiles_of(stages, profile_deadlines((task_settings.itl_deadline_ms,)))
+        )
         files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
         impacts = impacts_of(
             document,

@@ -24,7 +24,7 @@ def robustness_figures(
 ) -> dict[str, dict[str, Any]]:
     """Per row_id of the index: runner-up, margin, repeated-run spread, key and provenance."""
     energy = pl.col("energy_per_token_joules")
-    eligible = stable.filter(pl.col("median_itl_ms") <= selection.itl_deadline_ms)
+    eligible = stable.filter(pl.col(selection.itl_column) <= selection.itl_deadline_ms)
     # The runner-up comes first in the selection's order among the runs of another key.
     chosen_key = selection.selected.select(*INDEX_GROUP, "num_gpus", "max_num_seqs")
     rivals = eligible.join(chosen_key, on=chosen_key.columns, how="anti")

@@ -2,6 +2,8 @@
 
 Among the stable configurations of a (model_id, gpu_model) group whose median inter-token
 latency is at most the deadline (inclusive), the one with the lowest energy per token is chosen.
+Another latency statistic (``itl_column``, e.g. ``p99_itl_ms``) may take the median's place in
+that filter; a configuration without a value for it is not eligible. The tie-break is the same.
 
 Ties are broken, in order, by: lower median ITL, fewer GPUs, smaller max_num_seqs, and then every
 other column in ascending order. That is a total order on the rows, so the choice never depends
@@ -15,7 +17,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from energy_index.model import DEFAULT_ITL_DEADLINE_MS, INDEX_GROUP, KEY_COLUMNS
+from energy_index.model import (
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_ITL_STATISTIC,
+    INDEX_GROUP,
+    ITL_STATISTICS,
+    KEY_COLUMNS,
+)
 
 TIE_BREAK = ("energy_per_token_joules", "median_itl_ms", "num_gpus", "max_num_seqs")
 
@@ -29,6 +37,7 @@ class Selection:
     repeated_runs: pl.DataFrame
     itl_deadline_ms: float
     eligible_configurations: int
+    itl_column: str = ITL_STATISTICS[DEFAULT_ITL_STATISTIC]
 
 
 def selection_order(columns: list[str]) -> list[str]:
@@ -49,16 +58,19 @@ def first_in_order(candidates: pl.DataFrame) -> pl.DataFrame:
 
 
 def selected_configurations(
-    stable: pl.DataFrame, *, itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
+    stable: pl.DataFrame,
+    *,
+    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS,
+    itl_column: str = ITL_STATISTICS[DEFAULT_ITL_STATISTIC],
 ) -> Selection:
     """Choose one configuration per (model_id, gpu_model); see the module docstring."""
-    eligible = stable.filter(pl.col("median_itl_ms") <= itl_deadline_ms)
+    eligible = stable.filter(pl.col(itl_column) <= itl_deadline_ms)
     selected = first_in_order(eligible).sort(INDEX_GROUP)
     without = (
         stable.group_by(INDEX_GROUP)
         .agg(
             configurations=pl.len(),
-            fastest_median_itl_ms=pl.col("median_itl_ms").min(),
+            **{f"fastest_{itl_column}": pl.col(itl_column).min()},
         )
         .join(selected.select(INDEX_GROUP), on=INDEX_GROUP, how="anti")
         .sort(INDEX_GROUP)
@@ -69,6 +81,7 @@ def selected_configurations(
         repeated_runs=repeated_runs(stable),
         itl_deadline_ms=itl_deadline_ms,
         eligible_configurations=eligible.height,
+        itl_column=itl_column,
     )
 
 

@@ -1,0 +1,164 @@
+"""Latency profiles: the index's choice per (model, GPU) under every ITL statistic and deadline.
+
+For each latency statistic upstream publishes (median, p90, p95, p99) and each deadline of a
+grid, the index's own selection rule (``selected_configurations`` with that statistic's column)
+picks one configuration per (model, GPU). Each pick is compared with the *unconstrained* pick,
+the lowest-energy configuration with no deadline at all:
+
+- ``binding``: the deadline changed the pick (the unconstrained one misses it, or nothing meets
+  it);
+- ``infeasible``: no configuration of the group meets the deadline (there is no pick);
+- ``energy_penalty``: the pick's energy per token over the unconstrained one's, minus one.
+
+Per model, the energy ratio of a GPU pair (``GPU_RATIO``, B200 ÷ H100) at each (statistic,
+deadline) where both GPUs have a pick.
+
+The median column at 500 ms is, pick for pick, the default index: the same function chose both.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from energy_index.model import GPU_RATIO, json_number
+from energy_index.steps.derive import row_id, wh_per_million_tokens
+from energy_index.steps.selection import selected_configurations
+
+Group = tuple[str, str]
+
+
+def latency_profiles(
+    stable: pl.DataFrame,
+    *,
+    statistics: Mapping[str, str],
+    deadlines_ms: Sequence[float],
+    gpu_ratio: tuple[str, str] = GPU_RATIO,
+) -> dict[str, Any]:
+    """``picks`` (one record per group, statistic and deadline), ``unconstrained`` (one per
+    group) and ``gpu_ratios`` (one per model, statistic and deadline where both GPUs pick).
+
+    ``statistics`` maps a statistic's name to its column; a column the frame lacks is skipped
+    (an older upstream version publishes the median only).
+    """
+    free = _by_group(selected_configurations(stable, itl_deadline_ms=math.inf).selected)
+    picks: list[dict[str, Any]] = []
+    chosen: dict[tuple[str, float], dict[Group, dict[str, Any]]] = {}
+    for name, column in statistics.items():
+        if column not in stable.columns:
+            continue
+        for deadline in deadlines_ms:
+            by_group = _by_group(
+                selected_configurations(
+                    stable, itl_deadline_ms=deadline, itl_column=column
+                ).selected
+            )
+            chosen[(name, deadline)] = by_group
+            for group in sorted(free):
+                picks.append(
+                    _pick_record(group, name, column, deadline, by_group.get(group), free[group])
+                )
+    unconstrained = [
+        {
+            "model": free[group]["nickname"],
+            "model_id": group[0],
+            "gpu": group[1],
+            **_figures(free[group]),
+            "median_itl_ms": round(free[group]["median_itl_ms"], 1),
+        }
+        for group in sorted(free)
+    ]
+    return {
+        "picks": picks,
+        "unconstrained": unconstrained,
+        "gpu_ratios": _gpu_ratios(chosen, gpu_ratio),
+    }
+
+
+def _by_group(selected: pl.DataFrame) -> dict[Group, dict[str, Any]]:
+    return {(c["model_id"], c["gpu_model"]): c for c in selected.iter_rows(named=True)}
+
+
+def _identity(c: Mapping[str, Any]) -> tuple[str, float]:
+    # Two repeated runs of one key share a row_id: their energy tells them apart.
+    return row_id(c), c["energy_per_token_joules"]
+
+
+def _figures(c: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "row_id": row_id(c),
+        "num_gpus": c["num_gpus"],
+        "max_num_seqs": c["max_num_seqs"],
+        "wh_per_million_output_tokens": round(
+            wh_per_million_tokens(c["energy_per_token_joules"]), 2
+        ),
+        "joules_per_output_token": round(c["energy_per_token_joules"], 7),
+    }
+
+
+def _pick_record(
+    group: Group,
+    statistic: str,
+    column: str,
+    deadline: float,
+    pick: Mapping[str, Any] | None,
+    free: Mapping[str, Any],
+) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "model": free["nickname"],
+        "model_id": group[0],
+        "gpu": group[1],
+        "itl_statistic": statistic,
+        "itl_deadline_ms": json_number(deadline),
+        "infeasible": pick is None,
+        "binding": pick is None or _identity(pick) != _identity(free),
+    }
+    if pick is None:
+        return {
+            **record,
+            "energy_penalty": None,
+            "row_id": None,
+            "num_gpus": None,
+            "max_num_seqs": None,
+            "wh_per_million_output_tokens": None,
+            "joules_per_output_token": None,
+            "itl_ms": None,
+        }
+    penalty = pick["energy_per_token_joules"] / free["energy_per_token_joules"] - 1
+    return {
+        **record,
+        "energy_penalty": round(penalty, 4),
+        **_figures(pick),
+        "itl_ms": round(pick[column], 1),
+    }
+
+
+def _gpu_ratios(
+    chosen: Mapping[tuple[str, float], Mapping[Group, Mapping[str, Any]]],
+    gpu_ratio: tuple[str, str],
+) -> list[dict[str, Any]]:
+    numerator, denominator = gpu_ratio
+    ratios = []
+    for (statistic, deadline), by_group in chosen.items():
+        models = sorted({model for model, _ in by_group})
+        for model in models:
+            top, bottom = by_group.get((model, numerator)), by_group.get((model, denominator))
+            if top is None or bottom is None:
+                continue
+            ratios.append(
+                {
+                    "model": top["nickname"],
+                    "model_id": model,
+                    "itl_statistic": statistic,
+                    "itl_deadline_ms": json_number(deadline),
+                    "numerator_gpu": numerator,
+                    "denominator_gpu": denominator,
+                    "energy_ratio": round(
+                        top["energy_per_token_joules"] / bottom["energy_per_token_joules"], 4
+                    ),
+                }
+            )
+    return ratios

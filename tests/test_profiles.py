@@ -1,0 +1,268 @@
+"""Latency profiles (profiles.json) and the index under another ITL statistic (--itl-statistic).
+
+Every figure of the chat task's profiles is recomputed here by a small reference implementation
+that shares no code with the pipeline: plain Python over the task file's JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from click.testing import CliRunner
+
+from energy_index.cli import main
+from energy_index.documents.schemas import PROFILES_SCHEMA, schema_problems
+from energy_index.flows.build import BuildSettings, Extras, build, profile_deadlines, run
+from energy_index.model import ITL_STATISTICS, PROFILE_DEADLINES_MS
+from energy_index.steps.profiles import latency_profiles
+from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH
+
+DATES = dict(zip(("retrieved", "updated"), PUBLISHED_DATES, strict=True))
+
+
+# -- the reference implementation ---------------------------------------------------------------
+def _slug(nickname: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", nickname.lower()).strip("-")
+
+
+def _stable(configurations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """ML.ENERGY's stability rule on a file without steady-state durations: a batch at least
+    85 % full and positive energy, cascading to every larger max_num_seqs of the same server."""
+    assert not any("steady_state_duration_seconds" in c for c in configurations)
+
+    def unstable(c: dict[str, Any]) -> bool:
+        return c["energy_per_token_joules"] <= 0 or c["avg_batch_size"] / c["max_num_seqs"] < 0.85
+
+    lowest_unstable: dict[tuple[str, str, int], int] = {}
+    for c in configurations:
+        if unstable(c):
+            server = (c["model_id"], c["gpu_model"], c["num_gpus"])
+            lowest_unstable[server] = min(lowest_unstable.get(server, 10**9), c["max_num_seqs"])
+    return [
+        c
+        for c in configurations
+        if c["max_num_seqs"]
+        < lowest_unstable.get((c["model_id"], c["gpu_model"], c["num_gpus"]), 10**9)
+    ]
+
+
+def _pick(candidates: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    """Lowest energy; ties by median ITL, GPUs, max_num_seqs (none left beyond that here)."""
+    ranked = sorted(
+        candidates,
+        key=lambda c: (
+            c["energy_per_token_joules"],
+            c["median_itl_ms"],
+            c["num_gpus"],
+            c["max_num_seqs"],
+        ),
+    )
+    if len(ranked) > 1:
+        first, second = ranked[0], ranked[1]
+        assert (first["energy_per_token_joules"], first["median_itl_ms"]) != (
+            second["energy_per_token_joules"],
+            second["median_itl_ms"],
+        ), "a tie the reference does not break"
+    return ranked[0] if ranked else None
+
+
+def reference_profiles(task_file: Path, deadlines: list[float]) -> dict[str, Any]:
+    stable = _stable(json.loads(task_file.read_bytes())["configurations"])
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for c in stable:
+        groups.setdefault((c["model_id"], c["gpu_model"]), []).append(c)
+    picks: list[dict[str, Any]] = []
+    chosen: dict[tuple[str, float, str, str], dict[str, Any]] = {}
+    for statistic, column in ITL_STATISTICS.items():
+        for deadline in deadlines:
+            for group in sorted(groups):
+                members = groups[group]
+                free = _pick(members)
+                assert free is not None
+                pick = _pick(c for c in members if c[column] <= deadline)
+                record: dict[str, Any] = {
+                    "model": members[0]["nickname"],
+                    "model_id": group[0],
+                    "gpu": group[1],
+                    "itl_statistic": statistic,
+                    "itl_deadline_ms": deadline,
+                    "infeasible": pick is None,
+                    "binding": pick is not free,
+                    "energy_penalty": None,
+                    "row_id": None,
+                    "num_gpus": None,
+                    "max_num_seqs": None,
+                    "wh_per_million_output_tokens": None,
+                    "joules_per_output_token": None,
+                    "itl_ms": None,
+                }
+                if pick is not None:
+                    chosen[(statistic, deadline, *group)] = pick
+                    joules = pick["energy_per_token_joules"]
+                    record |= {
+                        "energy_penalty": round(joules / free["energy_per_token_joules"] - 1, 4),
+                        "row_id": f"{_slug(pick['nickname'])}/{group[1]}/{pick['num_gpus']}/"
+                        f"{pick['max_num_seqs']}",
+                        "num_gpus": pick["num_gpus"],
+                        "max_num_seqs": pick["max_num_seqs"],
+                        "wh_per_million_output_tokens": round(joules / 3600 * 1e6, 2),
+                        "joules_per_output_token": round(joules, 7),
+                        "itl_ms": round(pick[column], 1),
+                    }
+                picks.append(record)
+    ratios = {
+        (statistic, deadline, model): round(
+            chosen[(statistic, deadline, model, "B200")]["energy_per_token_joules"]
+            / chosen[(statistic, deadline, model, "H100")]["energy_per_token_joules"],
+            4,
+        )
+        for (statistic, deadline, model, gpu) in chosen
+        if gpu == "B200" and (statistic, deadline, model, "H100") in chosen
+    }
+    return {"picks": picks, "ratios": ratios}
+
+
+# -- the profiles, built by the pipeline --------------------------------------------------------
+@pytest.fixture(scope="module")
+def chat_profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    out = tmp_path_factory.mktemp("profiles") / "index.json"
+    extras = Extras(profile_deadlines_ms=PROFILE_DEADLINES_MS, formats=("csv", "parquet"))
+    run(GOLDEN, out=out, settings=BuildSettings(**DATES), extras=extras)
+    document: dict[str, Any] = json.loads(out.with_name("profiles.json").read_bytes())
+    document["_folder"] = out.parent
+    return document
+
+
+def _at(document: dict[str, Any], statistic: str, deadline: float) -> list[dict[str, Any]]:
+    return [
+        p
+        for p in document["picks"]
+        if p["itl_statistic"] == statistic and p["itl_deadline_ms"] == deadline
+    ]
+
+
+def test_the_chat_profiles_match_the_reference_implementation_figure_for_figure(chat_profiles):
+    reference = reference_profiles(GOLDEN / TASK_PATH, list(PROFILE_DEADLINES_MS))
+    assert len(chat_profiles["picks"]) == len(reference["picks"]) == 4 * 7 * 32
+    for mine, theirs in zip(chat_profiles["picks"], reference["picks"], strict=True):
+        assert mine == theirs
+    ratios = {
+        (r["itl_statistic"], r["itl_deadline_ms"], r["model_id"]): r["energy_ratio"]
+        for r in chat_profiles["gpu_ratios"]
+    }
+    assert ratios == reference["ratios"]
+    assert len(ratios) > 100
+
+
+def test_p99_at_500_ms_binds_8_of_32_picks_and_costs_up_to_110_percent(chat_profiles):
+    picks = _at(chat_profiles, "p99", 500)
+    assert len(picks) == 32
+    assert sum(p["binding"] for p in picks) == 8
+    assert not any(p["infeasible"] for p in picks)
+    assert max(p["energy_penalty"] for p in picks) == pytest.approx(1.0991)
+    tight = _at(chat_profiles, "median", 50)
+    assert sum(p["binding"] for p in tight) == 19
+    assert max(p["energy_penalty"] for p in tight) == pytest.approx(2.9115)
+
+
+def test_the_median_column_at_500_ms_is_the_index(chat_profiles):
+    index = json.loads(chat_profiles["_folder"].joinpath("index.json").read_bytes())
+    picks = _at(chat_profiles, "median", 500)
+    assert sorted(
+        (p["row_id"], p["wh_per_million_output_tokens"], p["joules_per_output_token"])
+        for p in picks
+    ) == sorted(
+        (r["row_id"], r["wh_per_million_output_tokens"], r["joules_per_output_token"])
+        for r in index["rows"]
+    )
+    # On this data the median deadline never binds at 500 ms (the issue's starting point).
+    assert not any(p["binding"] for p in picks)
+
+
+def test_the_unconstrained_picks_have_no_penalty_where_they_meet_the_deadline(chat_profiles):
+    free = {(u["model_id"], u["gpu"]): u for u in chat_profiles["unconstrained"]}
+    assert len(free) == 32
+    for pick in chat_profiles["picks"]:
+        if not pick["binding"]:
+            assert pick["energy_penalty"] == 0
+            assert pick["row_id"] == free[(pick["model_id"], pick["gpu"])]["row_id"]
+        elif not pick["infeasible"]:
+            assert pick["energy_penalty"] >= 0
+
+
+def test_the_profiles_document_matches_its_schema_and_the_tables_hold_its_picks(chat_profiles):
+    folder = chat_profiles.pop("_folder")
+    try:
+        assert schema_problems(chat_profiles, schema=PROFILES_SCHEMA) == []
+        broken = {**chat_profiles, "picks": [{**chat_profiles["picks"][0], "binding": "yes"}]}
+        assert schema_problems(broken, schema=PROFILES_SCHEMA) != []
+        for table in (
+            pl.read_csv(folder / "profiles.csv"),
+            pl.read_parquet(folder / "profiles.parquet"),
+        ):
+            assert table.height == len(chat_profiles["picks"])
+            assert table.columns == list(chat_profiles["picks"][0])
+            assert table.get_column("binding").sum() == sum(
+                p["binding"] for p in chat_profiles["picks"]
+            )
+    finally:
+        chat_profiles["_folder"] = folder
+
+
+def test_a_deadline_given_joins_the_grid():
+    assert profile_deadlines((500.0, 333.0)) == (5, 10, 20, 50, 100, 200, 333, 500)
+
+
+def test_a_statistic_the_frame_lacks_is_left_out():
+    frame = pl.DataFrame(
+        {
+            "model_id": ["a/b"],
+            "nickname": ["B"],
+            "gpu_model": ["H100"],
+            "num_gpus": [1],
+            "max_num_seqs": [8],
+            "energy_per_token_joules": [0.5],
+            "median_itl_ms": [20.0],
+        }
+    )
+    profiles = latency_profiles(frame, statistics=ITL_STATISTICS, deadlines_ms=(10.0, 50.0))
+    assert [(p["itl_statistic"], p["infeasible"]) for p in profiles["picks"]] == [
+        ("median", True),
+        ("median", False),
+    ]
+    assert profiles["gpu_ratios"] == []
+
+
+# -- the index under another statistic ----------------------------------------------------------
+def test_the_p99_index_changes_exactly_the_rows_that_bind_in_the_profile(chat_profiles):
+    median = build(GOLDEN, settings=BuildSettings(**DATES)).document
+    p99 = build(GOLDEN, settings=BuildSettings(itl_statistic="p99", **DATES))
+    by_group = {(r["model_id"], r["gpu"]): r["row_id"] for r in median["rows"]}
+    changed = {
+        (r["model_id"], r["gpu"])
+        for r in p99.document["rows"]
+        if r["row_id"] != by_group[(r["model_id"], r["gpu"])]
+    }
+    binding = {(p["model_id"], p["gpu"]) for p in _at(chat_profiles, "p99", 500) if p["binding"]}
+    assert len(changed) == 8
+    assert changed == binding
+    assert "99th-percentile (p99) inter-token latency" in p99.document["selection"]
+    assert "99th-percentile (p99) inter-token latency" in p99.document["source"]["selection"]
+    assert "leaderboard's" not in p99.document["selection"]
+    assert p99.report["parameters"]["itl_statistic"] == "p99"
+    assert "median inter-token latency" in median["selection"]
+
+
+def test_an_unknown_statistic_is_a_usage_error(tmp_path: Path):
+    result = CliRunner().invoke(
+        main, ["build", "--itl-statistic", "p50", "--out", str(tmp_path / "index.json")]
+    )
+    assert result.exit_code == 2
+    assert "p50" in result.output and "p99" in result.output
+    assert list(tmp_path.iterdir()) == []
