@@ -144,8 +144,8 @@ def test_audit_passes_on_the_published_index():
     assert result.exit_code == 0, result.output
     first = result.output.splitlines()[0]
     assert first.startswith("32/32 rows identical, header identical (volatile: ")
-    retrieved = json.loads((GOLDEN / "snapshot.json").read_bytes())["retrieved"]
-    assert f'source.retrieved: "2026-09-26" → "{retrieved}"' in first
+    # The golden snapshot records the published dates: a rebuild carries them.
+    assert 'source.retrieved = "2026-09-26"' in first
 
 
 def test_audit_names_a_changed_figure_and_exits_1(tmp_path: Path):

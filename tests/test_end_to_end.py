@@ -10,7 +10,6 @@ import pytest
 
 from energy_index.errors import DerivationError
 from energy_index.flows.build import BuildSettings, build, run
-from energy_index.model import report_path
 from tests.conftest import GOLDEN, TASK_PATH, write_snapshot
 
 PUBLISHED_DATES = BuildSettings(retrieved="2026-09-26", updated="2026-09-27")
@@ -141,29 +140,58 @@ def test_a_reference_row_that_matches_no_row_is_an_error(fixture_snapshot):
         build(fixture_snapshot("edge-cases.json"), settings=BuildSettings())
 
 
-def test_dates_default_to_the_snapshot_then_carry_over_while_the_bytes_stay(tmp_path: Path):
+def test_dates_come_from_the_snapshot_and_never_from_the_output_path(tmp_path: Path):
     snapshot_bytes = (GOLDEN / TASK_PATH).read_bytes()
     index_bytes = (GOLDEN / "public/data/index.json").read_bytes()
     out = tmp_path / "out" / "index.json"
+    # No index_dates recorded (a fetched snapshot): the retrieval date, for every date.
     first = write_snapshot(
         tmp_path / "s1", snapshot_bytes, index_bytes=index_bytes, retrieved="2026-10-01"
     )
     run(first, out=out, settings=BuildSettings())
-    written = out.read_bytes()
-    assert json.loads(written)["source"]["retrieved"] == "2026-10-01"
-    assert json.loads(written)["updated"] == "2026-10-01"
+    written = json.loads(out.read_bytes())
+    assert written["source"]["retrieved"] == written["updated"] == "2026-10-01"
+    assert written["data_version"] == "2026-10-01"
 
-    # Same bytes fetched again later: nothing moves.
+    # The same bytes retrieved later: the new date, whatever sits at --out.
     later = write_snapshot(
         tmp_path / "s2", snapshot_bytes, index_bytes=index_bytes, retrieved="2026-11-01"
     )
     run(later, out=out, settings=BuildSettings())
-    assert out.read_bytes() == written
+    assert json.loads(out.read_bytes())["updated"] == "2026-11-01"
 
-    # Different bytes: the snapshot's date is taken.
-    changed = write_snapshot(
-        tmp_path / "s3", snapshot_bytes + b"\n", index_bytes=index_bytes, retrieved="2026-11-02"
-    )
-    run(changed, out=out, settings=BuildSettings())
-    assert json.loads(out.read_bytes())["source"]["retrieved"] == "2026-11-02"
-    assert report_path(out).exists()
+    # Recorded index_dates win over the retrieval date; explicit options over both.
+    manifest = json.loads((later / "snapshot.json").read_bytes())
+    manifest["index_dates"] = {
+        "retrieved": "2026-10-01", "updated": "2026-10-03", "data_version": "2026-10-02",
+    }  # fmt: skip
+    (later / "snapshot.json").write_text(json.dumps(manifest))
+    dated = json.loads(build(later, settings=BuildSettings()).index_bytes)
+    assert (dated["source"]["retrieved"], dated["updated"], dated["data_version"]) == (
+        "2026-10-01", "2026-10-03", "2026-10-02",
+    )  # fmt: skip
+    explicit = build(later, settings=BuildSettings(updated="2026-12-01")).document
+    assert explicit["updated"] == "2026-12-01" and explicit["source"]["retrieved"] == "2026-10-01"
+
+
+@pytest.mark.parametrize(
+    "dates, problem",
+    [
+        ({"retrieved": "2026-10-01", "updated": "2026-09-01", "data_version": "2026-09-01"},
+         "no later than updated"),
+        ({"retrieved": "2026-10-01", "updated": "2026-10-01"}, "exactly retrieved"),
+        ({"retrieved": "2026-10-01", "updated": "soon", "data_version": "2026-10-01"},
+         "updated: expected a date"),
+    ],
+)  # fmt: skip
+def test_recorded_index_dates_are_checked(tmp_path: Path, dates, problem):
+    from energy_index.errors import SourceError
+
+    index_bytes = (GOLDEN / "public/data/index.json").read_bytes()
+    task_bytes = (GOLDEN / TASK_PATH).read_bytes()
+    snapshot = write_snapshot(tmp_path / "s", task_bytes, index_bytes=index_bytes)
+    manifest = json.loads((snapshot / "snapshot.json").read_bytes())
+    manifest["index_dates"] = dates
+    (snapshot / "snapshot.json").write_text(json.dumps(manifest))
+    with pytest.raises(SourceError, match=problem):
+        build(snapshot, settings=BuildSettings())

@@ -92,26 +92,23 @@ def falsified(published: dict) -> dict:
 # -- item 2: a crash at any point leaves a consistent set ---------------------------------------
 
 
-def test_dates_are_not_carried_from_a_report_that_does_not_describe_the_index(tmp_path: Path):
+def test_dates_never_come_from_a_file_at_out(tmp_path: Path):
     out = tmp_path / "out" / "index.json"
-    editorial_free = ["--retrieved", "2020-01-01", "--updated", "2020-01-02"]
-    # A build of other data, then a crash of the next build right after its report's rename:
-    # the new report (inputs: the vendored snapshot) beside the old index (dates of 2020).
-    assert invoke("build", "--from", GOLDEN, "--out", out, *editorial_free).exit_code == 0
-    elsewhere = tmp_path / "elsewhere" / "index.json"
-    assert invoke("build", "--from", GOLDEN, "--out", elsewhere).exit_code == 0
-    document = json.loads(out.read_bytes())
-    document["rows"][0]["median_itl_ms"] += 1  # the index of an earlier build: other bytes
-    out.write_text(json.dumps(document))
-    shutil.copy(elsewhere.with_name("index.report.json"), out.with_name("index.report.json"))
-
+    # An earlier build at --out with other dates, its report beside it, describing it.
+    other_dates = ["--retrieved", "2027-01-01", "--updated", "2027-01-02"]
+    assert invoke("build", "--from", GOLDEN, "--out", out, *other_dates).exit_code == 0
+    assert json.loads(out.read_bytes())["updated"] == "2027-01-02"
     assert invoke("build", "--from", GOLDEN, "--out", out).exit_code == 0
+    empty = tmp_path / "empty" / "index.json"
+    assert invoke("build", "--from", GOLDEN, "--out", empty).exit_code == 0
+    assert out.read_bytes() == empty.read_bytes()
+    recorded = json.loads((GOLDEN / "snapshot.json").read_bytes())["index_dates"]
     rebuilt = json.loads(out.read_bytes())
-    snapshot_retrieved = json.loads((GOLDEN / "snapshot.json").read_bytes())["retrieved"]
-    assert rebuilt["updated"] == rebuilt["source"]["retrieved"] == snapshot_retrieved
+    assert rebuilt["source"]["retrieved"] == recorded["retrieved"] == "2026-09-26"
+    assert rebuilt["updated"] == recorded["updated"] == "2026-09-27"
 
 
-def test_dates_are_still_carried_when_report_and_index_belong_together(built: Path):
+def test_a_rebuild_over_its_own_output_gives_the_same_bytes(built: Path):
     before = built.read_bytes()
     assert invoke("build", "--from", GOLDEN, "--out", built).exit_code == 0
     assert built.read_bytes() == before

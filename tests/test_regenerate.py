@@ -73,6 +73,7 @@ def test_one_changed_figure_gives_a_changelog_naming_that_row_and_field(standin,
     assert result.output.splitlines() == [
         f"changed (upstream {commit}): wrote {tmp_path / 'output' / 'index.json'}",
         f"  changed {row_id}: gpu_power_watts_total: 691 → 700",
+        f"  snapshot: {TASK_PATH} changed",
         f"  vendored snapshot {vendored}: replaced by upstream {commit}",
     ]
     # The vendored snapshot is now exactly the input of the new index.

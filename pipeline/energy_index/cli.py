@@ -502,10 +502,10 @@ def build(
     "--snapshot",
     "vendored",
     type=click.Path(path_type=Path),
-    default=Path(VENDORED_SNAPSHOT),
-    show_default=True,
-    help="The vendored snapshot to keep as the input of --out: replaced by the fetched one when "
-    "upstream's files changed (created if missing), and the index is built from it.",
+    default=None,
+    help="The vendored snapshot to keep as the input of --out: replaced by the fetched one, "
+    "together with the index, when upstream's files changed (created if missing). [default: "
+    f"{VENDORED_SNAPSHOT} when --out is {DEFAULT_OUT}; with another --out, none is kept]",
 )
 @cache_option
 @network_options
@@ -518,7 +518,7 @@ def regenerate(
     exit_code: bool,
     today: str | None,
     lock_timeout: float,
-    vendored: Path,
+    vendored: Path | None,
     cache: Path,
     network: NetworkSettings,
 ) -> None:
@@ -530,10 +530,12 @@ def regenerate(
     CHANGELOG.md beside the index, and written as <name>.changelog.json. Two regenerations of
     the same --out never interleave: the second waits for the first (see --lock-timeout).
 
-    The index is built from --snapshot, the vendored copy of upstream kept beside it: when
-    upstream's files changed, the fetched snapshot replaces it whole first (after a build from
-    the fetched files succeeded), so the repository always holds exactly the input of its
-    output. A refused build replaces nothing.
+    The index is built from --snapshot, the vendored copy of upstream kept as its input: when
+    upstream's files changed, the fetched snapshot replaces it together with the index, its
+    build report and the changelogs, all or nothing (a change in files the index does not read
+    still replaces the snapshot and the report, with a changelog line). The vendored
+    snapshot.json records the index's dates, so a build of it in an empty folder gives the
+    index's bytes. A refused build, or any failure, replaces nothing.
 
     Example:
 
@@ -543,6 +545,8 @@ def regenerate(
     from energy_index.flows.build import BuildSettings
     from energy_index.flows.regenerate import regenerate_index
 
+    if vendored is None and os.path.abspath(out) == os.path.abspath(DEFAULT_OUT):
+        vendored = Path(VENDORED_SNAPSHOT)  # the default output's input; no other's
     outcome = regenerate_index(
         source,
         out=out,

@@ -107,6 +107,15 @@ class UpstreamFile:
 
 
 @dataclass(frozen=True)
+class Dates:
+    """The dates an index carries: data retrieved, file written, data last changed."""
+
+    retrieved: str
+    updated: str
+    data_version: str
+
+
+@dataclass(frozen=True)
 class UpstreamSnapshot:
     """The files one build reads, and where they came from."""
 
@@ -119,6 +128,9 @@ class UpstreamSnapshot:
     task: str
     task_file: UpstreamFile
     index_file: UpstreamFile
+    # The dates of the index built from this snapshot, as published (snapshot.json
+    # "index_dates", written by regeneration): a build with no date given carries them.
+    index_dates: Dates | None = None
 
 
 @dataclass(frozen=True)
@@ -132,15 +144,6 @@ class CarbonSnapshot:
     commit_date: str
     retrieved: str
     file: UpstreamFile
-
-
-@dataclass(frozen=True)
-class Dates:
-    """The dates an index carries: data retrieved, file written, data last changed."""
-
-    retrieved: str
-    updated: str
-    data_version: str
 
 
 def json_number(value: float) -> int | float:

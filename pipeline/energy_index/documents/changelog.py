@@ -30,6 +30,9 @@ class Changelog:
     changed: list[RowChange] = field(default_factory=list)
     header: list[Difference] = field(default_factory=list)
     damaged: list[str] = field(default_factory=list)  # why the index replaced was unusable
+    # Upstream files of the vendored snapshot that changed, appeared or went, as sentences: the
+    # snapshot is replaced even when the index is not.
+    snapshot: list[str] = field(default_factory=list)
 
     @property
     def rows_changed(self) -> bool:
@@ -44,6 +47,7 @@ class Changelog:
         for row in self.changed:
             lines += [f"changed {row.row_id}: {_change(d)}" for d in row.changes]
         lines += [f"header {d}" for d in self.header]
+        lines += [f"snapshot: {line}" for line in self.snapshot]
         return lines
 
     def markdown(self) -> str:
@@ -73,6 +77,7 @@ class Changelog:
             ],
             "header_changed": [vars(d) for d in self.header],
             "damaged": self.damaged,
+            "snapshot_changed": self.snapshot,
         }
 
 
@@ -119,6 +124,27 @@ def changelog(
         changed=changed,
         header=header_changes if previous else [],
     )
+
+
+def snapshot_changes(
+    old: dict[str, str] | None, new: dict[str, str], *, read: tuple[str, ...]
+) -> list[str]:
+    """What changed between two snapshots' files (path → sha256), one sentence per file, saying
+    whether the index reads it.
+
+    Example: ``snapshot_changes({"a.json": "1"}, {"a.json": "2"}, read=())`` →
+    ``["a.json changed (the index does not read it)"]``.
+    """
+    if old is None:
+        return ["vendored for the first time"]
+
+    def said(path: str, what: str) -> str:
+        return f"{path} {what}" + ("" if path in read else " (the index does not read it)")
+
+    lines = [said(p, "added upstream") for p in sorted(new.keys() - old.keys())]
+    lines += [said(p, "deleted upstream, dropped") for p in sorted(old.keys() - new.keys())]
+    lines += [said(p, "changed") for p in sorted(old.keys() & new.keys()) if old[p] != new[p]]
+    return lines
 
 
 def _rows_by_key(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:

@@ -35,7 +35,6 @@ from energy_index.errors import (
 )
 from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
-from energy_index.io.previous import Previous, previous_build
 from energy_index.io.snapshots import leaderboard_index, upstream_snapshot
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import (
@@ -82,10 +81,11 @@ class BuildSettings:
     updated: str | None = None
     data_version: str | None = None
 
-    def dates(self, snapshot: UpstreamSnapshot, previous: Previous | None) -> Dates:
-        """Explicit dates win; else those of a previous build from the same input bytes; else
-        the snapshot's. Never the clock: a rebuild of unchanged input is byte-identical."""
-        carried = previous.dates if previous and previous.inputs == _inputs(snapshot) else None
+    def dates(self, snapshot: UpstreamSnapshot) -> Dates:
+        """Explicit dates win; else the dates the snapshot records for the index built from it
+        (``index_dates``); else its retrieval date. Never the clock, nor a file already at the
+        output path: the same input and options give the same bytes, in any folder."""
+        carried = snapshot.index_dates
         retrieved = self.retrieved or (carried.retrieved if carried else snapshot.retrieved)
         updated = self.updated or (carried.updated if carried else retrieved)
         data_version = self.data_version or (carried.data_version if carried else updated)
@@ -95,10 +95,6 @@ class BuildSettings:
                 "written before its data was retrieved (see --updated, --retrieved)"
             )
         return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
-
-
-def _inputs(snapshot: UpstreamSnapshot) -> dict[str, str]:
-    return {f.path: f.sha256 for f in (snapshot.task_file, snapshot.index_file)}
 
 
 @dataclass(frozen=True)
@@ -200,12 +196,11 @@ def build(
     source: Path,
     *,
     settings: BuildSettings,
-    previous: Previous | None = None,
     editorial: dict[str, Any] | None = None,
 ) -> Build:
     """Build the index from a snapshot directory, in memory."""
     stages = index_stages(source, settings=settings, editorial=editorial)
-    return assembled(stages, settings.dates(stages.snapshot, previous))
+    return assembled(stages, settings.dates(stages.snapshot))
 
 
 @dataclass(frozen=True)
@@ -351,7 +346,7 @@ def run(
     checked_targets(outputs)
     refuse_outputs_inside(source, outputs)
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
-    result = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
+    result = assembled(stages, settings.dates(stages.snapshot))
     files = extra_files(stages, result, out=out, extras=extras)
     # The index is written last: it is replaced only once everything beside it is in place.
     write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
@@ -406,7 +401,7 @@ def run_all_tasks(
         out = out_dir / task / "index.json"
         task_settings = replace(settings, task=task)
         stages = staged_or_errors_file(source, out=out, settings=task_settings)
-        result = assembled(stages, task_settings.dates(stages.snapshot, previous_build(out)))
+        result = assembled(stages, task_settings.dates(stages.snapshot))
         staged.update(extra_files(stages, result, out=out, extras=extras))
         staged.update({report_path(out): result.report_bytes, out: result.index_bytes})
         results[task] = result

@@ -1,37 +1,63 @@
-"""regenerate: fetch upstream, build, and replace the index (and the vendored snapshot) only
-when the data changed, with a changelog."""
+"""regenerate: fetch upstream and rewrite, in one transaction, everything that records it: the
+vendored snapshot (with the dates of the index built from it), the index, its build report, the
+changelog and CHANGELOG.md. Either all of them describe the new upstream commit, or none changed.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.changelog import Changelog, changelog, history_with
+from energy_index.documents.changelog import Changelog, changelog, history_with, snapshot_changes
 from energy_index.documents.compare import audit
 from energy_index.documents.index import serialized
 from energy_index.documents.invariants import index_problems
-from energy_index.errors import SourceError
+from energy_index.errors import SourceError, UsageError
 from energy_index.flows.build import (
+    Build,
     BuildSettings,
     Extras,
     assembled,
+    build,
     output_paths,
+    refuse_outputs_inside,
     staged_or_errors_file,
 )
-from energy_index.io.files import checked_targets, exclusive_lock, folder_lock, write_files
+from energy_index.io.files import (
+    checked_targets,
+    exclusive_lock,
+    folder_lock,
+    write_directory,
+    write_files,
+)
 from energy_index.io.local import json_value, local_bytes
-from energy_index.io.previous import previous_build
-from energy_index.io.source import resolved_snapshot
-from energy_index.io.vendored import refreshed_snapshot, snapshot_tasks
-from energy_index.model import Access, Dates, changelog_path, report_path
+from energy_index.io.snapshots import task_path
+from energy_index.io.source import is_url, resolved_snapshot
+from energy_index.io.vendored import (
+    snapshot_checksums,
+    snapshot_files,
+    snapshot_tasks,
+    vendored_manifest,
+)
+from energy_index.model import (
+    INDEX_PATH,
+    LIVE,
+    SNAPSHOT_MANIFEST,
+    Access,
+    Dates,
+    changelog_path,
+    report_path,
+)
 
 
 @dataclass(frozen=True)
 class Regenerated:
     """What ``regenerate_index`` did: the upstream commit it checked, whether the vendored
-    snapshot was replaced, and the changelog (None: the index was left as it was)."""
+    snapshot was replaced, and the changelog (None: nothing was written)."""
 
     upstream: str
     snapshot_replaced: bool
@@ -42,40 +68,58 @@ def regenerate_index(
     source: str,
     *,
     out: Path,
-    vendored: Path,
+    vendored: Path | None,
     settings: BuildSettings,
     lock_timeout: float,
     access: Access,
 ) -> Regenerated:
-    """Fetch every task the vendored snapshot holds, build from the fetched files (a refused
-    build replaces nothing), replace the vendored snapshot whole when upstream's files changed,
-    and rebuild the index from it, writing only on change (see :func:`regenerate`).
+    """Fetch every task the vendored snapshot holds (a task upstream deleted is dropped, with a
+    changelog line), then :func:`regenerated` from the fetched files.
 
-    A change is stamped with ``access.today``. Two regenerations of the same ``out`` never
+    ``vendored`` is the snapshot that is the input of ``out`` (None: ``out`` keeps none). A
+    change is stamped with ``access.today``. Two regenerations of the same ``out`` never
     interleave: the second waits ``lock_timeout`` seconds.
     """
-    checked_targets(regeneration_paths(out))  # before the lock file is made beside it
+    targets = regeneration_paths(out)
+    checked_targets(targets)  # before the lock file is made beside it
+    if vendored is not None:
+        _refuse_overlaps(source, out=out, vendored=vendored, cache=access.cache)
     lock = out.with_name(f".{out.name}.lock")
     busy = (
         f"another regeneration of {out} is running; waited {lock_timeout:.0f} s "
         "(see --lock-timeout)"
     )
     with exclusive_lock(lock, wait_seconds=lock_timeout, busy=busy):
-        tasks = sorted({settings.task, *snapshot_tasks(vendored)})  # refresh all it holds
-        fetched = resolved_snapshot(source, tasks=tasks, access=access)
-        # Built from the fetched files first: a refused build must replace nothing.
-        upstream = staged_or_errors_file(fetched, out=out, settings=settings).snapshot.commit
-        replaced = refreshed_snapshot(fetched, vendored=vendored, task=settings.task)
-        outcome = regenerate(vendored, out=out, settings=settings, today=access.today)
-    return Regenerated(upstream=upstream, snapshot_replaced=replaced, changelog=outcome.changelog)
+        held = snapshot_tasks(vendored) if vendored is not None else []
+        fetched = resolved_snapshot(
+            source,
+            tasks=[settings.task],
+            optional=[task for task in held if task != settings.task],
+            access=access,
+        )
+        done = regenerated(
+            fetched, out=out, vendored=vendored, settings=settings, today=access.today
+        )
+    return Regenerated(
+        upstream=done.commit, snapshot_replaced=done.snapshot_replaced, changelog=done.changelog
+    )
 
 
-@dataclass(frozen=True)
-class Regeneration:
-    """What a regeneration did: nothing (``changelog`` is None), or wrote a changed index."""
-
-    commit: str
-    changelog: Changelog | None
+def _refuse_overlaps(source: str, *, out: Path, vendored: Path, cache: Path) -> None:
+    """What would make a regeneration write into its own input, refused before anything is
+    read or written (exit 2): the fetch cache is the vendored snapshot (or holds it, or lies in
+    it), an output lies inside the vendored snapshot or inside the --from folder."""
+    if is_url(source) or source == LIVE:
+        mine, theirs = Path(os.path.abspath(vendored)), Path(os.path.abspath(cache))
+        if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
+            raise UsageError(
+                f"--cache {cache} and --snapshot {vendored} overlap: the fetch cache is "
+                "rewritten by every fetch and the vendored snapshot only by a whole "
+                "regeneration; name two separate folders"
+            )
+    refuse_outputs_inside(vendored, regeneration_paths(out))
+    if not (is_url(source) or source == LIVE):
+        refuse_outputs_inside(Path(source), regeneration_paths(out))
 
 
 def regeneration_paths(out: Path) -> dict[str, Path]:
@@ -89,6 +133,16 @@ def regeneration_paths(out: Path) -> dict[str, Path]:
     }
 
 
+@dataclass(frozen=True)
+class Regeneration:
+    """What a regeneration did: nothing (``changelog`` is None), or wrote a changed index (and
+    the vendored snapshot). ``commit``: the upstream commit fetched."""
+
+    commit: str
+    changelog: Changelog | None
+    snapshot_replaced: bool = False
+
+
 def regenerate(
     source: Path,
     *,
@@ -97,51 +151,172 @@ def regenerate(
     today: str,
     editorial: dict[str, Any] | None = None,
 ) -> Regeneration:
-    """Rebuild; write only if rows or non-volatile header keys changed, with a changelog.
-
-    Unchanged: nothing is written, so the index keeps its bytes and dates. Changed: ``updated``
-    becomes ``today``; ``data_version`` too if rows changed, else it keeps its previous value.
-    ``regenerate_index`` calls it under the lock of ``out``.
-    """
+    """:func:`regenerated` from a snapshot directory, keeping no vendored snapshot."""
     checked_targets(regeneration_paths(out))
-    previous_bytes, previous_document, damage = _existing_index(out)
-    stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
-    candidate = assembled(stages, settings.dates(stages.snapshot, previous_build(out)))
-    commit = stages.snapshot.commit
-    if previous_document is not None and audit(previous_document, candidate.document).identical:
-        return Regeneration(commit=commit, changelog=None)
-
-    log = changelog(previous_document, candidate.document, date=today, commit=commit)
-    log = replace(log, damaged=damage)
-    data_version = today
-    if previous_document is not None and not log.rows_changed:
-        data_version = previous_document["data_version"]
-    dates = Dates(
-        retrieved=candidate.document["source"]["retrieved"],
-        updated=today,
-        data_version=data_version,
+    return regenerated(
+        source, out=out, vendored=None, settings=settings, today=today, editorial=editorial
     )
-    result = assembled(stages, dates)
+
+
+def regenerated(
+    fetched: Path,
+    *,
+    out: Path,
+    vendored: Path | None,
+    settings: BuildSettings,
+    today: str,
+    editorial: dict[str, Any] | None = None,
+) -> Regeneration:
+    """Rebuild from ``fetched`` and rewrite everything that records upstream, or nothing.
+
+    Unchanged (the vendored snapshot holds the fetched files, or there is none, and the index
+    has the same rows and non-volatile header): nothing is written. Otherwise the set is
+    written together: the vendored snapshot (recording the index's dates), the index (updated =
+    ``today``; data_version too if rows changed), its build report, ``<name>.changelog.json``
+    and CHANGELOG.md. When only files the index does not read changed, the index keeps its
+    bytes and dates and the changelog says which files changed. Everything is computed and
+    checked first (the build from the fetched files, the dates, CHANGELOG.md, the snapshot to
+    vendor rebuilding the index byte for byte); a failure while writing puts back what was
+    there.
+    """
     history = out.parent / "CHANGELOG.md"
-    # The entry's key: a rerun after a run killed between its renames (history written, index
-    # not) replaces that run's entry instead of adding a second; another index in the folder,
-    # or a later change at the same commit, has another key.
+    _history_text(history)  # a CHANGELOG.md that cannot be read stops it before anything
+    previous_bytes, previous_document, damage = _existing_index(out)
+    # Built from the fetched files first: a refused build replaces nothing.
+    stages = staged_or_errors_file(fetched, out=out, settings=settings, editorial=editorial)
+    upstream = stages.snapshot.commit
+    new_files = snapshot_files(fetched) if vendored is not None else {}
+    old_checksums = snapshot_checksums(vendored) if vendored is not None else None
+    moved = vendored is not None and old_checksums != snapshot_checksums(fetched)
+    if vendored is not None and not moved:
+        # Upstream's files are the vendored ones: the vendored snapshot (and its dates) is the
+        # input, whatever commit the fetch resolved to.
+        stages = staged_or_errors_file(vendored, out=out, settings=settings, editorial=editorial)
+    candidate = assembled(stages, settings.dates(stages.snapshot))
+    commit = stages.snapshot.commit
+    same = previous_document is not None and audit(previous_document, candidate.document).identical
+    if same and not moved:
+        return Regeneration(commit=upstream, changelog=None)
+
+    read = (task_path(settings.task), INDEX_PATH)
+    files_changed = snapshot_changes(old_checksums, snapshot_checksums(fetched) or {}, read=read)
+    if same and previous_document is not None:  # only what the index does not read changed
+        log = Changelog(date=today, commit=commit, snapshot=files_changed)
+        dates = _dates_of(previous_document)
+    else:
+        log = changelog(previous_document, candidate.document, date=today, commit=commit)
+        log = replace(log, damaged=damage, snapshot=files_changed if moved else [])
+        data_version = today
+        if previous_document is not None and not log.rows_changed:
+            data_version = previous_document["data_version"]
+        retrieved = candidate.document["source"]["retrieved"]
+        if today < retrieved:
+            raise UsageError(
+                f"--date {today} is earlier than {retrieved}, the date the data was retrieved "
+                "(the index's source.retrieved): a change cannot be stamped before its data "
+                "existed"
+            )
+        dates = Dates(retrieved=retrieved, updated=today, data_version=data_version)
+    result = assembled(stages, dates)
+
+    snapshot: dict[str, bytes] | None = None
+    if vendored is not None:
+        source_files = new_files if moved else snapshot_files(vendored)
+        snapshot = {
+            **source_files,
+            SNAPSHOT_MANIFEST: vendored_manifest(source_files[SNAPSHOT_MANIFEST], dates=dates),
+        }
+        _check_tied(snapshot, result, settings=settings, editorial=editorial)
+
     replaced = hashlib.sha256(previous_bytes).hexdigest() if previous_bytes is not None else "none"
+    # The entry's key: a rerun after a failed run replaces that run's entry instead of adding a
+    # second; another index in the folder, or a later change at the same commit, has another.
     key = f"{out.name} upstream {commit} replacing {replaced}"
     with folder_lock(_made(out.parent)):  # CHANGELOG.md is shared by every index in the folder
-        earlier = local_bytes(history).decode("utf-8") if history.exists() else HISTORY_TITLE
-        write_files(
-            {
-                report_path(out): result.report_bytes,
-                changelog_path(out): serialized(log.as_json()),
-                history: history_with(earlier, log.markdown(), key=key).encode("utf-8"),
-                out: result.index_bytes,
-            }
-        )
-    return Regeneration(commit=commit, changelog=log)
+        earlier = _history_text(history)
+        outputs = {
+            report_path(out): result.report_bytes,
+            changelog_path(out): serialized(log.as_json()),
+            history: history_with(earlier, log.markdown(), key=key).encode("utf-8"),
+            out: result.index_bytes,
+        }
+        _written_together(outputs, vendored=vendored, snapshot=snapshot)
+    return Regeneration(commit=upstream, changelog=log, snapshot_replaced=snapshot is not None)
 
 
 HISTORY_TITLE = "# Changes to the index\n\n"
+
+
+def _history_text(history: Path) -> str:
+    if not history.exists():
+        return HISTORY_TITLE
+    try:
+        return local_bytes(history).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SourceError(
+            f"{history}: not UTF-8 (byte {error.start}); nothing was replaced: fix or move it"
+        ) from None
+
+
+def _dates_of(document: dict[str, Any]) -> Dates:
+    return Dates(
+        retrieved=document["source"]["retrieved"],
+        updated=document["updated"],
+        data_version=document["data_version"],
+    )
+
+
+def _check_tied(
+    snapshot: dict[str, bytes],
+    result: Build,
+    *,
+    settings: BuildSettings,
+    editorial: dict[str, Any] | None,
+) -> None:
+    """The snapshot about to be vendored, built in an empty folder with no date given, must
+    give the index and report about to be written, byte for byte: the pair stays tied."""
+    with tempfile.TemporaryDirectory(prefix="energy-index-check-") as folder:
+        for relative, content in snapshot.items():
+            path = Path(folder) / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        undated = replace(settings, retrieved=None, updated=None, data_version=None)
+        rebuilt = build(Path(folder), settings=undated, editorial=editorial)
+    if (rebuilt.index_bytes, rebuilt.report_bytes) != (result.index_bytes, result.report_bytes):
+        raise SourceError(
+            "the snapshot to vendor does not rebuild the index to write (a bug): nothing replaced"
+        )
+
+
+def _written_together(
+    outputs: dict[Path, bytes], *, vendored: Path | None, snapshot: dict[str, bytes] | None
+) -> None:
+    """Write the vendored snapshot, then the outputs; if anything fails (or is interrupted),
+    put back what was there before and re-raise."""
+    before_outputs = {path: (path.read_bytes() if path.exists() else None) for path in outputs}
+    before_snapshot = (
+        snapshot_files(vendored)
+        if vendored is not None and snapshot_checksums(vendored) is not None
+        else None
+    )
+    try:
+        if vendored is not None and snapshot is not None:
+            write_directory(vendored, snapshot)
+        write_files(outputs)
+    except BaseException:
+        _restored(before_outputs, vendored=vendored, snapshot=before_snapshot)
+        raise
+
+
+def _restored(
+    outputs: dict[Path, bytes | None], *, vendored: Path | None, snapshot: dict[str, bytes] | None
+) -> None:
+    write_files({path: content for path, content in outputs.items() if content is not None})
+    for path, content in outputs.items():
+        if content is None:
+            path.unlink(missing_ok=True)
+    if vendored is not None and snapshot is not None:
+        write_directory(vendored, snapshot)
 
 
 def _made(folder: Path) -> Path:

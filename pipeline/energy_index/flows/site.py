@@ -77,7 +77,7 @@ def site_files(
             refuse_other_snapshot(beside, stages, source=source)
             document, report, index_bytes = beside.document, beside.report, index.read_bytes()
         else:
-            built = assembled(stages, task_settings.dates(stages.snapshot, None))
+            built = assembled(stages, task_settings.dates(stages.snapshot))
             document, report, index_bytes = built.document, built.report, built.index_bytes
         base = f"{API}/tasks/{task}"
         inputs = inputs_of(stages, document=document, report=report, name=f"{base}/index.json")

@@ -105,6 +105,7 @@ class FetchOutcome:
     changed: bool
     downloaded: int
     kept: tuple[str, ...] = ()  # tasks not asked for, refreshed because the snapshot held them
+    dropped: tuple[str, ...] = ()  # kept or optional tasks upstream no longer has
 
 
 def fetched_snapshot(
@@ -114,15 +115,17 @@ def fetched_snapshot(
     to: Path,
     downloader: Downloader,
     today: str,
+    optional: Sequence[str] = (),
 ) -> FetchOutcome:
     """Bring the snapshot at ``to`` up to date with the upstream ref; write it atomically.
 
     ``to`` must be missing, empty, or a snapshot this tool wrote (else UsageError, before any
     request). Tasks the snapshot there holds beyond ``tasks`` are kept, fetched at the new
     commit too, so that one snapshot never mixes commits and a smaller ``--task`` list never
-    drops files silently. Every value taken from the API or from the previous snapshot.json is
-    checked before it is used or stored; a previous snapshot that fails the checks is not
-    trusted, only replaced.
+    drops files silently. Those, and the ``optional`` tasks, are dropped (``dropped``) when
+    upstream has deleted them, instead of failing every later fetch. Every value taken from the
+    API or from the previous snapshot.json is checked before it is used or stored; a previous
+    snapshot that fails the checks is not trusted, only replaced.
 
     Example: ``fetched_snapshot(Upstream(), tasks=["gpqa"], to=Path("snap"), downloader=d,
     today="2026-12-01")``.
@@ -130,12 +133,14 @@ def fetched_snapshot(
     writable_directory(to)
     held = _held_tasks(to)
     kept = tuple(task for task in held if task not in tasks)
+    extra = tuple(task for task in optional if task not in tasks and task not in kept)
     previous = _previous(to)
     head_url = upstream.head_url()
     head = downloader.get_json(head_url, expect=dict)
     commit, commit_date = _commit_of(head, head_url, downloader.scrub)
-    paths = [INDEX_PATH, *(task_path(task) for task in [*tasks, *kept])]
+    paths = [INDEX_PATH, *(task_path(task) for task in [*tasks, *kept, *extra])]
     kept_paths = {task_path(task) for task in kept}
+    droppable = {task_path(task): task for task in [*kept, *extra]}
 
     if previous and previous.manifest["commit"] == commit and all(previous.has(p) for p in paths):
         return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0, kept=kept)
@@ -143,9 +148,13 @@ def fetched_snapshot(
     records: dict[str, dict[str, Any]] = {}
     contents: dict[str, bytes] = {}
     downloaded = 0
+    dropped: list[str] = []
     for path in paths:
         history_url = upstream.last_change_url(commit, path)
         history = downloader.get_json(history_url, expect=list)
+        if not history and path in droppable:
+            dropped.append(droppable[path])
+            continue
         if not history:
             origin = f" (kept from the snapshot at {to})" if path in kept_paths else ""
             raise SourceError(f"{path}{origin} does not exist in {upstream.repository} at {commit}")
@@ -195,7 +204,12 @@ def fetched_snapshot(
     files = {**contents, SNAPSHOT_MANIFEST: (json.dumps(manifest, indent=2) + "\n").encode()}
     write_directory(to, files)
     return FetchOutcome(
-        directory=to, commit=commit, changed=changed, downloaded=downloaded, kept=kept
+        directory=to,
+        commit=commit,
+        changed=changed,
+        downloaded=downloaded,
+        kept=tuple(task for task in kept if task not in dropped),
+        dropped=tuple(dropped),
     )
 
 

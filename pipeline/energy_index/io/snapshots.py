@@ -24,6 +24,7 @@ from energy_index.model import (
     INDEX_PATH,
     SNAPSHOT_MANIFEST,
     CarbonSnapshot,
+    Dates,
     UpstreamFile,
     UpstreamSnapshot,
     is_day,
@@ -77,7 +78,30 @@ def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
         task=task,
         task_file=_verified_file(directory, manifest, task_path(task)),
         index_file=_verified_file(directory, manifest, INDEX_PATH),
+        index_dates=_index_dates(directory, manifest),
     )
+
+
+INDEX_DATES = "index_dates"  # snapshot.json: the dates of the index built from the snapshot
+
+
+def _index_dates(directory: Path, manifest: dict[str, Any]) -> Dates | None:
+    """The dates snapshot.json records for the index built from it (optional: a fetched
+    snapshot has none), each checked: neither retrieved nor data_version after updated."""
+    recorded = manifest.get(INDEX_DATES)
+    if recorded is None:
+        return None
+    where = f"{directory / SNAPSHOT_MANIFEST}: {INDEX_DATES}"
+    keys = ("retrieved", "updated", "data_version")
+    if not isinstance(recorded, dict) or sorted(recorded) != sorted(keys):
+        raise SourceError(f"{where}: expected an object with exactly {', '.join(keys)}")
+    wrong = [key for key in keys if not is_day(recorded[key])]
+    if wrong:
+        raise SourceError(f"{where}: {', '.join(wrong)}: expected a date YYYY-MM-DD")
+    dates = Dates(**recorded)
+    if not (dates.retrieved <= dates.updated and dates.data_version <= dates.updated):
+        raise SourceError(f"{where}: expected retrieved and data_version no later than updated")
+    return dates
 
 
 def leaderboard_index(source: Path) -> UpstreamFile:

@@ -60,9 +60,11 @@ def resolved_snapshot(
     *,
     tasks: Sequence[str],
     access: Access,
+    optional: Sequence[str] = (),
 ) -> Path:
     """The snapshot directory ``source`` names, fetching ``tasks`` into ``access.cache`` if it
-    is the upstream repository (a URL, or ``live``).
+    is the upstream repository (a URL, or ``live``); ``optional`` tasks too, where upstream
+    still has them.
 
     Example: ``resolved_snapshot("live", tasks=["lm-arena-chat"],
     access=Access(today="2026-11-30", notify=print))``.
@@ -80,7 +82,12 @@ def resolved_snapshot(
     )
     with downloader(network) as client:
         outcome = fetched_snapshot(
-            upstream, tasks=tasks, to=access.cache, downloader=client, today=access.today
+            upstream,
+            tasks=tasks,
+            to=access.cache,
+            downloader=client,
+            today=access.today,
+            optional=optional,
         )
     if not network.quiet:
         state = "changed" if outcome.changed else "unchanged"
@@ -90,6 +97,8 @@ def resolved_snapshot(
         )
     if outcome.kept:  # not asked for, so said even with --quiet
         access.notify(f"kept from the previous snapshot: {', '.join(outcome.kept)}")
+    if outcome.dropped:
+        access.notify(f"no longer upstream, dropped: {', '.join(outcome.dropped)}")
     return outcome.directory
 
 
