@@ -202,3 +202,37 @@ def invoke(*args: object):
     from energy_index.cli import main
 
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def run_bounded(args: list[str], *, seconds: float = 60, memory: int = 3 << 30):
+    """The command line in a child process, with a time limit and a memory limit: a read that
+    would hang or exhaust memory fails the test instead of the machine."""
+    import resource
+    import subprocess
+    import sys
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    command = [sys.executable, "-m", "energy_index", *args]
+    return subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=seconds, preexec_fn=limited
+    )
+
+
+class Blocked(BaseException):
+    """Raised by ``alarm``: no handler of the code under test catches it (an OSError would be)."""
+
+
+@pytest.fixture
+def alarm():
+    """``alarm(seconds)``: a call in this process that blocks longer raises ``Blocked``."""
+    import signal
+
+    def ring(number: int, frame: object) -> None:
+        raise Blocked("blocked: a read waited for a writer that never came")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    yield lambda seconds: signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)

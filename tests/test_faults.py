@@ -727,3 +727,27 @@ def test_a_published_copys_names_reach_messages_quoted_and_cut(tmp_path, publish
         assert not any(line.lstrip().startswith("::") for line in output.splitlines())
         assert r"'x\r\x1b]0;owned\x07'" in output  # the row_id, escaped
         assert r"\n::error::pwned" in output and r"\n::add-mask::x" in output
+
+
+# -- issue 19, item 8: what lies at an output path is never read unless it is a regular file ----
+def special_file(path: Path, kind: str) -> None:
+    path.unlink(missing_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+@pytest.mark.parametrize("which", ["index.json", "index.report.json"])
+def test_a_fifo_or_dev_zero_at_an_output_path_is_refused_not_read(built: Path, which, kind):
+    from tests.conftest import run_bounded
+
+    special_file(built.parent / which, kind)
+    before = files_under(built.parent)
+    run = run_bounded(["build", "--from", str(SNAPSHOT), "--out", str(built), *DATES])
+    assert run.returncode == 2, run.stderr
+    expected = "a FIFO" if kind == "fifo" else "a character device"
+    assert f"{built.parent / which}: " in run.stderr and expected in run.stderr
+    assert "Traceback" not in run.stderr
+    assert files_under(built.parent) == before

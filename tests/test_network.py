@@ -684,3 +684,24 @@ def test_a_token_across_the_quoted_cut_of_an_error_body_is_scrubbed(offset: int)
     message = str(caught.value)
     for size in (12, 24, 40):  # no run of the token long enough to matter
         assert not any(LONG_TOKEN[i : i + size] in message for i in range(len(LONG_TOKEN) - size))
+
+
+# Issue 19, item 8: the cache's files are read like every local input (regular files, capped).
+
+
+@pytest.mark.parametrize("path", [TASK_PATH, "snapshot.json"])
+def test_a_fifo_in_the_cache_does_not_hang_the_next_fetch(standin, out, tmp_path, alarm, path):
+    import os
+
+    cache = tmp_path / "cache"
+    assert build_live(standin, out, tmp_path, *QUICK).exit_code == 0
+    (cache / path).unlink()
+    os.mkfifo(cache / path)
+    alarm(20)
+    result = build_live(standin, out, tmp_path, *QUICK)
+    if path == TASK_PATH:  # not the file its sha256 says: downloaded again
+        assert result.exit_code == 0, result.output
+        assert (cache / path).read_bytes() == (SNAPSHOT / path).read_bytes()
+    else:  # no manifest to say the folder is this tool's: left as it is, by name
+        assert result.exit_code == 2, result.output
+        assert f"{cache}: not a snapshot directory this tool wrote" in result.output

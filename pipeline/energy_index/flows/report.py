@@ -35,6 +35,7 @@ class IndexBeside:
     path: Path
     document: dict[str, Any]
     report: dict[str, Any]
+    content: bytes  # the index's bytes as read and checked, never read a second time
 
 
 def index_beside(path: Path) -> IndexBeside:
@@ -54,7 +55,7 @@ def index_beside(path: Path) -> IndexBeside:
             f"{report_file}: index_sha256 is {recorded}, but {path} has sha256 {actual}: the "
             "build report is not this index's (rebuild both with energy-index build)"
         )
-    return IndexBeside(path=path, document=document, report=report)
+    return IndexBeside(path=path, document=document, report=report, content=content)
 
 
 def refuse_malformed_report(report: dict[str, Any], path: Path) -> None:

@@ -75,7 +75,7 @@ def site_files(
         stages = index_stages(source, settings=task_settings)
         if task == settings.task:
             refuse_other_snapshot(beside, stages, source=source)
-            document, report, index_bytes = beside.document, beside.report, index.read_bytes()
+            document, report, index_bytes = beside.document, beside.report, beside.content
         else:
             built = assembled(stages, task_settings.dates(stages.snapshot))
             document, report, index_bytes = built.document, built.report, built.index_bytes

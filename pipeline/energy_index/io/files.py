@@ -25,13 +25,15 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from energy_index.errors import LockBusy, OutputError, UsageError
+from energy_index.errors import LockBusy, OutputError, SourceError, UsageError
+from energy_index.io.local import local_bytes, special_kind
 from energy_index.model import SNAPSHOT_MANIFEST
 
 
 def checked_targets(targets: Mapping[str, Path]) -> None:
     """Refuse, before anything is written, output paths that cannot work: one naming no file
-    (``""``, ``/``), an existing directory, or one path given to two outputs.
+    (``""``, ``/``), an existing directory or special file (a FIFO, a link to a device), or one
+    path given to two outputs.
 
     ``targets`` maps what each output is (``"index"``, ``"csv export"``) to its path.
     """
@@ -41,6 +43,9 @@ def checked_targets(targets: Mapping[str, Path]) -> None:
             raise UsageError(f"{path}: the {role} path names no file (a file name is needed)")
         if path.is_dir():
             raise UsageError(f"{path}: the {role} path is a directory; name a file in it")
+        kind = special_kind(path)
+        if kind:  # a FIFO would hang the read of the previous build, /dev/zero never end
+            raise UsageError(f"{path}: the {role} path is {kind}, not a regular file; name one")
         by_path.setdefault(Path(os.path.abspath(path)), []).append(role)
     for path, roles in by_path.items():
         if len(roles) > 1:
@@ -298,10 +303,10 @@ def _entries(directory: Path) -> list[str]:
 def _listed(path: Path) -> set[str] | None:
     """The paths a manifest lists under ``files``; None if it is not such a manifest."""
     try:
-        if not path.is_file() or path.is_symlink() or path.stat().st_size > _MANIFEST_CAP:
+        if path.is_symlink():
             return None
-        manifest = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError):
+        manifest = json.loads(local_bytes(path, max_bytes=_MANIFEST_CAP))
+    except (SourceError, ValueError, RecursionError):
         return None
     files = manifest.get("files") if isinstance(manifest, dict) else None
     if not isinstance(files, dict) or not all(isinstance(key, str) for key in files):

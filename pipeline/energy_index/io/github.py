@@ -34,6 +34,7 @@ from energy_index.io.http import (
     shown_url,
     url_allowed,
 )
+from energy_index.io.local import local_bytes
 from energy_index.io.snapshots import task_path
 from energy_index.model import (
     GITHUB_API_BASE,
@@ -305,22 +306,22 @@ class _Previous:
         return record.get("sha256") if record else None
 
     def content(self, path: str) -> bytes:
-        return (self.directory / path).read_bytes()
+        return local_bytes(self.directory / path)
 
     def has(self, path: str) -> bool:
         """The file is listed and its bytes on disk still match their sha256."""
         record = self.manifest.get("files", {}).get(path)
         try:
             content = self.content(path)
-        except OSError:
+        except SourceError:  # gone, a FIFO, too large: fetched again
             return False
         return bool(record) and hashlib.sha256(content).hexdigest() == record.get("sha256")
 
 
 def _loose_manifest(directory: Path) -> Any:
     try:
-        return json.loads((directory / SNAPSHOT_MANIFEST).read_bytes())
-    except (OSError, ValueError, RecursionError):
+        return json.loads(local_bytes(directory / SNAPSHOT_MANIFEST))
+    except (SourceError, ValueError, RecursionError):
         return None
 
 

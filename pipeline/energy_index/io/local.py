@@ -30,6 +30,23 @@ _KINDS = (
 )
 
 
+def special_kind(path: Path) -> str | None:
+    """What ``path`` is if something other than a regular file or a directory is there (a FIFO,
+    a link to a device); None if nothing, a file or a directory is.
+
+    Example: ``special_kind(Path("/dev/zero"))`` → ``"a character device"``.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # not ours to judge here: reading or writing it says what is wrong
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else _kind(mode)
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
 def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
     """The bytes of a regular file, refused if it is anything else or larger than ``max_bytes``.
 
@@ -43,8 +60,7 @@ def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
     status = os.fstat(descriptor)
     if not stat.S_ISREG(status.st_mode):
         os.close(descriptor)  # before fdopen, which refuses a directory naming only its number
-        kind = next((name for test, name in _KINDS if test(status.st_mode)), "a special file")
-        raise SourceError(f"{path}: not a regular file ({kind})")
+        raise SourceError(f"{path}: not a regular file ({_kind(status.st_mode)})")
     with os.fdopen(descriptor, "rb") as handle:
         try:
             content = handle.read(max_bytes + 1) if status.st_size <= max_bytes else b""
