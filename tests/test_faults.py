@@ -745,7 +745,7 @@ def test_a_fifo_or_dev_zero_at_an_output_path_is_refused_not_read(built: Path, w
 
     special_file(built.parent / which, kind)
     before = files_under(built.parent)
-    run = run_bounded(["build", "--from", str(SNAPSHOT), "--out", str(built), *DATES])
+    run = run_bounded(["build", "--from", str(GOLDEN), "--out", str(built), *DATES])
     assert run.returncode == 2, run.stderr
     expected = "a FIFO" if kind == "fifo" else "a character device"
     assert f"{built.parent / which}: " in run.stderr and expected in run.stderr

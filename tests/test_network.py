@@ -701,7 +701,7 @@ def test_a_fifo_in_the_cache_does_not_hang_the_next_fetch(standin, out, tmp_path
     result = build_live(standin, out, tmp_path, *QUICK)
     if path == TASK_PATH:  # not the file its sha256 says: downloaded again
         assert result.exit_code == 0, result.output
-        assert (cache / path).read_bytes() == (SNAPSHOT / path).read_bytes()
+        assert (cache / path).read_bytes() == (GOLDEN / path).read_bytes()
     else:  # no manifest to say the folder is this tool's: left as it is, by name
         assert result.exit_code == 2, result.output
         assert f"{cache}: not a snapshot directory this tool wrote" in result.output

@@ -191,25 +191,3 @@ def test_a_damaged_vendored_snapshot_is_named_not_a_traceback(tmp_path: Path, ma
         result.exception, SystemExit
     )
     assert f"{vendored / 'snapshot.json'}:" in result.output
-
-
-def test_a_fifo_among_the_fetched_files_is_refused_not_read(tmp_path, alarm):
-    # issue 19, item 8: every file copied into the vendored snapshot goes through io/local.
-    import hashlib
-    import os
-
-    from energy_index.errors import SourceError
-    from energy_index.io.vendored import refreshed_snapshot
-    from tests.conftest import write_snapshot
-
-    fetched = write_snapshot(tmp_path / "fetched", (SNAPSHOT / TASK_PATH).read_bytes())
-    manifest = json.loads((fetched / "snapshot.json").read_bytes())
-    other = "public/data/tasks/gpqa.json"
-    record = dict(manifest["files"][TASK_PATH], sha256=hashlib.sha256(b"").hexdigest())
-    manifest["files"][other] = record
-    (fetched / "snapshot.json").write_text(json.dumps(manifest))
-    os.mkfifo(fetched / other)
-    alarm(20)
-    with pytest.raises(SourceError, match=r"gpqa\.json: not a regular file \(a FIFO\)"):
-        refreshed_snapshot(fetched, vendored=tmp_path / "vendored", task="lm-arena-chat")
-    assert not (tmp_path / "vendored").exists()

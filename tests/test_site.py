@@ -215,14 +215,16 @@ def test_the_site_s_impacts_keep_measured_and_estimated_apart(site: Path):
                 )
 
 
-def test_the_index_is_read_once_the_bytes_published_are_the_bytes_checked(tmp_path, monkeypatch):
+def test_the_index_is_read_once_the_bytes_published_are_the_bytes_checked(
+    tmp_path, monkeypatch, golden_index
+):
     # Replaced by a FIFO between the check and a second read, it hung `site`; replaced by
     # other bytes, it published an index its build report does not describe.
     from energy_index.flows import site as site_flow
 
     index = tmp_path / "index.json"
-    shutil.copy(INDEX, index)
-    shutil.copy(INDEX.with_name("index.report.json"), tmp_path / "index.report.json")
+    shutil.copy(golden_index, index)
+    shutil.copy(golden_index.with_name("index.report.json"), tmp_path / "index.report.json")
     checked = site_flow.index_beside
 
     def then_swapped(path: Path):
@@ -231,8 +233,10 @@ def test_the_index_is_read_once_the_bytes_published_are_the_bytes_checked(tmp_pa
         return beside
 
     monkeypatch.setattr(site_flow, "index_beside", then_swapped)
-    result = invoke("site", "--index", index, "--from", SNAPSHOT, "--out", tmp_path / "site")
+    result = invoke("site", "--index", index, "--from", GOLDEN, "--out", tmp_path / "site")
     assert result.exit_code == 0, result.output
-    task = json.loads(INDEX.with_name("index.report.json").read_bytes())["parameters"]["task"]
+    task = json.loads(golden_index.with_name("index.report.json").read_bytes())["parameters"][
+        "task"
+    ]
     published = tmp_path / "site" / "api" / "v1" / "tasks" / task / "index.json"
-    assert published.read_bytes() == INDEX.read_bytes()
+    assert published.read_bytes() == golden_index.read_bytes()
