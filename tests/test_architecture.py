@@ -1,7 +1,8 @@
 """The layout shows the pipeline, and the imports keep to it.
 
 pipeline/energy_index/
-  model.py, errors.py   the shared records, defaults and errors: import nothing of the package
+  settings.py           every default: imports nothing
+  model.py, errors.py   the shared records and errors: import only settings
   steps/                pure, in pipeline order: a step imports only earlier steps
   documents/            pure: may use the steps' results, never disk, network or a flow
   io/                   disk and network: never a step, a document or a flow
@@ -33,7 +34,7 @@ STEP_ORDER = {
     "calibration": 6,  # published methods against the measured picks
     "profiles": 4,
 }
-BASE = {"energy_index", "energy_index.model", "energy_index.errors"}
+BASE = {"energy_index", "energy_index.settings", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {
     "steps": {"steps"},
     "documents": {"steps", "documents"},

@@ -227,3 +227,18 @@ def test_build_with_every_default_writes_the_published_rows(tmp_path, monkeypatc
     assert result.exit_code == 0, result.output
     built = json.loads((tmp_path / "output" / "index.json").read_bytes())
     assert built["rows"] == published["rows"]
+
+
+def test_library_errors_speak_of_values_and_the_command_line_names_the_flag(tmp_path: Path):
+    from energy_index.errors import UsageError
+    from energy_index.flows.build import BuildSettings, build
+
+    with pytest.raises(UsageError) as caught:
+        build(GOLDEN, settings=BuildSettings(task="no-such-task"))
+    assert caught.value.parameter == "task"
+    assert "--" not in str(caught.value)
+    result = invoke("build", "--task", "no-such-task", "--out", tmp_path / "index.json")
+    assert result.exit_code == 2
+    assert result.output.startswith("error: --task: 'no-such-task': unknown task")
+    result = invoke("audit", "--published", "http://example.com/index.json")
+    assert result.output.startswith("error: --published: http://example.com/index.json: ")

@@ -27,7 +27,8 @@ from energy_index.errors import ChecksumMismatch, UpstreamFormatError
 from energy_index.flows.build import BuildSettings, Extras, run_all_tasks
 from energy_index.flows.impacts import impacts_of
 from energy_index.io.snapshots import carbon_snapshot
-from energy_index.model import CARBON_PATH, UpstreamFile
+from energy_index.model import UpstreamFile
+from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import grid_intensities
 from tests.conftest import FIXTURES, GOLDEN, PUBLISHED, REPO
 

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.documents.schemas import PROFILES_SCHEMA, schema_problems
 from energy_index.flows.build import BuildSettings, Extras, build, profile_deadlines, run
-from energy_index.model import ITL_STATISTICS, PROFILE_DEADLINES_MS
+from energy_index.model import ITL_STATISTICS
+from energy_index.settings import PROFILE_DEADLINES_MS
 from energy_index.steps.profiles import latency_profiles
 from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH
 

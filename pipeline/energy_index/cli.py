@@ -20,11 +20,21 @@ import click
 
 from energy_index import __version__
 from energy_index.model import (
+    ITL_STATISTICS,
+    Access,
+    NetworkSettings,
+    is_day,
+    json_number,
+    report_path,
+)
+from energy_index.settings import (
     CARBON_SNAPSHOT,
     DEFAULT_CACHE,
     DEFAULT_ITL_DEADLINE_MS,
     DEFAULT_ITL_STATISTIC,
     DEFAULT_OUT,
+    DEFAULT_REPORT_PAGE,
+    DEFAULT_SITE,
     DEFAULT_TASK,
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
@@ -32,15 +42,11 @@ from energy_index.model import (
     HTTP_MAX_BYTES,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
-    ITL_STATISTICS,
     LIVE,
+    LOCK_TIMEOUT_SECONDS,
     TABLE_FORMATS,
     UPSTREAM_URL,
     VENDORED_SNAPSHOT,
-    Access,
-    NetworkSettings,
-    is_day,
-    report_path,
 )
 
 if TYPE_CHECKING:
@@ -84,7 +90,8 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except EnergyIndexError as error:
-            click.echo(f"error: {_scrubbed(str(error))}", err=True)
+            flag = _flag(error.parameter)
+            click.echo(f"error: {flag}{_scrubbed(str(error))}", err=True)
             if isinstance(error, NetworkError):
                 click.echo(OFFLINE_HINT, err=True)
             sys.exit(error.exit_code)
@@ -99,6 +106,19 @@ def reports_errors(command: F) -> F:
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _flag(parameter: str | None) -> str:
+    """``--task: `` for the parameter ``task`` of the running command: the library's errors speak
+    of values and name the keyword argument; the command line names its option."""
+    context = click.get_current_context(silent=True)
+    if parameter is None or context is None:
+        return ""
+    for param in context.command.params:
+        flag = "--" + parameter.replace("_", "-")
+        if isinstance(param, click.Option) and (param.name == parameter or flag in param.opts):
+            return f"{max(param.opts, key=len)}: "
+    return ""
 
 
 def _scrubbed(message: str) -> str:
@@ -325,7 +345,7 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     "--itl-deadline-ms",
     "deadlines",
     type=Deadlines(),
-    default="500",
+    default=str(json_number(DEFAULT_ITL_DEADLINE_MS)),
     show_default=True,
     help="Median inter-token latency ceiling, inclusive. Several, comma-separated "
     "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
@@ -494,7 +514,7 @@ def build(
 @click.option(
     "--lock-timeout",
     type=click.FloatRange(min=0),
-    default=600.0,
+    default=LOCK_TIMEOUT_SECONDS,
     show_default=True,
     help="Seconds to wait for another regeneration of the same --out to finish.",
 )
@@ -632,7 +652,7 @@ index_option = click.option(
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
-    default=Path("output/report.html"),
+    default=Path(DEFAULT_REPORT_PAGE),
     show_default=True,
     help="The page to write.",
 )
@@ -685,7 +705,7 @@ def report(
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
-    default=Path("site"),
+    default=Path(DEFAULT_SITE),
     show_default=True,
     help="The site directory, replaced whole.",
 )

@@ -13,7 +13,8 @@
     ├── UsageError              the command asks for something impossible; exit code 2
     └── NetworkError            a download failed after its retries; exit code 3
 
-The CLI prints ``str(error)`` and exits with ``error.exit_code``; nothing is written.
+The CLI prints ``str(error)``, after the flag of ``error.parameter`` when there is one, and exits
+with ``error.exit_code``; nothing is written.
 """
 
 from __future__ import annotations
@@ -26,9 +27,17 @@ from urllib.parse import quote
 
 
 class EnergyIndexError(Exception):
-    """Base class: a data or validation failure (exit code 1)."""
+    """Base class: a data or validation failure (exit code 1).
+
+    The message speaks of values, not of how they were given; ``parameter`` names the keyword
+    argument (of the Python API, and the option of the command line) whose value is at fault,
+    when one is, so that the command line can name its flag."""
 
     exit_code = 1
+
+    def __init__(self, *args: object, parameter: str | None = None) -> None:
+        super().__init__(*args)
+        self.parameter = parameter
 
 
 class SourceError(EnergyIndexError):

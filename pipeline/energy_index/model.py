@@ -1,4 +1,4 @@
-"""The records every layer shares, and every default, each written once.
+"""The records every layer shares, each written once (the defaults are in settings.py).
 
 Nothing here reads or writes anything, and nothing heavy is imported: the command line reads its
 defaults from here before it loads polars or httpx.
@@ -13,52 +13,30 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-# -- where the data comes from ---------------------------------------------------------------
-UPSTREAM_REPOSITORY = "ml-energy/leaderboard"
-UPSTREAM_URL = f"https://github.com/{UPSTREAM_REPOSITORY}"
-UPSTREAM_REF = "master"
-GITHUB_API_BASE = "https://api.github.com"
-GITHUB_RAW_BASE = "https://raw.githubusercontent.com"
-LIVE = "live"  # --from live: the upstream repository itself
-# The snapshot the committed output was built from, vendored in the repository: builds and
-# audits default to it, so that they run offline and give the committed bytes.
-VENDORED_SNAPSHOT = "snapshots/ml-energy-leaderboard"
+from energy_index.settings import (
+    CHANGELOG_SUFFIX,
+    DEFAULT_CACHE,
+    ERRORS_SUFFIX,
+    GITHUB_API_BASE,
+    GITHUB_RAW_BASE,
+    HTTP_BACKOFF_SECONDS,
+    HTTP_MAX_BYTES,
+    HTTP_RETRIES,
+    HTTP_TIMEOUT_SECONDS,
+    REPORT_SUFFIX,
+)
+
 INDEX_PATH = "public/data/index.json"  # the leaderboard's own index, in every snapshot
 SNAPSHOT_MANIFEST = "snapshot.json"
 
-# -- the second upstream: grid carbon intensity by country (impacts.json) ---------------------
-CARBON_REPOSITORY = "mlco2/codecarbon"
-CARBON_REF = "master"
-CARBON_PATH = "codecarbon/data/private_infra/global_energy_mix.json"
-CARBON_SNAPSHOT = "snapshots/codecarbon-energy-mix"  # vendored like the leaderboard's
-
-# -- what is built, and where it goes ------------------------------------------------------------
-DEFAULT_TASK = "lm-arena-chat"
-DEFAULT_ITL_DEADLINE_MS = 500.0
 # The inter-token latency statistics upstream publishes per configuration, by the name the
-# command line takes, with their columns. The index selects on the median unless told otherwise.
+# command line takes, with their columns (the default is settings.DEFAULT_ITL_STATISTIC).
 ITL_STATISTICS = {
     "median": "median_itl_ms",
     "p90": "p90_itl_ms",
     "p95": "p95_itl_ms",
     "p99": "p99_itl_ms",
 }
-DEFAULT_ITL_STATISTIC = "median"
-# The latency profiles' deadline grid: log-spaced (1-2-5 per decade) from 5 to 500 ms, so that
-# its median column at 500 ms is the default index.
-PROFILE_DEADLINES_MS = (5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
-# The GPU pair whose energy ratio the profiles give per model: numerator, denominator.
-GPU_RATIO = ("B200", "H100")
-REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page shows
-DEFAULT_OUT = "output/index.json"
-DEFAULT_CACHE = ".cache/upstream"
-TABLE_FORMATS = ("csv", "parquet")
-
-# -- how hard a download tries ----------------------------------------------------------------
-HTTP_RETRIES = 3  # attempts after the first
-HTTP_TIMEOUT_SECONDS = 30.0
-HTTP_BACKOFF_SECONDS = 1.0
-HTTP_MAX_BYTES = 64 << 20
 
 # -- the configuration key and the groups of the stages ------------------------------------------
 KEY_COLUMNS = ("model_id", "gpu_model", "num_gpus", "max_num_seqs")  # one measured configuration
@@ -155,17 +133,17 @@ def json_number(value: float) -> int | float:
 # -- the files written beside an index ---------------------------------------------------------
 def report_path(index_path: Path) -> Path:
     """``output/index.json`` → ``output/index.report.json``: how the index was built."""
-    return index_path.with_name(f"{index_path.stem}.report.json")
+    return index_path.with_name(f"{index_path.stem}{REPORT_SUFFIX}")
 
 
 def errors_path(index_path: Path) -> Path:
     """``output/index.json`` → ``output/index.errors.json``: every failure of a refused build."""
-    return index_path.with_name(f"{index_path.stem}.errors.json")
+    return index_path.with_name(f"{index_path.stem}{ERRORS_SUFFIX}")
 
 
 def changelog_path(index_path: Path) -> Path:
     """``output/index.json`` → ``output/index.changelog.json``: the latest change."""
-    return index_path.with_name(f"{index_path.stem}.changelog.json")
+    return index_path.with_name(f"{index_path.stem}{CHANGELOG_SUFFIX}")
 
 
 # -- the formats of the dates every layer checks ---------------------------------------------

@@ -13,7 +13,8 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from energy_index.model import CARBON_PATH, CarbonSnapshot
+from energy_index.model import CarbonSnapshot
+from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import GridIntensity
 
 FORMAT_VERSION = "1"

@@ -19,8 +19,6 @@ import polars as pl
 from energy_index import __version__
 from energy_index.errors import DerivationError, UsageError
 from energy_index.model import (
-    DEFAULT_ITL_STATISTIC,
-    GITHUB_RAW_BASE,
     ITL_STATISTICS,
     KEY_COLUMNS,
     Dates,
@@ -28,6 +26,7 @@ from energy_index.model import (
     UpstreamSnapshot,
     json_number,
 )
+from energy_index.settings import DEFAULT_ITL_STATISTIC, GITHUB_RAW_BASE
 from energy_index.steps.selection import Selection
 from energy_index.steps.stability import StableConfigurations
 from energy_index.steps.validate import ValidatedConfigurations
@@ -146,7 +145,8 @@ def reference_row(
                 "(energy_index/documents/editorial.json) has no configuration with a "
                 f"{itl_statistic(selection)} ITL within "
                 f"{json_number(selection.itl_deadline_ms)} ms: the fastest deadline it can meet "
-                f"is {json_number(fastest)} ms (--itl-deadline-ms)"
+                f"is {json_number(fastest)} ms",
+                parameter="itl_deadline_ms",
             )
     raise DerivationError(
         f"reference_row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "

@@ -16,7 +16,7 @@ import polars as pl
 
 from energy_index.documents.impacts import impacts_table_rows
 from energy_index.documents.schemas import INDEX_SCHEMA, PROFILES_SCHEMA, schema_document
-from energy_index.model import TABLE_FORMATS
+from energy_index.settings import TABLE_FORMATS
 
 
 def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:

@@ -12,7 +12,8 @@ from energy_index.errors import SourceError, listed_problems
 from energy_index.flows.build import BuildSettings, build
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
 from energy_index.io.source import published_document, read_index, resolved_snapshot
-from energy_index.model import CARBON_SNAPSHOT, DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK, Access
+from energy_index.model import Access
+from energy_index.settings import CARBON_SNAPSHOT, DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK
 
 
 def audited(

@@ -38,17 +38,22 @@ from energy_index.io.files import checked_targets, write_files
 from energy_index.io.snapshots import leaderboard_index, upstream_snapshot
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import (
-    CARBON_SNAPSHOT,
-    DEFAULT_ITL_DEADLINE_MS,
-    DEFAULT_ITL_STATISTIC,
-    DEFAULT_TASK,
     ITL_STATISTICS,
-    PROFILE_DEADLINES_MS,
     Access,
     Dates,
     UpstreamSnapshot,
     errors_path,
     report_path,
+)
+from energy_index.settings import (
+    CARBON_SNAPSHOT,
+    CURVES_NAME,
+    DEADLINES_NAME,
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_ITL_STATISTIC,
+    DEFAULT_TASK,
+    EXTENDED_SUFFIX,
+    PROFILE_DEADLINES_MS,
 )
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import index_rows
@@ -92,7 +97,8 @@ class BuildSettings:
         if updated < retrieved:
             raise UsageError(
                 f"updated {updated} is earlier than retrieved {retrieved}: a file cannot be "
-                "written before its data was retrieved (see --updated, --retrieved)"
+                "written before its data was retrieved",
+                parameter="updated",
             )
         return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
 
@@ -140,8 +146,9 @@ def index_stages(
     itl_column = ITL_STATISTICS[settings.itl_statistic]
     if itl_column not in stability.stable.columns:
         raise UsageError(
-            f"--itl-statistic {settings.itl_statistic}: the task file {snapshot.task_file.path} "
-            f"has no {itl_column} column to select on (this upstream version does not publish it)"
+            f"{settings.itl_statistic}: the task file {snapshot.task_file.path} "
+            f"has no {itl_column} column to select on (this upstream version does not publish it)",
+            parameter="itl_statistic",
         )
     selection = selected_configurations(
         stability.stable, itl_deadline_ms=settings.itl_deadline_ms, itl_column=itl_column
@@ -158,7 +165,7 @@ def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
     """A diffusion task is refused as such (exit 1, its unit is not per token); any other task
     without editorial text is a usage error naming the tasks there are."""
     refuse_unsupported_task(leaderboard_index(source), task)
-    raise UsageError(f"--task {task!r}: unknown task; known tasks: {', '.join(known)}")
+    raise UsageError(f"{task!r}: unknown task; known tasks: {', '.join(known)}", parameter="task")
 
 
 def assembled(stages: Stages, dates: Dates) -> Build:
@@ -275,11 +282,11 @@ def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
         return {"index": out}  # checked_targets refuses it by name
     paths = {"index": out, "build report": report_path(out), "errors file": errors_path(out)}
     if extras.sweep_deadlines_ms:
-        paths["deadline sweep"] = out.with_name("deadlines.json")
+        paths["deadline sweep"] = out.with_name(DEADLINES_NAME)
     if extras.curves:
-        paths["curves"] = out.with_name("curves.json")
+        paths["curves"] = out.with_name(CURVES_NAME)
     if extras.extended:
-        paths["extended index"] = out.with_name(f"{out.stem}.extended.json")
+        paths["extended index"] = out.with_name(f"{out.stem}{EXTENDED_SUFFIX}")
     for table_format in extras.formats:
         paths[f"{table_format} export"] = out.with_suffix(f".{table_format}")
     if extras.impacts:

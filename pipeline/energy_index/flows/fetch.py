@@ -25,6 +25,7 @@ def fetch_snapshot(
     """
     if not is_url(repository):
         raise UsageError(
-            f"--repository {repository!r}: must be a https://github.com/<owner>/<repo> URL"
+            f"{repository!r}: must be a https://github.com/<owner>/<repo> URL",
+            parameter="repository",
         )
     return resolved_snapshot(repository, tasks=tasks, access=replace(access, cache=to))

@@ -45,13 +45,13 @@ from energy_index.io.vendored import (
 )
 from energy_index.model import (
     INDEX_PATH,
-    LIVE,
     SNAPSHOT_MANIFEST,
     Access,
     Dates,
     changelog_path,
     report_path,
 )
+from energy_index.settings import CHANGELOG_NAME, LIVE
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,7 @@ def regenerate_index(
     if vendored is not None:
         _refuse_overlaps(source, out=out, vendored=vendored, cache=access.cache)
     lock = out.with_name(f".{out.name}.lock")
-    busy = (
-        f"another regeneration of {out} is running; waited {lock_timeout:.0f} s "
-        "(see --lock-timeout)"
-    )
+    busy = f"another regeneration of {out} is running; waited {lock_timeout:.0f} s"
     with exclusive_lock(lock, wait_seconds=lock_timeout, busy=busy):
         held = snapshot_tasks(vendored) if vendored is not None else []
         fetched = resolved_snapshot(
@@ -113,9 +110,10 @@ def _refuse_overlaps(source: str, *, out: Path, vendored: Path, cache: Path) -> 
         mine, theirs = Path(os.path.abspath(vendored)), Path(os.path.abspath(cache))
         if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
             raise UsageError(
-                f"--cache {cache} and --snapshot {vendored} overlap: the fetch cache is "
-                "rewritten by every fetch and the vendored snapshot only by a whole "
-                "regeneration; name two separate folders"
+                f"the cache {cache} and the vendored snapshot {vendored} overlap: the fetch "
+                "cache is rewritten by every fetch and the vendored snapshot only by a whole "
+                "regeneration; name two separate folders",
+                parameter="cache",
             )
     refuse_outputs_inside(vendored, regeneration_paths(out))
     if not (is_url(source) or source == LIVE):
@@ -129,7 +127,7 @@ def regeneration_paths(out: Path) -> dict[str, Path]:
     return {
         **output_paths(out, extras=Extras()),
         "changelog": changelog_path(out),
-        "history": out.parent / "CHANGELOG.md",
+        "history": out.parent / CHANGELOG_NAME,
     }
 
 
@@ -179,7 +177,7 @@ def regenerated(
     vendor rebuilding the index byte for byte); a failure while writing puts back what was
     there.
     """
-    history = out.parent / "CHANGELOG.md"
+    history = out.parent / CHANGELOG_NAME
     _history_text(history)  # a CHANGELOG.md that cannot be read stops it before anything
     previous_bytes, previous_document, damage = _existing_index(out)
     # Built from the fetched files first: a refused build replaces nothing.
@@ -212,9 +210,10 @@ def regenerated(
         retrieved = candidate.document["source"]["retrieved"]
         if today < retrieved:
             raise UsageError(
-                f"--date {today} is earlier than {retrieved}, the date the data was retrieved "
+                f"{today} is earlier than {retrieved}, the date the data was retrieved "
                 "(the index's source.retrieved): a change cannot be stamped before its data "
-                "existed"
+                "existed",
+                parameter="today",
             )
         dates = Dates(retrieved=retrieved, updated=today, data_version=data_version)
     result = assembled(stages, dates)

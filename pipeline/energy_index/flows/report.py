@@ -22,9 +22,10 @@ from energy_index.flows.build import BuildSettings, Stages, index_stages, sweep_
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import json_value, local_bytes
 from energy_index.io.source import resolved_snapshot
-from energy_index.model import REPORT_DEADLINES_MS, Access, report_path
+from energy_index.model import Access, report_path
 from energy_index.pages.configurations import ordered_configurations
 from energy_index.pages.page import PageInputs, report_html
+from energy_index.settings import REPORT_DEADLINES_MS
 from energy_index.steps.stability import StabilityThresholds
 
 
@@ -90,7 +91,8 @@ def refuse_other_snapshot(beside: IndexBeside, stages: Stages, *, source: Path) 
             raise SourceError(
                 f"{source}: {file.path} has sha256 {file.sha256}, but {report_path(beside.path)} "
                 f"records {recorded.get(file.path)}: {beside.path} was built from another "
-                "snapshot; pass that one with --from"
+                "snapshot; give that one as the source",
+                parameter="source",
             )
 
 
@@ -150,7 +152,10 @@ def write_report_page(
     inputs_beside = {os.path.abspath(index), os.path.abspath(report_path(index))}
     for what, path in outputs.items():
         if os.path.abspath(path) in inputs_beside:
-            raise UsageError(f"{what} {path}: is an input of the page (--index or its report)")
+            raise UsageError(
+                f"{what} {path}: is an input of the page (the index or its build report)",
+                parameter="out",
+            )
     task = index_beside(index).report["parameters"]["task"]
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     inputs = page_inputs(index, snapshot)

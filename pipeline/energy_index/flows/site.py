@@ -44,8 +44,9 @@ from energy_index.flows.report import (
 )
 from energy_index.io.files import write_directory
 from energy_index.io.source import resolved_snapshot
-from energy_index.model import CARBON_SNAPSHOT, Access
+from energy_index.model import Access
 from energy_index.pages.page import report_html
+from energy_index.settings import CARBON_SNAPSHOT
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import slug
 

@@ -50,7 +50,7 @@ def checked_targets(targets: Mapping[str, Path]) -> None:
     for path, roles in by_path.items():
         if len(roles) > 1:
             raise UsageError(
-                f"{path}: used twice, for the {' and the '.join(roles)}; choose another --out"
+                f"{path}: used twice, for the {' and the '.join(roles)}", parameter="out"
             )
 
 

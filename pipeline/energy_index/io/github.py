@@ -36,15 +36,12 @@ from energy_index.io.http import (
 )
 from energy_index.io.local import local_bytes
 from energy_index.io.snapshots import task_path
-from energy_index.model import (
+from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_day, is_timestamp
+from energy_index.settings import (
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
-    INDEX_PATH,
-    SNAPSHOT_MANIFEST,
     UPSTREAM_REF,
     UPSTREAM_REPOSITORY,
-    is_day,
-    is_timestamp,
 )
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -66,11 +63,13 @@ class Upstream:
     raw_base: str = GITHUB_RAW_BASE
 
     def __post_init__(self) -> None:
-        for name, url in (("--api-base", self.api_base), ("--raw-base", self.raw_base)):
+        for name, url in (("api_base", self.api_base), ("raw_base", self.raw_base)):
             if not url_allowed(url):
-                raise UsageError(f"{name} {shown_url(url)}: {URL_POLICY}")
+                raise UsageError(f"{shown_url(url)}: {URL_POLICY}", parameter=name)
         if not is_ref(self.ref):
-            raise UsageError(f"--ref {quoted(self.ref)}: not a branch, tag or commit name")
+            raise UsageError(
+                f"{quoted(self.ref)}: not a branch, tag or commit name", parameter="ref"
+            )
 
     def head_url(self) -> str:
         return f"{self.api_base}/repos/{self.repository}/commits/{quote(self.ref, safe='')}"

@@ -36,12 +36,13 @@ import httpx
 
 from energy_index import __version__
 from energy_index.errors import QUOTED_CHARACTERS, NetworkError, UsageError, quoted, scrubbed
-from energy_index.model import (
+from energy_index.model import unique_keys
+from energy_index.settings import (
     HTTP_BACKOFF_SECONDS,
     HTTP_MAX_BYTES,
+    HTTP_MAX_RETRY_AFTER_SECONDS,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
-    unique_keys,
 )
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -65,7 +66,7 @@ class HttpSettings:
     timeout: float = HTTP_TIMEOUT_SECONDS
     backoff: float = HTTP_BACKOFF_SECONDS
     max_bytes: int = HTTP_MAX_BYTES
-    max_retry_after: float = 600.0
+    max_retry_after: float = HTTP_MAX_RETRY_AFTER_SECONDS
     progress: bool = False
     token: str | None = field(default=None, repr=False)
     token_scope: str | None = None  # the token goes only to URLs under this prefix

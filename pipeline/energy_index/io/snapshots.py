@@ -20,7 +20,6 @@ from typing import Any
 from energy_index.errors import ChecksumMismatch, SourceError
 from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
 from energy_index.model import (
-    CARBON_PATH,
     INDEX_PATH,
     SNAPSHOT_MANIFEST,
     CarbonSnapshot,
@@ -30,6 +29,7 @@ from energy_index.model import (
     is_day,
     is_timestamp,
 )
+from energy_index.settings import CARBON_PATH
 
 _TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _SNAPSHOT_KEYS = ("repository", "ref", "commit", "commit_date", "retrieved", "files")

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from energy_index.errors import SourceError, UsageError
 from energy_index.io.local import json_value, local_bytes
-from energy_index.model import LIVE, UPSTREAM_URL, Access, NetworkSettings
+from energy_index.model import Access, NetworkSettings
+from energy_index.settings import LIVE, UPSTREAM_URL
 
 if TYPE_CHECKING:
     from energy_index.io.http import Downloader
@@ -28,12 +29,12 @@ def is_url(source: str) -> bool:
     return source.startswith(("https://", "http://"))
 
 
-def checked_url(option: str, url: str) -> str:
+def checked_url(parameter: str, url: str) -> str:
     """A URL given by the user that the download policy refuses is a usage error (exit 2)."""
     from energy_index.io.http import URL_POLICY, shown_url, url_allowed
 
     if not url_allowed(url):
-        raise UsageError(f"{option} {shown_url(url)}: {URL_POLICY}")
+        raise UsageError(f"{shown_url(url)}: {URL_POLICY}", parameter=parameter)
     return url
 
 
@@ -74,7 +75,7 @@ def resolved_snapshot(
         source = UPSTREAM_URL
     if not is_url(source):
         return Path(source)
-    checked_url("--from", source)
+    checked_url("source", source)
     from energy_index.io.github import fetched_snapshot, upstream_of
 
     upstream = upstream_of(
@@ -106,7 +107,7 @@ def published_document(location: str, *, network: NetworkSettings) -> dict[str, 
     """The published index at ``location``: a local file, or an ``https://`` URL."""
     if not is_url(location):
         return read_index(Path(location))
-    checked_url("--published", location)
+    checked_url("published", location)
     with downloader(network) as client:
         document: dict[str, Any] = client.get_json(location, expect=dict)
     return document

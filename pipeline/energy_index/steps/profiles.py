@@ -24,7 +24,8 @@ from typing import Any
 
 import polars as pl
 
-from energy_index.model import GPU_RATIO, json_number
+from energy_index.model import json_number
+from energy_index.settings import GPU_RATIO
 from energy_index.steps.derive import row_id, wh_per_million_tokens
 from energy_index.steps.selection import selected_configurations
 

@@ -17,13 +17,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from energy_index.model import (
-    DEFAULT_ITL_DEADLINE_MS,
-    DEFAULT_ITL_STATISTIC,
-    INDEX_GROUP,
-    ITL_STATISTICS,
-    KEY_COLUMNS,
-)
+from energy_index.model import INDEX_GROUP, ITL_STATISTICS, KEY_COLUMNS
+from energy_index.settings import DEFAULT_ITL_DEADLINE_MS, DEFAULT_ITL_STATISTIC
 
 TIE_BREAK = ("energy_per_token_joules", "median_itl_ms", "num_gpus", "max_num_seqs")
 

@@ -21,14 +21,15 @@ from dataclasses import dataclass
 import polars as pl
 
 from energy_index.model import SERVER_GROUP
+from energy_index.settings import MIN_BATCH_UTILIZATION, MIN_STEADY_STATE_SECONDS
 
 STEADY_STATE_COLUMN = "steady_state_duration_seconds"
 
 
 @dataclass(frozen=True)
 class StabilityThresholds:
-    min_batch_utilization: float = 0.85
-    min_steady_state_seconds: float = 20.0
+    min_batch_utilization: float = MIN_BATCH_UTILIZATION
+    min_steady_state_seconds: float = MIN_STEADY_STATE_SECONDS
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,61 @@
+"""Every default, written once: the command line's options, the Python API's keyword arguments
+and the records of model.py read them from here.
+
+Nothing here reads or writes anything and nothing is imported: the command line reads its
+defaults before it loads polars or httpx. Changing a value here changes every command and every
+function that has it as a default (tests/test_settings.py checks the command line's options).
+"""
+
+from __future__ import annotations
+
+# -- where the data comes from -------------------------------------------------------------------
+UPSTREAM_REPOSITORY = "ml-energy/leaderboard"
+UPSTREAM_URL = f"https://github.com/{UPSTREAM_REPOSITORY}"
+UPSTREAM_REF = "master"
+GITHUB_API_BASE = "https://api.github.com"
+GITHUB_RAW_BASE = "https://raw.githubusercontent.com"
+LIVE = "live"  # a source: the upstream repository itself
+# The snapshot the committed output was built from, vendored in the repository: builds and
+# audits default to it, so that they run offline and give the committed bytes.
+VENDORED_SNAPSHOT = "snapshots/ml-energy-leaderboard"
+# The second upstream: grid carbon intensity by country (impacts.json), vendored like the first.
+CARBON_REPOSITORY = "mlco2/codecarbon"
+CARBON_REF = "master"
+CARBON_PATH = "codecarbon/data/private_infra/global_energy_mix.json"
+CARBON_SNAPSHOT = "snapshots/codecarbon-energy-mix"
+
+# -- what is built ---------------------------------------------------------------------------------
+DEFAULT_TASK = "lm-arena-chat"
+DEFAULT_ITL_DEADLINE_MS = 500.0
+DEFAULT_ITL_STATISTIC = "median"  # the index selects on the median ITL unless told otherwise
+# The latency profiles' deadline grid: log-spaced (1-2-5 per decade) from 5 to 500 ms, so that
+# its median column at 500 ms is the default index.
+PROFILE_DEADLINES_MS = (5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
+# The GPU pair whose energy ratio the profiles give per model: numerator, denominator.
+GPU_RATIO = ("B200", "H100")
+REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page shows
+# The ML.ENERGY stability rule (steps/stability.py).
+MIN_BATCH_UTILIZATION = 0.85
+MIN_STEADY_STATE_SECONDS = 20.0
+
+# -- where it goes, and the names of the files written -------------------------------------------
+DEFAULT_OUT = "output/index.json"
+DEFAULT_REPORT_PAGE = "output/report.html"
+DEFAULT_SITE = "site"
+DEFAULT_CACHE = ".cache/upstream"
+TABLE_FORMATS = ("csv", "parquet")
+REPORT_SUFFIX = ".report.json"  # <stem>.report.json beside an index: how it was built
+ERRORS_SUFFIX = ".errors.json"  # every failure of a refused build
+CHANGELOG_SUFFIX = ".changelog.json"  # the latest change of a regenerated index
+EXTENDED_SUFFIX = ".extended.json"  # the index with robustness figures per row
+DEADLINES_NAME = "deadlines.json"
+CURVES_NAME = "curves.json"
+CHANGELOG_NAME = "CHANGELOG.md"  # shared by every index in a folder
+
+# -- how hard a download tries, how long a regeneration waits ------------------------------------
+HTTP_RETRIES = 3  # attempts after the first
+HTTP_TIMEOUT_SECONDS = 30.0
+HTTP_BACKOFF_SECONDS = 1.0
+HTTP_MAX_BYTES = 64 << 20
+HTTP_MAX_RETRY_AFTER_SECONDS = 600.0  # a longer Retry-After is not waited for
+LOCK_TIMEOUT_SECONDS = 600.0
