@@ -241,17 +241,18 @@ def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations
         expression = DERIVABLE[column.column][2]
         frame = frame.with_columns(expression.alias(column.column))
 
-    schema = SCHEMA.add_columns({k: v for k, v in _OPTIONAL.items() if k in parsed.present})
-    failures = parsed.type_failures + _rule_failures(
-        schema, frame, parsed.row_name, parsed.type_failures
-    )
+    optional = {k: v for k, v in _OPTIONAL.items() if k in parsed.present}
+    failures = list(parsed.type_failures)
+    if failures or not every_rule_holds({**SCHEMA.columns, **optional}, frame):
+        schema = SCHEMA.add_columns(optional)
+        failures += _rule_failures(schema, frame, parsed.row_name, parsed.type_failures)
     failures.sort(key=lambda failure: (failure.position, failure.column))
     if failures:
         raise ValidationFailed(path=task_file.path, failures=failures)
-    reported = [name for name in REPORTED_RULES.columns if name in parsed.present]
+    reported = {k: v for k, v in REPORTED_RULES.columns.items() if k in parsed.present}
     warnings = _warnings(
-        _rule_failures(REPORTED_RULES.select_columns(reported), frame, parsed.row_name, [])
-        if reported
+        _rule_failures(REPORTED_RULES.select_columns(list(reported)), frame, parsed.row_name, [])
+        if reported and not every_rule_holds(reported, frame)
         else []
     )
 
@@ -556,6 +557,57 @@ def _is_a(value: object, allowed: tuple[type, ...]) -> bool:
     if isinstance(value, bool) or not isinstance(value, allowed):
         return False
     return not (isinstance(value, int) and abs(value) >= 2**63)
+
+
+def every_rule_holds(columns: dict[str, pa.Column], frame: pl.DataFrame) -> bool:
+    """Whether pandera would find nothing wrong with these columns of the frame, asked in one
+    polars query instead of pandera's one or more per rule (171 at the real file: most of a cold
+    build's work past its imports, and then the copies of the schema).
+
+    Each column is there with its type, holds no null (nor NaN) unless it may, and passes each
+    of its checks, run by pandera's own check functions, with pandera's reading of a null
+    outcome. False means "ask pandera", which names every failure: so is anything this does not
+    know how pandera treats (a unique, coerced or regex column, an element-wise or grouped check).
+    """
+    lazy = frame.lazy()
+    verdicts: list[pl.LazyFrame] = []
+    for name, column in columns.items():
+        if name not in frame.columns or frame.schema[name] != column.dtype.type:
+            return False
+        if column.unique or column.coerce or column.regex or not column.required:
+            return False
+        if not column.nullable:
+            present = pl.col(name).is_not_null()
+            if frame.schema[name].is_float():
+                present = present & pl.col(name).is_not_nan()
+            verdicts.append(lazy.select(present.all()))
+        for check in column.checks:
+            if check.element_wise or check.groupby is not None:
+                return False
+            if hasattr(check._check_fn, "_function_registry"):  # one of pandera's built-ins
+                built_in = _BUILT_IN_CHECKS.get(check.name)
+                bounds = {k: v for k, v in check._check_kwargs.items() if v is not None}
+                if built_in is None or set(bounds) != {"min_value"}:
+                    return False
+                outcome = lazy.select(built_in(pl.col(name), bounds["min_value"]))
+            else:  # ours: what pandera's backend calls (PolarsCheckBackend.check_fn)
+                outcome = check._check_fn(pa.PolarsData(lazy, name), **check._check_kwargs)
+            if not isinstance(outcome, pl.LazyFrame) or len(outcome.collect_schema()) != 1:
+                return False
+            passed = pl.first()
+            passed = passed | passed.is_null() if check.ignore_na else passed.fill_null(False)
+            verdicts.append(outcome.select(passed.all()))
+    return all(verdict.item() for verdict in pl.collect_all(verdicts))
+
+
+# pandera's built-in checks the schemas use, as pandera.backends.polars.builtin_checks words
+# them, with a lower bound only (anything else is left to pandera). Called directly, they need
+# the backends pandera registers on its first validate.
+_BUILT_IN_CHECKS: dict[str, Callable[[pl.Expr, Any], pl.Expr]] = {
+    "greater_than": lambda column, bound: column > bound,
+    "greater_than_or_equal_to": lambda column, bound: column >= bound,
+    "str_length": lambda column, bound: column.str.len_chars() >= bound,
+}
 
 
 def _rule_failures(
