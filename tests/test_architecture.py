@@ -33,6 +33,7 @@ STEP_ORDER = {
     "impacts": 5,  # index rows and carbon to estimated ranges
     "calibration": 6,  # published methods against the measured picks
     "profiles": 4,
+    "responses": 4,
 }
 BASE = {"energy_index", "energy_index.settings", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {

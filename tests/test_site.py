@@ -18,6 +18,7 @@ from energy_index.documents.schemas import (
     INDEX_SCHEMA,
     MODEL_SCHEMA,
     PROFILES_SCHEMA,
+    RESPONSES_SCHEMA,
     schema_problems,
 )
 from tests.conftest import GOLDEN, invoke
@@ -66,6 +67,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         "deadlines.json": DEADLINES_SCHEMA,
         "impacts.json": IMPACTS_SCHEMA,
         "profiles.json": PROFILES_SCHEMA,
+        "responses.json": RESPONSES_SCHEMA,
     }
     by_folder = {"models": MODEL_SCHEMA, "impacts": COUNTRY_SCHEMA}
     checked = 0
@@ -76,7 +78,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
     countries = len(list((site / "api/v1/tasks/gpqa/impacts").glob("*.json")))
     assert countries == 213
     models = len(list((site / "api/v1/models").glob("*.json")))
-    assert checked == (4 + countries) * len(TASKS) + models
+    assert checked == (5 + countries) * len(TASKS) + models
 
 
 def test_a_models_file_holds_every_gpus_row_and_curve(site: Path, golden_index):

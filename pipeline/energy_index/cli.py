@@ -381,6 +381,13 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     "(with --format, also profiles.csv or profiles.parquet).",
 )
 @click.option(
+    "--responses",
+    is_flag=True,
+    help="Also write responses.json: per pick, Wh per response at the 10th, 50th, 90th and "
+    "99th percentile of its output-length distribution and at its mean, from upstream's "
+    "per-model files (a snapshot without them: each pick says it was skipped, and why).",
+)
+@click.option(
     "--extended",
     is_flag=True,
     help="Also write <name>.extended.json: the index with robustness figures per row "
@@ -415,6 +422,7 @@ def build(
     all_tasks: bool,
     curves: bool,
     profiles: bool,
+    responses: bool,
     extended: bool,
     formats: tuple[str, ...],
     impacts: bool,
@@ -470,6 +478,7 @@ def build(
         impacts=impacts,
         carbon=carbon,
         profile_deadlines_ms=profile_deadlines(deadlines) if profiles else (),
+        responses=responses,
     )
     if all_tasks:
         out_dir = out.parent / "tasks"

@@ -27,6 +27,9 @@ from energy_index.settings import (
 )
 
 INDEX_PATH = "public/data/index.json"  # the leaderboard's own index, in every snapshot
+# Upstream's per-model files, <org>__<model>__<task>.json: each configuration again with its
+# output-length distribution. Snapshots made before they were fetched do not have them.
+MODELS_FOLDER = "public/data/models"
 SNAPSHOT_MANIFEST = "snapshot.json"
 
 # The inter-token latency statistics upstream publishes per configuration, by the name the
@@ -109,6 +112,8 @@ class UpstreamSnapshot:
     # The dates of the index built from this snapshot, as published (snapshot.json
     # "index_dates", written by regeneration): a build with no date given carries them.
     index_dates: Dates | None = None
+    # The task's per-model files the snapshot lists (none in one made before they were fetched).
+    model_files: tuple[UpstreamFile, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ DEFAULT_ITL_STATISTIC = "median"  # the index selects on the median ITL unless t
 PROFILE_DEADLINES_MS = (5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0)
 # The GPU pair whose energy ratio the profiles give per model: numerator, denominator.
 GPU_RATIO = ("B200", "H100")
+# The quantiles of a pick's output-length distribution its energy per response is given at.
+RESPONSE_QUANTILES = (0.10, 0.50, 0.90, 0.99)
 REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page shows
 # The ML.ENERGY stability rule (steps/stability.py).
 MIN_BATCH_UTILIZATION = 0.85

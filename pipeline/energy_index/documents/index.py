@@ -220,6 +220,7 @@ def build_report(
     selection: Selection,
     rows: tuple[dict[str, Any], ...],
     robustness: dict[str, dict[str, Any]],
+    responses: tuple[dict[str, Any], ...] = (),
 ) -> dict[str, Any]:
     """How the index was built: inputs, parameters, counts per stage, and what was left out."""
     excluded = stability.excluded
@@ -276,6 +277,7 @@ def build_report(
         },
         # Rules of reported-only columns that rows break (validate.REPORTED_RULES): kept, said.
         "warnings": [warning.as_json() for warning in validated.warnings],
+        "per_response": responses_summary(responses),
     }
 
 
@@ -364,3 +366,40 @@ def profiles_document(
         "minus one (0.25: a quarter more energy per token)",
         **profiles,
     }
+
+
+def responses_document(
+    *, picks: list[dict[str, Any]], snapshot: UpstreamSnapshot, editorial: dict[str, Any]
+) -> dict[str, Any]:
+    """Energy per response as a document (schemas/responses.schema.json)."""
+    return {
+        "version": "1",
+        "kind": "energy per response",
+        **_provenance(snapshot),
+        "unit": "Wh per response",
+        "method": editorial["responses"]["method"],
+        "model_files": [{"path": f.path, "sha256": f.sha256} for f in snapshot.model_files],
+        "picks": picks,
+    }
+
+
+def responses_summary(picks: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """What the build report says of energy per response: how many picks have it, why the
+    others were skipped (by reason, with the first few rows), which failed the mean check."""
+    computed = [pick for pick in picks if "skipped" not in pick]
+    reasons: dict[str, list[str]] = {}
+    for pick in picks:
+        if "skipped" in pick:
+            reasons.setdefault(pick["skipped"], []).append(pick["row_id"])
+    return {
+        "picks": len(picks),
+        "computed": len(computed),
+        "skipped": [
+            {"reason": reason, "picks": len(rows), "first": rows[:SKIPPED_SHOWN]}
+            for reason, rows in sorted(reasons.items())
+        ],
+        "mean_check_failures": [p["row_id"] for p in computed if not p["mean_check"]["holds"]],
+    }
+
+
+SKIPPED_SHOWN = 3  # rows named per reason in the build report (responses.json names them all)

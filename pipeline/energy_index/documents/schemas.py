@@ -29,6 +29,7 @@ REPORT_SCHEMA = "report.schema.json"  # the build report beside an index
 IMPACTS_SCHEMA = "impacts.schema.json"  # <task>/impacts.json beside an index
 COUNTRY_SCHEMA = "impacts-country.schema.json"  # the site API's impacts/<ISO3>.json
 PROFILES_SCHEMA = "profiles.schema.json"
+RESPONSES_SCHEMA = "responses.schema.json"
 SCHEMAS = (
     INDEX_SCHEMA,
     EXTENDED_SCHEMA,
@@ -39,6 +40,7 @@ SCHEMAS = (
     IMPACTS_SCHEMA,
     COUNTRY_SCHEMA,
     PROFILES_SCHEMA,
+    RESPONSES_SCHEMA,
 )
 MESSAGE_CHARACTERS = 240  # of one problem's message; the middle of a longer one is left out
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")

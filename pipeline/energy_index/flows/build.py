@@ -15,6 +15,7 @@ from energy_index.documents.index import (
     extended_document,
     index_document,
     profiles_document,
+    responses_document,
     serialized,
     sweep_document,
 )
@@ -25,6 +26,7 @@ from energy_index.documents.schemas import (
     EXTENDED_SCHEMA,
     PROFILES_SCHEMA,
     REPORT_SCHEMA,
+    RESPONSES_SCHEMA,
     checked,
 )
 from energy_index.documents.tables import impacts_table_bytes, profile_table_bytes, table_bytes
@@ -32,10 +34,11 @@ from energy_index.errors import (
     SchemaViolation,
     UsageError,
     ValidationFailed,
+    quoted,
 )
 from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
-from energy_index.io.snapshots import leaderboard_index, upstream_snapshot
+from energy_index.io.snapshots import leaderboard_index, model_path, upstream_snapshot
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import (
     ITL_STATISTICS,
@@ -58,6 +61,12 @@ from energy_index.settings import (
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import index_rows
 from energy_index.steps.profiles import latency_profiles
+from energy_index.steps.responses import (
+    ModelFile,
+    ModelFileProblem,
+    parsed_model_file,
+    response_energy,
+)
 from energy_index.steps.robustness import robustness_figures
 from energy_index.steps.selection import Selection, selected_configurations
 from energy_index.steps.stability import (
@@ -126,6 +135,8 @@ class Stages:
     editorial: dict[str, Any]
     wording: dict[str, Any]
     robustness: dict[str, dict[str, Any]]
+    # Per pick: energy per response, or why it was skipped (``per_response``).
+    responses: tuple[dict[str, Any], ...] = ()
 
 
 def index_stages(
@@ -156,9 +167,56 @@ def index_stages(
     rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
     compiled = leaderboard_compiled(snapshot.index_file)
     figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
-    return Stages(
-        snapshot, validated, stability, selection, rows, compiled, editorial, wording, figures
+    responses = per_response(snapshot, selection.selected.to_dicts())
+    # The per-model files' bytes are read; only their provenance is kept.
+    snapshot = replace(
+        snapshot, model_files=tuple(replace(f, content=b"") for f in snapshot.model_files)
     )
+    return Stages(
+        snapshot,
+        validated,
+        stability,
+        selection,
+        rows,
+        compiled,
+        editorial,
+        wording,
+        figures,
+        tuple(responses),
+    )
+
+
+def per_response(snapshot: UpstreamSnapshot, picks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Energy per response of each pick (``steps.responses.response_energy``), from the task's
+    per-model files in the snapshot; a pick whose model has no usable file is ``skipped``, with
+    the reason. This is the function to call for Wh per response of the index's picks.
+
+    Example: ``per_response(stages.snapshot, stages.selection.selected.to_dicts())``.
+    """
+    by_path = {f.path: f for f in snapshot.model_files}
+    files: dict[str, ModelFile | str] = {}
+    for model_id in sorted({pick["model_id"] for pick in picks}):
+        path = model_path(model_id, snapshot.task)
+        if path not in by_path:
+            files[model_id] = (
+                f"the snapshot lists no {path}"
+                if by_path
+                else "the snapshot holds no per-model files (made before they were fetched)"
+            )
+            continue
+        try:
+            parsed = parsed_model_file(by_path[path].content)
+        except ModelFileProblem as problem:
+            files[model_id] = f"{path}: {problem}"
+            continue
+        if (parsed.model_id, parsed.task) != (model_id, snapshot.task):
+            files[model_id] = (
+                f"{path}: names model {quoted(parsed.model_id)} and task "
+                f"{quoted(parsed.task)}, not {model_id} and {snapshot.task}"
+            )
+            continue
+        files[model_id] = parsed
+    return response_energy(picks, files)
 
 
 def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
@@ -194,6 +252,7 @@ def assembled(stages: Stages, dates: Dates) -> Build:
         selection=stages.selection,
         rows=stages.rows,
         robustness=stages.robustness,
+        responses=stages.responses,
     )
     checked(report, schema=REPORT_SCHEMA)  # what report and site will hold it to
     return Build(document, report, index_bytes, serialized(report))
@@ -224,6 +283,8 @@ class Extras:
     carbon: Path = Path(CARBON_SNAPSHOT)
     # The latency profiles' deadlines; empty: no profiles. See ``profile_deadlines``.
     profile_deadlines_ms: tuple[float, ...] = ()
+    # responses.json: energy per response of each pick (from the per-model files).
+    responses: bool = False
 
 
 def profile_deadlines(given_ms: tuple[float, ...]) -> tuple[float, ...]:
@@ -272,6 +333,15 @@ def profiles_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, An
     return document
 
 
+def responses_of(stages: Stages) -> dict[str, Any]:
+    """The energy-per-response document of the index's picks, checked against its schema."""
+    document = responses_document(
+        picks=list(stages.responses), snapshot=stages.snapshot, editorial=stages.editorial
+    )
+    checked(document, schema=RESPONSES_SCHEMA)
+    return document
+
+
 def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
     """Every file a build at ``out`` may write, by what it is: checked before any is written.
 
@@ -297,6 +367,8 @@ def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
         paths["latency profiles"] = out.with_name("profiles.json")
         for table_format in extras.formats:
             paths[f"profiles {table_format} export"] = out.with_name(f"profiles.{table_format}")
+    if extras.responses:
+        paths["energy per response"] = out.with_name("responses.json")
     return paths
 
 
@@ -336,6 +408,8 @@ def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> 
             files[paths[f"profiles {table_format} export"]] = profile_table_bytes(
                 profiles["picks"], format=table_format
             )
+    if extras.responses:
+        files[paths["energy per response"]] = serialized(responses_of(stages))
     return files
 
 

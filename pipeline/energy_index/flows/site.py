@@ -5,6 +5,7 @@
     api/v1/tasks/<task>/index.json      each task's index (for --index's task: that file's bytes)
     api/v1/tasks/<task>/deadlines.json  its deadline sweep (schemas/deadlines.schema.json)
     api/v1/tasks/<task>/profiles.json   its latency profiles (schemas/profiles.schema.json)
+    api/v1/tasks/<task>/responses.json  its energy per response (schemas/responses.schema.json)
     api/v1/tasks/<task>/index.csv       its rows as CSV: the Data Package's tables
     api/v1/models/<slug>.json           one model: each task's row per GPU and its curves
                                         (schemas/model.schema.json)
@@ -34,7 +35,13 @@ from energy_index.documents.index import serialized
 from energy_index.documents.schemas import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path
 from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import SourceError, shown
-from energy_index.flows.build import assembled, index_stages, profile_deadlines, profiles_of
+from energy_index.flows.build import (
+    assembled,
+    index_stages,
+    profile_deadlines,
+    profiles_of,
+    responses_of,
+)
 from energy_index.flows.impacts import country_documents, impacts_of
 from energy_index.flows.report import (
     index_beside,
@@ -91,6 +98,7 @@ def site_files(
         files[f"{base}/profiles.json"] = serialized(
             profiles_of(stages, profile_deadlines((task_settings.itl_deadline_ms,)))
         )
+        files[f"{base}/responses.json"] = serialized(responses_of(stages))
         files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
         impacts = impacts_of(
             document,

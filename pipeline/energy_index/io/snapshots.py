@@ -21,6 +21,7 @@ from energy_index.errors import ChecksumMismatch, SourceError
 from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
 from energy_index.model import (
     INDEX_PATH,
+    MODELS_FOLDER,
     SNAPSHOT_MANIFEST,
     CarbonSnapshot,
     Dates,
@@ -43,6 +44,13 @@ def task_path(task: str) -> str:
     if not _TASK_NAME.match(task):
         raise SourceError(f"task {task!r} is not a task name (lower-case letters, digits, '-')")
     return f"public/data/tasks/{task}.json"
+
+
+def model_path(model_id: str, task: str) -> str:
+    """The upstream path of a per-model file: ``Qwen/Qwen3-8B`` and ``gpqa`` give
+    ``public/data/models/Qwen__Qwen3-8B__gpqa.json``."""
+    task_path(task)  # refuses a task that is not a task name
+    return f"{MODELS_FOLDER}/{model_id.replace('/', '__')}__{task}.json"
 
 
 def snapshot_directory(source: Path) -> Path:
@@ -79,7 +87,20 @@ def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
         task_file=_verified_file(directory, manifest, task_path(task)),
         index_file=_verified_file(directory, manifest, INDEX_PATH),
         index_dates=_index_dates(directory, manifest),
+        model_files=tuple(
+            _verified_file(directory, manifest, path)
+            for path in sorted(manifest["files"])
+            if _is_model_path(path, task)
+        ),
     )
+
+
+def _is_model_path(path: object, task: str) -> bool:
+    """A per-model file of ``task``: ``public/data/models/<org>__<model>__<task>.json``."""
+    if not isinstance(path, str) or not path.startswith(f"{MODELS_FOLDER}/"):
+        return False
+    name = path.removeprefix(f"{MODELS_FOLDER}/")
+    return "/" not in name and name.endswith(f"__{task}.json")
 
 
 INDEX_DATES = "index_dates"  # snapshot.json: the dates of the index built from the snapshot

@@ -1,0 +1,230 @@
+"""Energy per response: each index pick's energy per token times its output-length distribution.
+
+A *response* here is the output tokens of one request: energy per response = energy per output
+token × output tokens. Prompt processing is not added: upstream measures energy per token at
+steady state, with prefill already inside it (amortised), as its own energy_per_request_joules
+is energy per token × average output length.
+
+Upstream publishes, per model and task (``public/data/models/<org>__<model>__<task>.json``), the
+output-length distribution of every configuration as a histogram (``bins``: edges, ``counts``).
+A quantile of it is read off the histogram's cumulative distribution, linear within a bin (the
+lengths are taken as spread evenly over the bin): the p-th quantile is the length below which a
+fraction p of the requests fall. The mean is not read off the histogram: it is the
+configuration's own ``avg_output_len``, and the energy it gives must equal the task file's
+``energy_per_request_joules`` (``mean_check``): a check, not an assumption.
+
+A model file that cannot be read leaves its picks without figures, each with the reason; it
+never stops a build, since the index does not depend on it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from itertools import accumulate, pairwise
+from typing import Any, cast
+
+from energy_index.errors import quoted
+from energy_index.settings import RESPONSE_QUANTILES
+from energy_index.steps.derive import JOULES_PER_WATT_HOUR, row_id
+
+# Relative tolerance of "mean energy per response = the task file's energy_per_request_joules":
+# both are energy per token × average output length, so only float noise may separate them.
+MEAN_CHECK_RTOL = 1e-6
+MATCHED_KEY = ("gpu_model", "num_gpus", "max_num_seqs")
+
+
+class ModelFileProblem(ValueError):
+    """A per-model file that does not have the shape this stage reads (the reason, in words)."""
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Bin edges (one more than the counts, increasing) and the requests in each bin."""
+
+    edges: tuple[float, ...]
+    counts: tuple[int, ...]
+
+    @property
+    def requests(self) -> int:
+        return sum(self.counts)
+
+    def quantile(self, fraction: float) -> float:
+        """The length below which ``fraction`` of the requests fall, linear within a bin."""
+        cumulative = list(accumulate(self.counts))
+        target = fraction * cumulative[-1]
+        # The first bin whose cumulative count reaches the target (an empty bin never does).
+        index = bisect_left(cumulative, target)
+        below = cumulative[index - 1] if index else 0
+        share = (target - below) / self.counts[index] if self.counts[index] else 0.0
+        low, high = self.edges[index], self.edges[index + 1]
+        return low + share * (high - low)
+
+
+@dataclass(frozen=True)
+class ModelConfiguration:
+    """One configuration of a per-model file: its key, figures and output-length histogram."""
+
+    gpu_model: str
+    num_gpus: int
+    max_num_seqs: int
+    energy_per_token_joules: float
+    avg_output_len: float
+    histogram: Histogram
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    model_id: str
+    task: str
+    configurations: tuple[ModelConfiguration, ...]
+
+
+def parsed_model_file(content: bytes) -> ModelFile:
+    """A per-model file's configurations; ModelFileProblem says what is wrong, by field."""
+    try:
+        document = json.loads(content)
+    except (ValueError, RecursionError) as error:
+        raise ModelFileProblem(f"not JSON ({error})") from None
+    if not isinstance(document, dict):
+        raise ModelFileProblem("not a JSON object")
+    model_id, task = document.get("model_id"), document.get("task")
+    if not isinstance(model_id, str) or not isinstance(task, str):
+        raise ModelFileProblem("model_id and task must be text")
+    items = document.get("configurations")
+    if not isinstance(items, list):
+        raise ModelFileProblem("configurations: expected a list")
+    return ModelFile(
+        model_id=model_id,
+        task=task,
+        configurations=tuple(_configuration(item, n) for n, item in enumerate(items)),
+    )
+
+
+def _configuration(item: Any, number: int) -> ModelConfiguration:
+    where = f"configurations[{number}]"
+    if not isinstance(item, dict):
+        raise ModelFileProblem(f"{where}: expected an object")
+    values: dict[str, Any] = {}
+    kinds: tuple[tuple[str, type], ...] = (
+        ("gpu_model", str),
+        ("num_gpus", int),
+        ("max_num_seqs", int),
+        ("energy_per_token_joules", float),
+        ("avg_output_len", float),
+    )
+    for name, kind in kinds:
+        value: Any = item.get(name)
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise ModelFileProblem(f"{where}.{name}: expected {kind.__name__}, got {quoted(value)}")
+        if kind is float and not (math.isfinite(cast(float, value)) and cast(float, value) > 0):
+            raise ModelFileProblem(f"{where}.{name}: must be a finite number > 0")
+        values[name] = value
+    return ModelConfiguration(
+        **values, histogram=_histogram(item.get("output_length_distribution"), where)
+    )
+
+
+def _histogram(value: Any, where: str) -> Histogram:
+    where = f"{where}.output_length_distribution"
+    if not isinstance(value, dict):
+        raise ModelFileProblem(f"{where}: expected an object with bins and counts")
+    edges, counts = value.get("bins"), value.get("counts")
+    if not (isinstance(edges, list) and isinstance(counts, list)):
+        raise ModelFileProblem(f"{where}: bins and counts must be lists")
+    if len(edges) != len(counts) + 1 or not counts:
+        raise ModelFileProblem(
+            f"{where}: {len(edges)} bin edges for {len(counts)} counts (expected one more edge)"
+        )
+    if not all(
+        isinstance(e, int | float) and not isinstance(e, bool) and math.isfinite(e) and e >= 0
+        for e in edges
+    ):
+        raise ModelFileProblem(f"{where}.bins: every edge must be a finite number >= 0")
+    if any(b <= a for a, b in pairwise(edges)):
+        raise ModelFileProblem(f"{where}.bins: edges must increase")
+    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
+        raise ModelFileProblem(f"{where}.counts: every count must be an integer >= 0")
+    if not sum(counts):
+        raise ModelFileProblem(f"{where}.counts: no request counted")
+    return Histogram(tuple(float(e) for e in edges), tuple(counts))
+
+
+def response_energy(
+    picks: Sequence[Mapping[str, Any]],
+    model_files: Mapping[str, ModelFile | str],
+    *,
+    quantiles: Sequence[float] = RESPONSE_QUANTILES,
+) -> list[dict[str, Any]]:
+    """Per pick (a selected configuration, with the task file's columns): output tokens and Wh
+    per response at each quantile and the mean, the mean check, and the histogram; or, when its
+    model has no usable file (``model_files[model_id]`` is then the reason, in words), none of
+    them and ``skipped`` saying why.
+
+    Example: ``response_energy(stages.selection.selected.to_dicts(), files)``.
+    """
+    results = []
+    for pick in picks:
+        entry: dict[str, Any] = {
+            "row_id": row_id(pick),
+            "model_id": pick["model_id"],
+            "gpu": pick["gpu_model"],
+            "num_gpus": pick["num_gpus"],
+            "max_num_seqs": pick["max_num_seqs"],
+        }
+        found = model_files.get(pick["model_id"], "the snapshot has no per-model file for it")
+        configuration = _matching(pick, found) if isinstance(found, ModelFile) else None
+        if configuration is None:
+            reason = (
+                found if isinstance(found, str) else "its per-model file lacks this configuration"
+            )
+            results.append({**entry, "skipped": reason})
+            continue
+        results.append({**entry, **_figures(pick, configuration, quantiles)})
+    return results
+
+
+def _matching(pick: Mapping[str, Any], model_file: ModelFile) -> ModelConfiguration | None:
+    # A repeated run shares the key: its energy per token tells the two apart.
+    for configuration in model_file.configurations:
+        if all(getattr(configuration, k) == pick[k] for k in MATCHED_KEY) and (
+            configuration.energy_per_token_joules == pick["energy_per_token_joules"]
+        ):
+            return configuration
+    return None
+
+
+def _figures(
+    pick: Mapping[str, Any], configuration: ModelConfiguration, quantiles: Sequence[float]
+) -> dict[str, Any]:
+    joules = configuration.energy_per_token_joules
+    histogram = configuration.histogram
+    tokens = {_name(q): histogram.quantile(q) for q in quantiles}
+    tokens["mean"] = configuration.avg_output_len
+    mean_joules = joules * configuration.avg_output_len
+    upstream = pick["energy_per_request_joules"]
+    difference = abs(mean_joules - upstream) / upstream
+    return {
+        "output_tokens": {name: round(value, 1) for name, value in tokens.items()},
+        "wh_per_response": {
+            name: round(joules * value / JOULES_PER_WATT_HOUR, 6) for name, value in tokens.items()
+        },
+        "mean_check": {
+            "energy_per_request_joules": round(upstream, 4),
+            "energy_per_token_times_avg_output_len": round(mean_joules, 4),
+            "relative_difference": float(f"{difference:.3g}"),
+            "holds": difference <= MEAN_CHECK_RTOL,
+        },
+        "requests": histogram.requests,
+        "histogram": {"bins": list(histogram.edges), "counts": list(histogram.counts)},
+    }
+
+
+def _name(fraction: float) -> str:
+    """0.1 → ``p10``, 0.99 → ``p99``."""
+    return f"p{round(fraction * 100):d}"
