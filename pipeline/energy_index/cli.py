@@ -670,6 +670,7 @@ index_option = click.option(
     type=click.Path(path_type=Path),
     help="Also render the page's charts to this PNG (vl-convert), e.g. docs/report.png.",
 )
+@carbon_option
 @cache_option
 @network_options
 @reports_errors
@@ -678,6 +679,7 @@ def report(
     source: str,
     out: Path,
     png: Path | None,
+    carbon: Path,
     cache: Path,
     network: NetworkSettings,
 ) -> None:
@@ -702,6 +704,7 @@ def report(
         out=out,
         png=png,
         access=_access(cache, network),
+        carbon=carbon,
     )
     click.echo(f"wrote {out} ({size >> 10} KiB)" + (f" and {png}" if png else ""))
 

@@ -19,13 +19,14 @@ from typing import Any
 from energy_index.documents.schemas import REPORT_SCHEMA, schema_problems
 from energy_index.errors import SourceError, UsageError, listed_problems
 from energy_index.flows.build import BuildSettings, Stages, index_stages, sweep_of
+from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import json_value, local_bytes
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access, report_path
 from energy_index.pages.configurations import ordered_configurations
 from energy_index.pages.page import PageInputs, report_html
-from energy_index.settings import REPORT_DEADLINES_MS
+from energy_index.settings import CARBON_SNAPSHOT, REPORT_DEADLINES_MS
 from energy_index.steps.stability import StabilityThresholds
 
 
@@ -96,17 +97,32 @@ def refuse_other_snapshot(beside: IndexBeside, stages: Stages, *, source: Path) 
             )
 
 
-def page_inputs(index: Path, source: Path) -> PageInputs:
-    """Everything a page of the index at ``index`` shows, its configurations from ``source``."""
+def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHOT)) -> PageInputs:
+    """Everything a page of the index at ``index`` shows, its configurations from ``source``,
+    and its impacts from the factors and the carbon snapshot at ``carbon``."""
     beside = index_beside(index)
     settings = settings_of(beside)
     stages = index_stages(source, settings=settings)
     refuse_other_snapshot(beside, stages, source=source)
-    return inputs_of(stages, document=beside.document, report=beside.report, name=str(index))
+    impacts = impacts_of(
+        beside.document,
+        index_bytes=_read(index, what="the index"),
+        task=settings.task,
+        upstream_commit=stages.snapshot.commit,
+        carbon=carbon,
+    )
+    return inputs_of(
+        stages, document=beside.document, report=beside.report, name=str(index), impacts=impacts
+    )
 
 
 def inputs_of(
-    stages: Stages, *, document: dict[str, Any], report: dict[str, Any], name: str
+    stages: Stages,
+    *,
+    document: dict[str, Any],
+    report: dict[str, Any],
+    name: str,
+    impacts: dict[str, Any] | None = None,
 ) -> PageInputs:
     """The page's inputs from stages already run and the index and report they gave."""
     deadline = float(document["itl_deadline_ms"])
@@ -118,6 +134,7 @@ def inputs_of(
         ),
         sweep=sweep_of(stages, tuple(sorted({*REPORT_DEADLINES_MS, deadline}))),
         index_name=name,
+        impacts=impacts,
     )
 
 
@@ -144,6 +161,7 @@ def write_report_page(
     out: Path,
     png: Path | None,
     access: Access,
+    carbon: Path = Path(CARBON_SNAPSHOT),
 ) -> int:
     """``report``: write the page documenting ``index`` (and its charts as a PNG); returns the
     page's size in bytes."""
@@ -158,7 +176,7 @@ def write_report_page(
             )
     task = index_beside(index).report["parameters"]["task"]
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    inputs = page_inputs(index, snapshot)
+    inputs = page_inputs(index, snapshot, carbon=carbon)
     page = report_html(inputs).encode("utf-8")
     files = {out: page}
     if png is not None:

@@ -88,7 +88,16 @@ def site_files(
             built = assembled(stages, task_settings.dates(stages.snapshot))
             document, report, index_bytes = built.document, built.report, built.index_bytes
         base = f"{API}/tasks/{task}"
-        inputs = inputs_of(stages, document=document, report=report, name=f"{base}/index.json")
+        impacts = impacts_of(
+            document,
+            index_bytes=index_bytes,
+            task=task,
+            upstream_commit=stages.snapshot.commit,
+            carbon=carbon,
+        )
+        inputs = inputs_of(
+            stages, document=document, report=report, name=f"{base}/index.json", impacts=impacts
+        )
         page = report_html(inputs).encode("utf-8")
         files[f"tasks/{task}/index.html"] = page
         if task == settings.task:
@@ -100,13 +109,6 @@ def site_files(
         )
         files[f"{base}/responses.json"] = serialized(responses_of(stages))
         files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
-        impacts = impacts_of(
-            document,
-            index_bytes=index_bytes,
-            task=task,
-            upstream_commit=stages.snapshot.commit,
-            carbon=carbon,
-        )
         files[f"{base}/impacts.json"] = serialized(impacts)
         files[f"{base}/impacts.csv"] = impacts_table_bytes(impacts, format="csv")
         for code, country in country_documents(impacts).items():

@@ -28,6 +28,7 @@ from energy_index.pages.configurations import (
     picks_at,
     refuse_disagreement,
 )
+from energy_index.pages.impacts import impacts_section
 from energy_index.pages.specs import BUNDLE, specs_for
 
 SLIDER_MIN_MS = 10
@@ -61,6 +62,7 @@ class PageInputs:
     configurations: Configurations
     sweep: Mapping[str, Any]
     index_name: str
+    impacts: Mapping[str, Any] | None = None  # impacts.json of the index: the page shows it
 
 
 def report_html(inputs: PageInputs) -> str:
@@ -98,6 +100,10 @@ def report_html(inputs: PageInputs) -> str:
         "chart_specs": _json_in_script(specs_for(gpus=gpus, deadline_ms=deadline)),
         "vega_bundle": _script(BUNDLE),
         "page_script": _script("page.js"),
+        "impacts_section": impacts_section(inputs.impacts) if inputs.impacts else "",
+        "impacts_script": (
+            f'<script type="module">{_script("impacts.js")}</script>' if inputs.impacts else ""
+        ),
     }
     # One pass over the template: text put in is never searched for placeholders again.
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("page.html"))

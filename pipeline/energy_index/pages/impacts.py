@@ -1,0 +1,175 @@
+"""The impacts on the report page and the per-pick cards of the site, from an impacts document.
+
+The page's section: a boundary switch (GPU measured / server and facility ranges / carbon
+range), a country selector for carbon, every range drawn as an interval on a log scale, the
+factors with their citations and the calibration table. Every figure shown sits beside its
+status and boundary. Written without JavaScript the table shows the measured GPU figures; the
+script (``assets/impacts.js``) redraws it for the other boundaries from the data embedded here.
+Every text from data is escaped (HTML text, or JSON with ``<``, ``>``, ``&`` escaped).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+DEFAULT_COUNTRY = "USA"
+BOUNDARY_CHOICES = (
+    ("gpu", "GPU (measured)"),
+    ("server", "Server (estimated range)"),
+    ("facility", "Facility (estimated range)"),
+    ("carbon", "Carbon (estimated range)"),
+)
+
+
+def json_in_script(value: Any) -> str:
+    """JSON that cannot close the script element it sits in."""
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def page_data(impacts: Mapping[str, Any]) -> dict[str, Any]:
+    """What the script draws from: per row the measured figure and the ranges, per country its
+    intensity and each row's carbon range (per million output tokens)."""
+    rows = impacts["rows"]
+    countries = impacts["carbon_source"]["countries"]
+    return {
+        "default_country": DEFAULT_COUNTRY if DEFAULT_COUNTRY in countries else min(countries),
+        "rows": [
+            {
+                "row_id": row["row_id"],
+                "measured": row["measured"]["wh_per_million_output_tokens"],
+                "server": _pair(row["estimated"]["server"]["wh_per_million_output_tokens"]),
+                "facility": _pair(row["estimated"]["facility"]["wh_per_million_output_tokens"]),
+            }
+            for row in rows
+        ],
+        "countries": {
+            code: {"name": c["country"], "year": c["year"], "g_per_kwh": c["g_per_kwh"]}
+            for code, c in countries.items()
+        },
+        "carbon": {
+            code: [
+                _pair(row["estimated"]["carbon"]["by_country"][code]["g_per_million_output_tokens"])
+                for row in rows
+            ]
+            for code in countries
+        },
+    }
+
+
+def _pair(bounds: Mapping[str, float]) -> list[float]:
+    return [bounds["low"], bounds["high"]]
+
+
+def impacts_section(impacts: Mapping[str, Any]) -> str:
+    """The page's section 'From GPU joules to the grid' (its script comes separately)."""
+    data = page_data(impacts)
+    switch = "".join(
+        f'<label><input type="radio" name="boundary" value="{value}"'
+        f"{' checked' if value == 'gpu' else ''}>{escape(label)}</label>"
+        for value, label in BOUNDARY_CHOICES
+    )
+    countries = impacts["carbon_source"]["countries"]
+    options = "".join(
+        f'<option value="{escape(code)}"{" selected" if code == data["default_country"] else ""}>'
+        f"{escape(c['country'])} ({escape(code)}, {c['year']}: {c['g_per_kwh']} gCO2e/kWh)"
+        "</option>"
+        for code, c in sorted(countries.items(), key=lambda item: item[1]["country"])
+    )
+    lines = []
+    for number, row in enumerate(impacts["rows"]):
+        measured = row["measured"]["wh_per_million_output_tokens"]
+        lines.append(
+            f'<tr data-row="{number}" data-row-id="{escape(row["row_id"])}">'
+            f"<td>{escape(row['model'])}</td><td>{escape(row['gpu'])}</td>"
+            f'<td class="num">{row["num_gpus"]}</td>'
+            '<td class="impact-status">measured</td><td class="impact-boundary">gpu</td>'
+            f'<td class="num impact-figure">{measured} Wh / M tokens</td>'
+            '<td class="interval"><span class="track"><span class="bar"></span></span></td></tr>'
+        )
+    carbon = impacts["carbon_source"]
+    return (
+        '<section id="impacts" aria-label="From GPU joules to the grid">'
+        "<h2>From GPU joules to the grid</h2>"
+        f"<p>{escape(impacts['summary'])} {escape(impacts['host_forms'])}</p>"
+        '<div class="controls impacts-controls">'
+        f'<fieldset class="boundary"><legend>Boundary</legend>{switch}</fieldset>'
+        '<label class="country">Country (carbon) <select id="country">'
+        f"{options}</select></label></div>"
+        '<p id="impacts-caption" aria-live="polite">GPU energy as measured (status measured, '
+        "boundary gpu), Wh per million output tokens of each pick of the index.</p>"
+        '<table class="sortable" id="impacts-table"><thead><tr><th>Model</th><th>GPU</th>'
+        "<th>GPUs</th><th>Status</th><th>Boundary</th><th>Figure</th><th>Interval (log scale)"
+        "</th></tr></thead><tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
+        f'<p class="note">{escape(impacts["per_response"])} {escape(impacts["rounding"])} '
+        f"Grid intensities: {escape(carbon['kind'])} {escape(carbon['attribution'])} "
+        f"({escape(carbon['repository'])} at {escape(carbon['commit'])}, "
+        f"{escape(carbon['path'])}, sha256 {escape(carbon['sha256'])}).</p>"
+        "<h3>The factors and their sources</h3>"
+        + factors_table(impacts["factors"])
+        + "<h3>Measured against modelled</h3>"
+        + calibration_table(impacts["calibration"])
+        + f'<script type="application/json" id="impacts-data">{json_in_script(data)}</script>'
+        "</section>"
+    )
+
+
+def _citation(citation: Mapping[str, Any]) -> str:
+    kind = "primary source" if citation["primary"] else "secondary source"
+    return (
+        f'<a href="{escape(citation["url"])}">{escape(citation["title"])}</a>, '
+        f"{escape(citation['locator'])} ({kind}; read: {escape(citation['read_via'])})"
+    )
+
+
+def factors_table(factors: Mapping[str, Any]) -> str:
+    """Every factor with both bounds, unit, year, derivation and citation."""
+    lines = []
+    for factor_id, factor in factors.items():
+        for bound in ("low", "high"):
+            entry = factor[bound]
+            lines.append(
+                f'<tr data-factor="{escape(factor_id)}.{bound}">'
+                f"<td>{escape(factor['name'])}</td><td>{escape(factor['boundary'])}</td>"
+                f'<td>{bound}</td><td class="num">{entry["value"]}</td>'
+                f'<td>{escape(factor["unit"])}</td><td class="num">{entry["year"]}</td>'
+                f"<td>{escape(entry['derivation'])}</td><td>{_citation(entry['citation'])}</td>"
+                "</tr>"
+            )
+    return (
+        '<table id="factors-table"><thead><tr><th>Factor</th><th>Boundary</th><th>Bound</th>'
+        "<th>Value</th><th>Unit</th><th>Year</th><th>How</th><th>Source</th></tr></thead>"
+        "<tbody>" + "".join(lines) + "</tbody></table>"
+    )
+
+
+def calibration_table(calibration: Mapping[str, Any]) -> str:
+    """Per H100 pick: measured J/token and each method's J/token and ratio (status named)."""
+    methods = calibration["methods"]
+    head = "".join(f"<th>{escape(m['name'])}: J / token (ratio)</th>" for m in methods.values())
+    lines = []
+    for row in calibration["rows"]:
+        cells = "".join(
+            f'<td class="num">estimated: {row[name]["joules_per_output_token"]} '
+            f"({row[name]['ratio_to_measured']}×)</td>"
+            for name in methods
+        )
+        lines.append(
+            f'<tr><td>{escape(row["model"])}</td><td class="num">{row["num_gpus"]}</td>'
+            f'<td class="num">measured: {row["measured"]["joules_per_output_token"]}</td>'
+            f"{cells}</tr>"
+        )
+    cited = "".join(
+        f"<li>{escape(m['name'])}: {escape(m['summary'])} {_citation(m['citation'])}</li>"
+        for m in methods.values()
+    )
+    return (
+        f"<p>{escape(calibration['summary'])}</p>"
+        '<table class="sortable" id="calibration-table"><thead><tr><th>Model (H100)</th>'
+        f"<th>GPUs</th><th>Measured J / token</th>{head}</tr></thead><tbody>"
+        + "".join(lines)
+        + f'</tbody></table><ul class="methods">{cited}</ul>'
+    )
