@@ -109,7 +109,7 @@ def test_429_through_the_cli_succeeds(standin, out, tmp_path):
 
 def test_a_retry_after_beyond_the_limit_is_not_waited_for(standin):
     standin.fail("head", Fault("status", status=503, headers={"Retry-After": "86400"}))
-    settings = HttpSettings(retries=2, timeout=2, backoff=0.01, max_retry_after=60)
+    settings = HttpSettings(retries=2, timeout=2, backoff=0.01, deadline=60)
     with (
         Downloader(settings, sleep=lambda s: None) as downloader,
         pytest.raises(NetworkError) as caught,
@@ -705,3 +705,150 @@ def test_a_fifo_in_the_cache_does_not_hang_the_next_fetch(standin, out, tmp_path
     else:  # no manifest to say the folder is this tool's: left as it is, by name
         assert result.exit_code == 2, result.output
         assert f"{cache}: not a snapshot directory this tool wrote" in result.output
+
+
+# Issue 19, item 7: a redirect to something that is not a URL httpx can fetch.
+
+
+@pytest.mark.parametrize("location", ["mailto:x@y.z", "data:,x", "http:x"])
+def test_a_redirect_to_a_non_url_is_a_network_error_naming_it(location):
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(302, headers={"Location": location})
+
+    settings = HttpSettings(retries=0, timeout=1)
+    with (
+        Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
+        pytest.raises(NetworkError) as caught,
+    ):
+        downloader.get("https://api.test/a")
+    assert caught.value.exit_code == 3
+    assert str(caught.value).startswith("https://api.test/a: redirected to ")
+    assert location in str(caught.value) and "refused" in str(caught.value)
+
+
+def test_a_redirect_to_a_non_url_exits_3_through_the_cli(standin, out, tmp_path):
+    standin.fail("head", Fault("status", status=302, headers={"Location": "mailto:x@y.z"}))
+    result = build_live(standin, out, tmp_path, *QUICK)
+    assert result.exit_code == 3, result.output
+    assert "redirected to mailto:x@y.z" in result.output
+    assert_untouched(out)
+
+
+# Issue 19, item 16: one deadline bounds the whole command, Retry-After and backoff included.
+
+
+class Clock:
+    """A monotonic clock that moves only when the downloader sleeps: no wall-clock in tests."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.waits: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.waits.append(seconds)
+        self.now += seconds
+
+
+def test_a_retry_after_past_the_deadline_is_not_waited_for(standin):
+    standin.fail("head", *[Fault("status", status=429, headers={"Retry-After": "8"})] * 3)
+    clock = Clock()
+    settings = HttpSettings(retries=5, timeout=1, backoff=0.01, deadline=20)
+    url = f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master"
+    with (
+        Downloader(settings, sleep=clock.sleep, clock=clock) as downloader,
+        pytest.raises(NetworkError) as caught,
+    ):
+        downloader.get(url)
+    # 8 s, then 8 more would leave 4 of the 20: the third wait (8 s) is refused, not slept.
+    assert clock.waits == [8.0, 8.0]
+    assert standin.hits["head"] == 3
+    assert "asks to wait 8 s" in str(caught.value)
+    assert "4 s left of the 20 s deadline" in str(caught.value)
+
+
+def test_backoff_past_the_deadline_is_not_slept(standin):
+    standin.fail("head", *[Fault("status", status=502)] * 5)
+    clock = Clock()
+    settings = HttpSettings(retries=5, timeout=1, backoff=4.0, deadline=10)
+    with (
+        Downloader(settings, sleep=clock.sleep, clock=clock) as downloader,
+        pytest.raises(NetworkError, match="deadline"),
+    ):
+        downloader.get(f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master")
+    assert sum(clock.waits) <= 10
+    assert standin.hits["head"] < 6
+
+
+def test_the_deadline_is_settable_and_cuts_an_attempt_short(standin, out, tmp_path):
+    # --timeout 1 --retries 1 and Retry-After: 8 took 9 s; with --deadline 2 nothing waits 8 s.
+    standin.fail("head", Fault("status", status=429, headers={"Retry-After": "8"}))
+    result = build_live(
+        standin, out, tmp_path, "--timeout", "1", "--retries", "1", "--deadline", "2", "--quiet"
+    )
+    assert result.exit_code == 3, result.output
+    assert "asks to wait 8 s" in result.output and "deadline" in result.output
+    assert standin.hits["head"] == 1
+    assert_untouched(out)
+
+
+def test_the_default_deadline_is_minutes_not_hours():
+    from energy_index.model import NetworkSettings
+    from energy_index.settings import HTTP_DEADLINE_SECONDS
+
+    assert HttpSettings().deadline == NetworkSettings().deadline == HTTP_DEADLINE_SECONDS
+    assert 60 <= HTTP_DEADLINE_SECONDS <= 900
+
+
+def test_a_slow_answer_is_cut_at_the_deadline_not_at_the_timeout(standin, out, tmp_path):
+    standin.fail("head", Fault("delay", seconds=5))
+    args = ["--timeout", "30", "--retries", "0", "--deadline", "0.5", "--quiet"]
+    result = build_live(standin, out, tmp_path, *args)
+    assert result.exit_code == 3, result.output
+    assert "timed out: the 0.5 s deadline of the command (--deadline) passed" in result.output
+    assert_untouched(out)
+
+
+# Issue 19, item 17: a token echoed back upper-cased, lower-cased or base64-encoded is scrubbed.
+
+
+def _b64(text: str, *, urlsafe: bool = False) -> str:
+    import base64
+
+    encode = base64.urlsafe_b64encode if urlsafe else base64.b64encode
+    return encode(text.encode()).decode()
+
+
+ECHOES = {
+    "upper": (lambda t: t.upper(), 0),
+    "lower": (lambda t: t.lower(), 0),
+    "base64": (lambda t: _b64(t), 0),
+    "base64 unpadded": (lambda t: _b64(t).rstrip("="), 0),
+    "base64 url-safe": (lambda t: _b64(t, urlsafe=True), 0),
+    "base64 of the header": (lambda t: _b64(f"Bearer {t}"), 7),
+    "base64 of basic auth": (lambda t: _b64(f"x-access-token:{t}"), 15),
+    "base64 of the token upper-cased": (lambda t: _b64(t.upper()), 0),
+}
+
+
+@pytest.mark.parametrize("echo", sorted(ECHOES))
+def test_a_token_echoed_in_another_form_is_scrubbed(echo: str):
+    form, prefix = ECHOES[echo]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        sent = request.headers["authorization"].removeprefix("Bearer ")
+        return httpx.Response(404, content=f"echo {form(sent)} end".encode())
+
+    settings = HttpSettings(retries=0, token=LONG_TOKEN, token_scope="https://api.example")
+    with (
+        Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
+        pytest.raises(NetworkError) as caught,
+    ):
+        downloader.get("https://api.example/repos/x")
+    message, shown = str(caught.value), form(LONG_TOKEN)
+    assert "echo " in message and "***" in message
+    start = -(-prefix * 4 // 3) + 4  # past the characters the prefix alone decides
+    runs = [shown[i : i + 16] for i in range(start, len(shown) - 20)]
+    assert runs and not any(run in message for run in runs), message

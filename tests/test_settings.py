@@ -153,7 +153,7 @@ DEFAULT_NUMBERS = {
     settings.DEFAULT_ITL_DEADLINE_MS,
     settings.HTTP_MAX_BYTES,
     settings.LOCK_TIMEOUT_SECONDS,
-    settings.HTTP_MAX_RETRY_AFTER_SECONDS,
+    settings.HTTP_DEADLINE_SECONDS,
     settings.MIN_BATCH_UTILIZATION,
 }
 

@@ -39,6 +39,7 @@ from energy_index.settings import (
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
     HTTP_BACKOFF_SECONDS,
+    HTTP_DEADLINE_SECONDS,
     HTTP_MAX_BYTES,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
@@ -157,6 +158,12 @@ _NETWORK_OPTIONS = [
         default=HTTP_MAX_BYTES, show_default=True, show_envvar=True,
         help="Largest response body accepted; a larger one is refused while it streams.",
     ),
+    click.option(
+        "--deadline", envvar="ENERGY_INDEX_DEADLINE", type=click.FloatRange(min=0, min_open=True),
+        default=HTTP_DEADLINE_SECONDS, show_default=True, show_envvar=True,
+        help="Seconds for all of the command's downloads together, retries and the waits a "
+        "server asks for (Retry-After) included; a wait that would pass it is not made.",
+    ),
     click.option("--quiet", is_flag=True, help="No progress display."),
 ]  # fmt: skip
 
@@ -174,6 +181,7 @@ def network_options(command: F) -> F:
             "timeout",
             "backoff",
             "max_bytes",
+            "deadline",
             "quiet",
         )
         network = NetworkSettings(**{name: kwargs.pop(name) for name in names})

@@ -19,7 +19,10 @@ with ``error.exit_code``; nothing is written.
 
 from __future__ import annotations
 
+import base64
+import functools
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -223,18 +226,44 @@ def listed_problems(problems: Sequence[str], *, total: int | None = None) -> str
 
 def scrubbed(text: str, token: str | None) -> str:
     """``text`` without ``token`` in any form a message may hold it: as is, stripped, escaped
-    (repr, JSON, JSON with ``\\/``) or URL-encoded.
+    (repr, JSON, JSON with ``\\/``) or URL-encoded, in any letter case, and base64-encoded
+    (standard or URL-safe, alone or inside a longer encoded value such as a header).
 
-    Example: ``scrubbed("Bearer abc", "abc")`` → ``"Bearer ***"``.
+    Example: ``scrubbed("Bearer ABC", "abc")`` → ``"Bearer ***"``.
     """
     if not token:
         return text
+    return _scrubber(token).sub("***", text)
+
+
+@functools.lru_cache(maxsize=4)
+def _scrubber(token: str) -> re.Pattern[str]:
     forms = set()
-    for raw in {token, token.strip()}:
-        if raw:
-            escaped = json.dumps(raw)[1:-1]
-            forms |= {raw, repr(raw)[1:-1], escaped, escaped.replace("/", "\\/")}
-            forms |= {quote(raw, safe=""), quote(raw)}
-    for form in sorted(forms, key=len, reverse=True):
-        text = text.replace(form, "***")
-    return text
+    for raw in {token, token.strip()} - {""}:
+        escaped = json.dumps(raw)[1:-1]
+        forms |= {raw, repr(raw)[1:-1], escaped, escaped.replace("/", "\\/")}
+        forms |= {quote(raw, safe=""), quote(raw)}
+        for cased in (raw, raw.upper(), raw.lower()):
+            forms |= _base64_cores(cased.encode("utf-8"))
+    ordered = sorted(forms, key=len, reverse=True)  # a form inside a longer one goes second
+    return re.compile("|".join(map(re.escape, ordered)), re.IGNORECASE)
+
+
+_BASE64_CORE_CHARACTERS = 8  # shorter runs would match innocent text
+
+
+def _base64_cores(secret: bytes) -> set[str]:
+    """The base64 characters that ``secret`` alone decides, at each of the three offsets it can
+    have inside a longer encoded value: the groups its neighbours share are left out."""
+    cores = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + secret).decode("ascii")
+        first = 4 if offset else 0
+        last = 4 * ((offset + len(secret)) // 3)
+        core = encoded[first:last]
+        if len(core) >= _BASE64_CORE_CHARACTERS:
+            cores |= {core, core.translate(_URL_SAFE)}
+    return cores
+
+
+_URL_SAFE = str.maketrans("+/", "-_")

@@ -7,6 +7,7 @@ defaults from here before it loads polars or httpx.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -20,6 +21,7 @@ from energy_index.settings import (
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
     HTTP_BACKOFF_SECONDS,
+    HTTP_DEADLINE_SECONDS,
     HTTP_MAX_BYTES,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
@@ -59,7 +61,10 @@ class NetworkSettings:
     timeout: float = HTTP_TIMEOUT_SECONDS
     backoff: float = HTTP_BACKOFF_SECONDS
     max_bytes: int = HTTP_MAX_BYTES
+    deadline: float = HTTP_DEADLINE_SECONDS  # for all of the command's requests together
     quiet: bool = False  # no progress display
+    # When the command started (time.monotonic): every downloader it opens ends at one time.
+    started: float = field(default_factory=time.monotonic, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -59,5 +59,7 @@ HTTP_RETRIES = 3  # attempts after the first
 HTTP_TIMEOUT_SECONDS = 30.0
 HTTP_BACKOFF_SECONDS = 1.0
 HTTP_MAX_BYTES = 64 << 20
-HTTP_MAX_RETRY_AFTER_SECONDS = 600.0  # a longer Retry-After is not waited for
+# The whole command's network time, every request, retry and Retry-After wait included: ten
+# minutes fetches upstream many times over, and no server's answer holds a run longer.
+HTTP_DEADLINE_SECONDS = 600.0
 LOCK_TIMEOUT_SECONDS = 600.0

@@ -39,8 +39,8 @@ from energy_index.errors import QUOTED_CHARACTERS, NetworkError, UsageError, quo
 from energy_index.model import unique_keys
 from energy_index.settings import (
     HTTP_BACKOFF_SECONDS,
+    HTTP_DEADLINE_SECONDS,
     HTTP_MAX_BYTES,
-    HTTP_MAX_RETRY_AFTER_SECONDS,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
 )
@@ -66,7 +66,8 @@ class HttpSettings:
     timeout: float = HTTP_TIMEOUT_SECONDS
     backoff: float = HTTP_BACKOFF_SECONDS
     max_bytes: int = HTTP_MAX_BYTES
-    max_retry_after: float = HTTP_MAX_RETRY_AFTER_SECONDS
+    deadline: float = HTTP_DEADLINE_SECONDS  # all requests of the downloader together
+    started: float | None = None  # time.monotonic() the deadline counts from; None: at creation
     progress: bool = False
     token: str | None = field(default=None, repr=False)
     token_scope: str | None = None  # the token goes only to URLs under this prefix
@@ -189,15 +190,19 @@ class Downloader:
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
-        self._sleep = sleep
+        self._sleep, self._clock = sleep, clock
+        started = clock() if settings.started is None else settings.started
+        self._ends = started + settings.deadline
         timeout = settings.timeout
         self._runner = asyncio.Runner()
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout, connect=timeout, read=timeout, write=timeout),
             transport=transport,
             follow_redirects=False,  # followed in _attempt, where each hop is checked first
+            event_hooks={"response": [_refuse_bad_location]},
             headers={"User-Agent": f"energy-index/{__version__}"},
         )
 
@@ -224,6 +229,8 @@ class Downloader:
         attempt = 0
         while True:
             attempt += 1
+            if self._left() <= 0:
+                raise self._error(url, self._past_deadline("before this request"), attempt - 1)
             try:
                 return self._runner.run(self._deadlined(url, headers))
             except NetworkError as failure:  # final on this attempt: say how many were made
@@ -232,14 +239,26 @@ class Downloader:
                 if attempt > self.settings.retries:
                     raise self._error(url, failure.problem, attempt) from None
                 delay = self._delay(attempt, failure.retry_after)
-                if delay is None:
+                left = self._left()
+                if delay >= left:
+                    wait = (
+                        f"the server asks to wait {failure.retry_after:.0f} s"
+                        if failure.retry_after is not None
+                        else f"the next attempt is due in {delay:.1f} s"
+                    )
                     raise self._error(
-                        url,
-                        f"{failure.problem}; the server asks to wait {failure.retry_after:.0f} s, "
-                        f"more than the {self.settings.max_retry_after:.0f} s allowed",
-                        attempt,
+                        url, f"{failure.problem}; {wait}, {self._past_deadline(left)}", attempt
                     ) from None
                 self._sleep(delay)
+
+    def _left(self) -> float:
+        return self._ends - self._clock()
+
+    def _past_deadline(self, left: float | str) -> str:
+        deadline = self.settings.deadline
+        if isinstance(left, str):
+            return f"the {deadline:g} s deadline of the command (--deadline) passed {left}"
+        return f"with {max(left, 0):.0f} s left of the {deadline:g} s deadline (--deadline)"
 
     def get_json(self, url: str, *, expect: type, **options: Any) -> Any:
         """The parsed JSON at ``url``, which must be of type ``expect`` (dict or list)."""
@@ -267,11 +286,16 @@ class Downloader:
         return bool(scope) and url.startswith((scope or "").rstrip("/") + "/")
 
     async def _deadlined(self, url: str, headers: dict[str, str]) -> Fetched:
-        limit = self.settings.timeout
+        left = self._left()
+        limit = min(self.settings.timeout, left)
         try:
             async with asyncio.timeout(limit):
                 return await self._attempt(url, headers)
         except TimeoutError:
+            if limit < self.settings.timeout:
+                raise NetworkError(
+                    url=url, problem=f"timed out: {self._past_deadline('during the attempt')}"
+                ) from None
             raise _Retry(f"timed out: the attempt took longer than {limit} s") from None
 
     async def _attempt(self, url: str, headers: dict[str, str]) -> Fetched:
@@ -379,9 +403,9 @@ class Downloader:
             last_modified=kept_last_modified(response.headers.get("last-modified")),
         )
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float | None:
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
-            return retry_after if retry_after <= self.settings.max_retry_after else None
+            return retry_after
         base = self.settings.backoff * float(2 ** (attempt - 1))
         return base + random.uniform(0, base)  # jitter: retries from many clients spread out
 
@@ -390,6 +414,20 @@ class Downloader:
 
     def _error(self, url: str, problem: str, attempts: int) -> NetworkError:
         return NetworkError(url=url, problem=self.scrub(problem), attempts=attempts)
+
+
+async def _refuse_bad_location(response: httpx.Response) -> None:
+    """A redirect's Location is checked before httpx makes a request of it: one it cannot make
+    (``mailto:``, ``data:``, ``http:x``) would escape as ``httpx.InvalidURL``."""
+    if not response.has_redirect_location:
+        return
+    location = response.headers["location"]
+    try:
+        target = str(response.url.join(location))
+    except httpx.InvalidURL:
+        raise _Refused(location) from None
+    if not url_allowed(target):
+        raise _Refused(target)
 
 
 def parsed_json(fetched: Fetched, *, expect: type, scrub: Callable[[str], str] = str) -> Any:

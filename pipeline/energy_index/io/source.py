@@ -48,6 +48,8 @@ def downloader(network: NetworkSettings) -> Iterator[Downloader]:
         timeout=network.timeout,
         backoff=network.backoff,
         max_bytes=network.max_bytes,
+        deadline=network.deadline,
+        started=network.started,
         progress=not network.quiet and sys.stderr.isatty(),
         token=bearer_token(os.environ.get("GITHUB_TOKEN")),
         token_scope=network.api_base,
