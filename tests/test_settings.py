@@ -38,6 +38,7 @@ OPTION_SETTINGS = {
     "retries": "HTTP_RETRIES",
     "timeout": "HTTP_TIMEOUT_SECONDS",
     "backoff": "HTTP_BACKOFF_SECONDS",
+    "deadline": "HTTP_DEADLINE_SECONDS",
     "max_bytes": "HTTP_MAX_BYTES",
     "lock_timeout": "LOCK_TIMEOUT_SECONDS",
 }
