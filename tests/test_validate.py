@@ -139,7 +139,18 @@ def test_leaderboard_compiled_date_is_read_and_checked():
         leaderboard_compiled(upstream_file(b'{"last_updated": "16/02/2026"}'))
 
 
-def test_the_quick_and_the_careful_parse_agree_on_a_clean_file():
+@pytest.fixture(params=["whole file", "configuration by configuration"])
+def decoding(request, monkeypatch):
+    """The quick parse decodes a small file in one pass and a large one configuration by
+    configuration (validate._WHOLE_FILE_BYTES): both ways, on the same small files."""
+    from energy_index.steps import validate
+
+    if request.param != "whole file":
+        monkeypatch.setattr(validate, "_WHOLE_FILE_BYTES", 0)
+    return request.param
+
+
+def test_the_quick_and_the_careful_parse_agree_on_a_clean_file(decoding):
     from energy_index.steps.validate import _careful_parse, _quick_parse
 
     task_file = upstream_file((GOLDEN / TASK_PATH).read_bytes())
@@ -170,7 +181,7 @@ def test_a_derivable_column_dropped_everywhere_is_handled_the_same_by_both_paths
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 328, 1000])
-def test_the_quick_parse_in_chunks_gives_the_frame_of_the_careful_parse(chunk):
+def test_the_quick_parse_in_chunks_gives_the_frame_of_the_careful_parse(chunk, decoding):
     from energy_index.steps.validate import _careful_parse, _quick_parse
 
     task_file = upstream_file((GOLDEN / TASK_PATH).read_bytes())
@@ -180,7 +191,7 @@ def test_the_quick_parse_in_chunks_gives_the_frame_of_the_careful_parse(chunk):
 
 
 @pytest.mark.parametrize("rows", [range(7), range(3, 9), range(7, 328)])
-def test_a_column_present_in_some_chunks_only_takes_the_careful_path(rows):
+def test_a_column_present_in_some_chunks_only_takes_the_careful_path(rows, decoding):
     from energy_index.steps.validate import _quick_parse
 
     # Present in whole chunks of 7 and absent from others, or in part of a chunk: either way
