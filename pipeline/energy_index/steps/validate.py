@@ -352,6 +352,7 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
     try:
         whole = len(content) <= _WHOLE_FILE_BYTES
         quotes = _quotes(content, release=not whole)  # a small file's pages are read again
+        kind: type[_TypedTaskDocument | _RawTaskDocument]
         kind = _TypedTaskDocument if whole else _RawTaskDocument
         document = msgspec.json.decode(content, type=kind)
         raw = document.configurations
