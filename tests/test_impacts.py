@@ -24,7 +24,7 @@ from energy_index.cli import main
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
 from energy_index.errors import ChecksumMismatch, UpstreamFormatError
-from energy_index.flows.build import BuildSettings, Extras, run_all_tasks
+from energy_index.flows.build import BuildSettings, Extras, index_stages, run_all_tasks
 from energy_index.flows.impacts import impacts_of
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import UpstreamFile
@@ -50,7 +50,13 @@ def published_impacts() -> dict[str, Any]:
         task="lm-arena-chat",
         upstream_commit="0" * 40,
         carbon=CARBON_FIXTURE,
+        responses=golden_responses(),
     )
+
+
+def golden_responses() -> tuple[dict[str, Any], ...]:
+    """The picks' energy per response (issue 18's responses), from the frozen golden snapshot."""
+    return index_stages(GOLDEN, settings=BuildSettings()).responses
 
 
 def test_one_row_recomputed_by_hand(published_impacts: dict[str, Any]) -> None:
@@ -102,6 +108,16 @@ def test_one_row_recomputed_by_hand(published_impacts: dict[str, Any]) -> None:
             assert carbon["g_per_response"][bound] == approx(
                 facility * tokens / 3600 / 1000 * intensity
             )
+    # Quantiles of response length: the measured block holds issue 18's figures as they are,
+    # the estimated blocks the same lengths at their bounds.
+    response = next(r for r in golden_responses() if r["row_id"] == row["row_id"])
+    assert impacts["measured"]["wh_per_response"] == response["wh_per_response"]
+    for quantile, length in response["output_tokens"].items():
+        for bound in ("low", "high"):
+            facility = expected[bound][4]
+            assert facility_block["wh_per_response_quantiles"][quantile][bound] == (
+                pytest.approx(facility * length / 3600, rel=6e-4)
+            )
     # The factor bounds named are the ones used.
     low_host = "host_power_per_gpu" if host["low_form"] == "time" else "host_ratio_to_gpu"
     assert facility_block["factors"]["low"] == [f"{low_host}.low", "idle_capacity.low", "pue.low"]
@@ -147,18 +163,21 @@ def _walk(value: Any, path: str = "$"):
             yield from _walk(item, f"{path}[{number}]")
 
 
-def assert_measured_apart(impacts: dict[str, Any], index: dict[str, Any]) -> None:
+def assert_measured_apart(
+    impacts: dict[str, Any], index: dict[str, Any], responses: dict[str, Any] | None = None
+) -> None:
     """No estimate in a measured field: every 'measured' block holds exactly the index row's
-    figures; every number of a row sits under a block that states status and boundary; and
-    nothing estimated sits under a measured block."""
+    figures (and Wh per response exactly responses.json's, when given: else it must be absent);
+    every block of estimates states status and boundary; nothing estimated sits under a measured
+    block."""
     rows = {row["row_id"]: row for row in index["rows"]}
+    by_pick = {p["row_id"]: p for p in (responses or {}).get("picks", [])}
     for row in impacts["rows"]:
-        source = rows[row["row_id"]]
-        measured = row["measured"]
+        source = {**rows[row["row_id"]], **by_pick.get(row["row_id"], {})}
+        measured = dict(row["measured"])
         assert measured.pop("status") == "measured" and measured.pop("boundary") == "gpu"
         for key, number in measured.items():
             assert number == source[key], (row["row_id"], key)
-        measured.update(status="measured", boundary="gpu")
         for name, block in row["estimated"].items():
             assert block["status"] == "estimated", name
             assert block["boundary"] in ("server", "facility")
@@ -176,7 +195,7 @@ def test_no_estimate_in_measured_fields_nor_in_the_index(tmp_path: Path) -> None
         GOLDEN,
         out_dir=tmp_path / "impacts",
         settings=settings,
-        extras=Extras(impacts=True, formats=("csv",), carbon=CARBON_FIXTURE),
+        extras=Extras(impacts=True, responses=True, formats=("csv",), carbon=CARBON_FIXTURE),
     )
     assert set(plain) == set(with_impacts) and len(plain) == 5
     for task in plain:
@@ -191,7 +210,9 @@ def test_no_estimate_in_measured_fields_nor_in_the_index(tmp_path: Path) -> None
         assert schema_problems(impacts, schema=IMPACTS_SCHEMA) == []
         assert impacts["index"]["sha256"] == hashlib.sha256(index_bytes).hexdigest()
         assert [r["row_id"] for r in impacts["rows"]] == [r["row_id"] for r in index["rows"]]
-        assert_measured_apart(impacts, index)
+        responses = json.loads((folder / "responses.json").read_bytes())
+        assert_measured_apart(impacts, index, responses)
+        assert any("wh_per_response" in row["measured"] for row in impacts["rows"])
         table = list(csv.DictReader(io.StringIO((folder / "impacts.csv").read_text("utf-8"))))
         by_id = {row["row_id"]: row for row in index["rows"]}
         for line in table:
@@ -213,7 +234,13 @@ def test_a_measured_field_holding_an_estimate_is_caught(
     broken["rows"][0]["measured"]["wh_per_million_output_tokens"] = estimate
     with pytest.raises(AssertionError):
         assert_measured_apart(broken, index)
-    assert_measured_apart(json.loads(json.dumps(published_impacts)), index)
+    responses = {"picks": list(golden_responses())}
+    assert_measured_apart(json.loads(json.dumps(published_impacts)), index, responses)
+    broken = json.loads(json.dumps(published_impacts))
+    quantiles = broken["rows"][2]["estimated"]["server"]["wh_per_response_quantiles"]
+    broken["rows"][2]["measured"]["wh_per_response"]["p90"] = quantiles["p90"]["low"]
+    with pytest.raises(AssertionError):
+        assert_measured_apart(broken, index, responses)
 
 
 def test_the_schema_refuses_a_measured_status_on_an_estimate(

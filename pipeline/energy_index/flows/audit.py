@@ -9,7 +9,7 @@ from energy_index.documents.compare import Audit, audit
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
 from energy_index.errors import SourceError, listed_problems
-from energy_index.flows.build import BuildSettings, build
+from energy_index.flows.build import BuildSettings, assembled, build, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
 from energy_index.io.source import published_document, read_index, resolved_snapshot
 from energy_index.model import Access
@@ -59,13 +59,15 @@ def audited_impacts(
     task = str(document["task"])
     settings = BuildSettings(task=task, itl_deadline_ms=float(document["index"]["itl_deadline_ms"]))
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    rebuilt = build(snapshot, settings=settings)
+    stages = index_stages(snapshot, settings=settings)
+    rebuilt = assembled(stages, settings.dates(stages.snapshot))
     impacts = impacts_of(
         rebuilt.document,
         index_bytes=rebuilt.index_bytes,
         task=task,
-        upstream_commit=rebuilt.report["source"]["commit"],
+        upstream_commit=stages.snapshot.commit,
         carbon=carbon,
+        responses=stages.responses,
     )
     return audit_impacts(document, impacts)
 

@@ -394,6 +394,7 @@ def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> 
             index_bytes=result.index_bytes,
             task=stages.snapshot.task,
             upstream_commit=stages.snapshot.commit,
+            responses=stages.responses,
             carbon=extras.carbon,
         )
         files[paths["impacts"]] = serialized(impacts)

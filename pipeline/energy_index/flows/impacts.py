@@ -3,6 +3,7 @@ per-country files of the site, and the audit of a published impacts file against
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +27,17 @@ VOLATILE = ("index",)
 
 
 def impacts_of(
-    index: dict[str, Any], *, index_bytes: bytes, task: str, upstream_commit: str, carbon: Path
+    index: dict[str, Any],
+    *,
+    index_bytes: bytes,
+    task: str,
+    upstream_commit: str,
+    carbon: Path,
+    responses: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The impacts document of an index, from the cited factors and the carbon snapshot at
-    ``carbon`` (its sha256 checked), checked against its schema."""
+    ``carbon`` (its sha256 checked), checked against its schema; ``responses`` are the picks'
+    energy per response (``Stages.responses``), where known."""
     snapshot = carbon_snapshot(carbon)
     grid = grid_intensities(snapshot.file)
     factors = impact_factors()
@@ -38,7 +46,7 @@ def impacts_of(
         index_bytes=index_bytes,
         task=task,
         upstream_commit=upstream_commit,
-        rows=impact_rows(index["rows"], factors["factors"], grid),
+        rows=impact_rows(index["rows"], factors["factors"], grid, responses),
         factors=factors,
         carbon=carbon_source(snapshot, grid, text=factors["text"]["carbon"]),
         calibration=calibration_rows(index["rows"], factors["methods"]),

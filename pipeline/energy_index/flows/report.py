@@ -109,6 +109,7 @@ def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHO
         index_bytes=_read(index, what="the index"),
         task=settings.task,
         upstream_commit=stages.snapshot.commit,
+        responses=stages.responses,
         carbon=carbon,
     )
     return inputs_of(

@@ -93,6 +93,7 @@ def site_files(
             index_bytes=index_bytes,
             task=task,
             upstream_commit=stages.snapshot.commit,
+            responses=stages.responses,
             carbon=carbon,
         )
         inputs = inputs_of(

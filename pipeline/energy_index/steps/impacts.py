@@ -15,6 +15,9 @@ the factor bounds that gave each end:
     carbon (gCO2e)     facility Wh ÷ 1000 × the country's grid intensity (gCO2e/kWh)
 
 Per response means per response of the measured mean output length (``avg_output_tokens``).
+Where the pick's output-length distribution is known (``steps.responses``: responses.json),
+the measured block also carries its Wh per response quantiles, as measured, and the estimated
+blocks the same quantiles of output length at their bounds (``wh_per_response_quantiles``).
 Every published number is rounded to four significant digits.
 """
 
@@ -75,12 +78,17 @@ def _per_mtok(joules: float) -> float:
 
 
 def impact_row(
-    row: Mapping[str, Any], factors: Mapping[str, Any], grid: Mapping[str, GridIntensity]
+    row: Mapping[str, Any],
+    factors: Mapping[str, Any],
+    grid: Mapping[str, GridIntensity],
+    response: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The impacts of one index row: its measured block, and the estimated blocks beside it."""
+    """The impacts of one index row: its measured block, and the estimated blocks beside it.
+    ``response`` is the pick's energy per response (``steps.responses``), when known."""
     bounds = energy_bounds(row, factors)
     low, high = bounds["low"], bounds["high"]
     tokens = float(row["avg_output_tokens"])
+    lengths = response.get("output_tokens") if response else None
 
     def block(boundary: str, key: str, extra: list[str]) -> dict[str, Any]:
         return {
@@ -94,6 +102,18 @@ def impact_row(
                 "low": [*low["factors"], *(f"{name}.low" for name in extra)],
                 "high": [*high["factors"], *(f"{name}.high" for name in extra)],
             },
+            **(
+                {
+                    "wh_per_response_quantiles": {
+                        name: _range(
+                            low[key] * length / JOULES_PER_WH, high[key] * length / JOULES_PER_WH
+                        )
+                        for name, length in lengths.items()
+                    }
+                }
+                if lengths
+                else {}
+            ),
         }
 
     server = block("server", "server", [])
@@ -132,6 +152,7 @@ def impact_row(
             "wh_per_million_output_tokens": row["wh_per_million_output_tokens"],
             "gpu_power_watts_total": row["gpu_power_watts_total"],
             "avg_output_tokens": row["avg_output_tokens"],
+            **({"wh_per_response": response["wh_per_response"]} if lengths and response else {}),
         },
         "estimated": {
             "server": server,
@@ -150,9 +171,12 @@ def impact_rows(
     rows: Iterable[Mapping[str, Any]],
     factors: Mapping[str, Any],
     grid: Mapping[str, GridIntensity],
+    responses: Iterable[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
-    """The impacts of every index row, in the index's order.
+    """The impacts of every index row, in the index's order; ``responses`` (by row_id) give
+    the picks' energy per response where known.
 
     Example: ``impact_rows(index["rows"], impact_factors()["factors"], grid)[0]["measured"]``.
     """
-    return [impact_row(row, factors, grid) for row in rows]
+    by_row = {r["row_id"]: r for r in responses if "wh_per_response" in r}
+    return [impact_row(row, factors, grid, by_row.get(row["row_id"])) for row in rows]
