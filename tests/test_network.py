@@ -197,13 +197,13 @@ def test_a_declared_size_over_the_cap_is_refused_before_reading(standin, out, tm
 
 def test_etag_then_304_reuses_the_bytes_on_disk(standin, tmp_path, monkeypatch):
     # A fixed clock that moves on after the first fetch: stamping today would show.
-    monkeypatch.setattr("energy_index.cli._today", lambda: "2026-11-01")
+    monkeypatch.setattr("energy_index.api._today", lambda: "2026-11-01")
     to = tmp_path / "snap"
     first = cli(standin, "fetch", "--to", to, *FAST)
     assert first.exit_code == 0, first.output
     before = (to / "snapshot.json").read_bytes()
     assert json.loads(before)["retrieved"] == "2026-11-01"
-    monkeypatch.setattr("energy_index.cli._today", lambda: "2026-12-01")
+    monkeypatch.setattr("energy_index.api._today", lambda: "2026-12-01")
 
     # Same commit: one API request, no download.
     again = cli(standin, "fetch", "--to", to, *FAST)

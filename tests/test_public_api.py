@@ -1,29 +1,131 @@
-"""The public API and the defaults: each defined once, reachable from one place."""
+"""The public API mirrors the command line: one function per command, each option a keyword
+argument with the option's default, paths as text or Path, typed results."""
 
 from __future__ import annotations
 
+import inspect
+import json
 import subprocess
 import sys
+from pathlib import Path
+
+import click
+import pytest
 
 import energy_index
-from energy_index import model
-from tests.conftest import GOLDEN, REPO
+from energy_index import api, model
+from energy_index.cli import main
+from tests.conftest import GOLDEN, PUBLISHED, REPO
+
+COMMANDS = ("build", "audit", "regenerate", "fetch", "validate", "report", "site")
+# Options of the command line that the API takes as one NetworkSettings (``network``).
+NETWORK = {
+    "ref",
+    "api_base",
+    "raw_base",
+    "retries",
+    "timeout",
+    "deadline",
+    "backoff",
+    "max_bytes",
+    "quiet",
+}
+# Options that only say how the command line prints or exits.
+PRESENTATION = {"as_json", "exit_code"}
+# Arguments of the API that the command line supplies itself (progress goes to stderr).
+SUPPLIED = {"network", "notify"}
 
 
-def test_the_public_names_are_the_flows_themselves():
-    from energy_index.flows.audit import audited
-    from energy_index.flows.build import BuildSettings, build, build_index
-    from energy_index.flows.regenerate import regenerate_index
-
-    assert energy_index.build is build and energy_index.build_index is build_index
-    assert energy_index.BuildSettings is BuildSettings
-    assert energy_index.regenerate_index is regenerate_index and energy_index.audited is audited
+def test_the_public_names_are_the_api_functions():
+    for name in COMMANDS:
+        assert getattr(energy_index, name) is getattr(api, name)
     assert energy_index.NetworkSettings is model.NetworkSettings
+    assert set(energy_index.__all__) >= set(COMMANDS)
+    assert not hasattr(energy_index, "build_index")
 
 
-def test_the_documented_example_builds_the_index():
-    result = energy_index.build(GOLDEN, settings=energy_index.BuildSettings())
-    assert len(result.document["rows"]) == 32
+def _plain(value: object) -> object:
+    if isinstance(value, (tuple, list)):
+        values = [_plain(v) for v in value]
+        return values[0] if len(values) == 1 else values
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_each_command_is_its_api_function_with_the_same_options_and_defaults(name: str):
+    command = main.commands[name]
+    function = getattr(api, name)
+    signature = inspect.signature(function)
+    options = {p.name for p in command.params} - NETWORK - PRESENTATION
+    assert options == set(signature.parameters) - SUPPLIED
+    assert ("network" in signature.parameters) == bool(NETWORK & {p.name for p in command.params})
+    context = click.Context(command)
+    for param in command.params:
+        if param.name not in signature.parameters:
+            continue
+        default = param.get_default(context)
+        api_default = signature.parameters[param.name].default
+        if isinstance(param, click.Option) and param.is_flag:
+            assert api_default is False, param.name
+        elif isinstance(default, (str, int, float, Path, tuple, list)):
+            cast = param.type_cast_value(context, default)
+            assert _plain(cast) == _plain(api_default), param.name
+        elif param.multiple:
+            assert tuple(api_default) == (), param.name
+        elif param.required or isinstance(param, click.Argument):
+            assert api_default is inspect.Parameter.empty, param.name
+        else:
+            assert api_default is None, param.name
+
+
+def test_the_command_line_calls_only_the_api():
+    source = (REPO / "pipeline" / "energy_index" / "cli.py").read_text("utf-8")
+    assert "energy_index.flows" not in source and "energy_index.io" not in source
+
+
+def test_an_offline_build_in_memory_takes_text_paths_and_writes_nothing(tmp_path: Path):
+    built = energy_index.build(source=str(GOLDEN), out=None)
+    assert isinstance(built, energy_index.Built)
+    assert len(built.document["rows"]) == 32 and built.files == ()
+    assert built.report["counts"]["rows"] == 32
+
+
+def test_a_build_with_text_paths_writes_and_names_its_files(tmp_path: Path):
+    out = tmp_path / "out" / "index.json"
+    built = energy_index.build(source=str(GOLDEN), out=str(out), itl_deadline_ms=[100, 500])
+    assert set(built.files) == {
+        out,
+        out.with_name("index.report.json"),
+        out.with_name("deadlines.json"),
+    }
+    assert all(path.is_file() for path in built.files)
+    assert json.loads(out.read_bytes()) == built.document
+    assert built.document["itl_deadline_ms"] == 500
+
+
+def test_audit_validate_report_and_site_from_python(tmp_path: Path):
+    assert energy_index.audit(published=str(PUBLISHED), source=GOLDEN).identical
+    assert energy_index.validate(str(PUBLISHED)) == ()
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**json.loads(PUBLISHED.read_bytes()), "rows": []}))
+    assert energy_index.validate(bad) != ()
+    index = tmp_path / "index.json"
+    energy_index.build(source=GOLDEN, out=index)
+    page = energy_index.report(index=str(index), source=str(GOLDEN), out=tmp_path / "r.html")
+    assert (
+        page.path.read_bytes()[:15] == b"<!DOCTYPE html>" and page.size == page.path.stat().st_size
+    )
+    written = energy_index.site(index=index, source=GOLDEN, out=str(tmp_path / "site"))
+    assert "index.html" in written.files and (tmp_path / "site" / "index.html").is_file()
+
+
+def test_a_text_path_ending_in_a_slash_is_refused_naming_the_parameter(tmp_path: Path):
+    with pytest.raises(energy_index.EnergyIndexError) as caught:
+        energy_index.build(source=GOLDEN, out=f"{tmp_path}/new/")
+    assert caught.value.parameter == "out"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_importing_the_package_loads_no_heavy_library():

@@ -25,7 +25,6 @@ OPTION_SETTINGS = {
     "source": "VENDORED_SNAPSHOT",
     "task": "DEFAULT_TASK",
     "tasks": "DEFAULT_TASK",
-    "deadlines": "DEFAULT_ITL_DEADLINE_MS",
     "itl_deadline_ms": "DEFAULT_ITL_DEADLINE_MS",
     "itl_statistic": "DEFAULT_ITL_STATISTIC",
     "out": "DEFAULT_OUT",
@@ -119,7 +118,7 @@ def test_every_option_default_is_read_from_the_settings_module():
     assert unmapped == [], "each option with a default needs its setting in OPTION_SETTINGS"
     assert wrong == []
     # Every command that has a deadline, a snapshot or network limits was seen.
-    assert {"build deadlines", "regenerate itl_deadline_ms", "audit source"} <= set(defaults)
+    assert {"build itl_deadline_ms", "regenerate itl_deadline_ms", "audit source"} <= set(defaults)
     assert sum(key.endswith(" retries") for key in defaults) == 6
 
 

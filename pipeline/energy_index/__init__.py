@@ -1,23 +1,25 @@
 """energy-index: rebuild the energy-per-output-token index from the ML.ENERGY Leaderboard.
 
-The public API, the same flows the command line calls (each name is loaded on first use, so
-that ``import energy_index`` stays as light as ``energy-index --help``):
+The public API mirrors the command line, one function per command, with its options as keyword
+arguments and their defaults (docs/api.md):
 
-    build_index(source, *, out, settings, extras, access: Access) → Build
-    build(snapshot_dir, *, settings) → Build                  in memory, nothing written
-    regenerate_index(source, *, out, vendored, settings, lock_timeout, access: Access)
-                                                              → Regenerated
-    audited(published, *, source, access: Access) → Audit
-    BuildSettings, Extras                                     what a build may be told
-    Access, NetworkSettings                                   how a flow reaches its source
-                                                              (cache, network, today, progress)
-    EnergyIndexError and its subclasses                       energy_index.errors
+    build(*, source, task, itl_deadline_ms, out, …) → Built      (out=None: nothing written)
+    audit(*, published, source, …) → Audit                         (.identical, .lines())
+    regenerate(*, source, out, vendored, today, …) → Regenerated
+    fetch(*, to, tasks, repository, …) → Path
+    validate(path) → tuple of problems
+    report(*, index, source, out, png, …) → Page
+    site(*, index, source, out, …) → Site
+    NetworkSettings                                                how to reach upstream
+    EnergyIndexError and its subclasses                            energy_index.errors
+
+Each name is loaded on first use, so that ``import energy_index`` stays as light as
+``energy-index --help``.
 
 Example:
 
-    >>> from energy_index import BuildSettings, build
-    >>> result = build(Path("snapshots/ml-energy-leaderboard"), settings=BuildSettings())
-    >>> len(result.document["rows"])
+    >>> import energy_index
+    >>> len(energy_index.build(out=None).document["rows"])
     32
 """
 
@@ -29,14 +31,17 @@ from typing import Any
 __version__ = "1.0.0"
 
 _PUBLIC = {
-    "build_index": "energy_index.flows.build",
-    "build": "energy_index.flows.build",
-    "BuildSettings": "energy_index.flows.build",
-    "Extras": "energy_index.flows.build",
-    "regenerate_index": "energy_index.flows.regenerate",
-    "audited": "energy_index.flows.audit",
+    "build": "energy_index.api",
+    "audit": "energy_index.api",
+    "regenerate": "energy_index.api",
+    "fetch": "energy_index.api",
+    "validate": "energy_index.api",
+    "report": "energy_index.api",
+    "site": "energy_index.api",
+    "Built": "energy_index.api",
+    "Page": "energy_index.api",
+    "Site": "energy_index.api",
     "NetworkSettings": "energy_index.model",
-    "Access": "energy_index.model",
     "EnergyIndexError": "energy_index.errors",
 }
 __all__ = ["__version__", *_PUBLIC]

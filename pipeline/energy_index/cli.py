@@ -12,7 +12,6 @@ import math
 import os
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -21,7 +20,6 @@ import click
 from energy_index import __version__
 from energy_index.model import (
     ITL_STATISTICS,
-    Access,
     NetworkSettings,
     is_day,
     json_number,
@@ -276,17 +274,9 @@ def main() -> None:
     """
 
 
-def _today() -> str:
-    return datetime.now(UTC).date().isoformat()
-
-
 def _notify(line: str) -> None:
     """Progress of a flow (what was fetched, what was kept): on stderr, as it happens."""
     click.echo(line, err=True)
-
-
-def _access(cache: Path, network: NetworkSettings, *, today: str | None = None) -> Access:
-    return Access(cache=cache, network=network, today=today or _today(), notify=_notify)
 
 
 @main.command(epilog=EXIT_CODES)
@@ -322,9 +312,9 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: NetworkSet
 
         energy-index fetch --to /tmp/upstream --task lm-arena-chat --task gpqa
     """
-    from energy_index.flows.fetch import fetch_snapshot
+    from energy_index import api
 
-    fetch_snapshot(repository, to=to, tasks=tasks, access=_access(Path(DEFAULT_CACHE), network))
+    api.fetch(to=to, tasks=tasks, repository=repository, network=network, notify=_notify)
 
 
 class Deadlines(click.ParamType):  # type: ignore[type-arg]
@@ -351,7 +341,6 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
 @task_option
 @click.option(
     "--itl-deadline-ms",
-    "deadlines",
     type=Deadlines(),
     default=str(json_number(DEFAULT_ITL_DEADLINE_MS)),
     show_default=True,
@@ -422,7 +411,7 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
 def build(
     source: str,
     task: str,
-    deadlines: tuple[float, ...],
+    itl_deadline_ms: tuple[float, ...],
     itl_statistic: str,
     out: Path,
     retrieved: str | None,
@@ -457,58 +446,40 @@ def build(
         energy-index build --from snapshots/ml-energy-leaderboard \\
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
+    from energy_index import api
     from energy_index.errors import UsageError
-    from energy_index.flows.build import (
-        BuildSettings,
-        Extras,
-        build_every_task,
-        build_index,
-        profile_deadlines,
-    )
 
     task_source = click.get_current_context().get_parameter_source("task")
     if all_tasks and task_source is not click.core.ParameterSource.DEFAULT:
         raise UsageError("--all-tasks builds every task: give it or --task, not both")
     if retrieved and updated and updated < retrieved:
         raise UsageError(f"--updated {updated} is earlier than --retrieved {retrieved}")
-    settings = BuildSettings(
+    built = api.build(
+        source=source,
         task=task,
-        itl_deadline_ms=max(deadlines),
+        itl_deadline_ms=itl_deadline_ms,
         itl_statistic=itl_statistic,
+        out=out,
         retrieved=retrieved,
         updated=updated,
-    )
-    extras = Extras(
-        sweep_deadlines_ms=deadlines if len(deadlines) > 1 else (),
+        all_tasks=all_tasks,
         curves=curves,
+        profiles=profiles,
         extended=extended,
         formats=formats,
         impacts=impacts,
         carbon=carbon,
-        profile_deadlines_ms=profile_deadlines(deadlines) if profiles else (),
         responses=responses,
+        cache=cache,
+        network=network,
+        notify=_notify,
     )
     if all_tasks:
-        out_dir = out.parent / "tasks"
-        results = build_every_task(
-            source,
-            out_dir=out_dir,
-            settings=settings,
-            extras=extras,
-            access=_access(cache, network),
-        )
-        for name, result in results.items():
+        for result in built.tasks.values():
             rows = len(result.document["rows"])
-            click.echo(f"wrote {out_dir / name / 'index.json'} ({rows} rows)")
+            click.echo(f"wrote {result.files[0]} ({rows} rows)")
         return
-    result = build_index(
-        source,
-        out=out,
-        settings=settings,
-        extras=extras,
-        access=_access(cache, network),
-    )
-    counts = result.report["counts"]
+    counts = built.report["counts"]
     click.echo(
         f"wrote {out} ({counts['rows']} rows from {counts['stable']} stable of "
         f"{counts['configurations']} configurations) and {report_path(out)}"
@@ -579,18 +550,19 @@ def regenerate(
     \b
         energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
     """
-    from energy_index.flows.build import BuildSettings
-    from energy_index.flows.regenerate import regenerate_index
+    from energy_index import api
 
-    if vendored is None and os.path.abspath(out) == os.path.abspath(DEFAULT_OUT):
-        vendored = Path(VENDORED_SNAPSHOT)  # the default output's input; no other's
-    outcome = regenerate_index(
-        source,
+    outcome = api.regenerate(
+        source=source,
+        task=task,
+        itl_deadline_ms=itl_deadline_ms,
         out=out,
-        vendored=vendored,
-        settings=BuildSettings(task=task, itl_deadline_ms=itl_deadline_ms),
+        today=today,
         lock_timeout=lock_timeout,
-        access=_access(cache, network, today=today),
+        vendored=vendored,
+        cache=cache,
+        network=network,
+        notify=_notify,
     )
     upstream = outcome.upstream
     if outcome.changelog is None:
@@ -600,7 +572,7 @@ def regenerate(
         for line in outcome.changelog.lines():
             click.echo(f"  {line}")
     if outcome.snapshot_replaced:
-        click.echo(f"  vendored snapshot {vendored}: replaced by upstream {upstream}")
+        click.echo(f"  vendored snapshot {outcome.vendored}: replaced by upstream {upstream}")
     if outcome.changelog is not None and exit_code:
         sys.exit(CHANGED_EXIT_CODE)
 
@@ -643,9 +615,16 @@ def audit(
         energy-index audit --published fixtures/published/index.json --json
         energy-index audit --published site/api/v1/tasks/gpqa/impacts.json
     """
-    from energy_index.flows.audit import audited
+    from energy_index import api
 
-    result = audited(published, source=source, access=_access(cache, network), carbon=carbon)
+    result = api.audit(
+        published=published,
+        source=source,
+        carbon=carbon,
+        cache=cache,
+        network=network,
+        notify=_notify,
+    )
     if as_json:
         click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -704,17 +683,19 @@ def report(
 
         energy-index report --index output/index.json --out output/report.html
     """
-    from energy_index.flows.report import write_report_page
+    from energy_index import api
 
-    size = write_report_page(
-        index,
+    page = api.report(
+        index=index,
         source=source,
         out=out,
         png=png,
-        access=_access(cache, network),
         carbon=carbon,
+        cache=cache,
+        network=network,
+        notify=_notify,
     )
-    click.echo(f"wrote {out} ({size >> 10} KiB)" + (f" and {png}" if png else ""))
+    click.echo(f"wrote {page.path} ({page.size >> 10} KiB)" + (f" and {png}" if png else ""))
 
 
 # site takes report's inputs (the index, and the snapshot its build report names); only what it
@@ -751,9 +732,18 @@ def site(
 
         energy-index site --index output/index.json --out site
     """
-    from energy_index.flows.site import write_site
+    from energy_index import api
 
-    files = write_site(index, source=source, out=out, carbon=carbon, access=_access(cache, network))
+    written = api.site(
+        index=index,
+        source=source,
+        out=out,
+        carbon=carbon,
+        cache=cache,
+        network=network,
+        notify=_notify,
+    )
+    files = written.files
     click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
 
 
@@ -769,9 +759,9 @@ def validate(path: Path) -> None:
 
         energy-index validate output/index.json
     """
-    from energy_index.flows.audit import index_file_problems
+    from energy_index import api
 
-    problems = index_file_problems(path)
+    problems = api.validate(path)
     for problem in problems:
         click.echo(f"{path}: {problem}", err=True)
     if problems:

@@ -491,6 +491,12 @@ def run_all_tasks(
     return results
 
 
+def build_in_memory(source: str, *, settings: BuildSettings, access: Access) -> Build:
+    """``build`` with no output: resolve ``source``, then :func:`build`; nothing is written."""
+    snapshot = resolved_snapshot(source, tasks=[settings.task], access=access)
+    return build(snapshot, settings=settings)
+
+
 def build_index(
     source: str,
     *,

@@ -62,6 +62,7 @@ class Regenerated:
     upstream: str
     snapshot_replaced: bool
     changelog: Changelog | None
+    vendored: Path | None = None  # the vendored snapshot kept as the input of the index
 
 
 def regenerate_index(
@@ -98,7 +99,10 @@ def regenerate_index(
             fetched, out=out, vendored=vendored, settings=settings, today=access.today
         )
     return Regenerated(
-        upstream=done.commit, snapshot_replaced=done.snapshot_replaced, changelog=done.changelog
+        upstream=done.commit,
+        snapshot_replaced=done.snapshot_replaced,
+        changelog=done.changelog,
+        vendored=vendored,
     )
 
 

@@ -1,0 +1,364 @@
+"""The Python API: one function per command, with the command's options as keyword arguments
+and their defaults (from settings.py), paths as ``str`` or ``Path``, and typed results.
+
+The command line parses its options, calls one of these functions and prints the result;
+tests/test_api.py checks that every option of every command is a keyword argument of its
+function, with the same default. Heavy libraries are imported when a function is called, so that
+``import energy_index`` stays as light as ``energy-index --help``.
+
+    >>> import energy_index
+    >>> energy_index.audit(published="fixtures/published/index.json").identical
+    True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from energy_index.errors import UsageError
+from energy_index.model import Access, NetworkSettings
+from energy_index.settings import (
+    CARBON_SNAPSHOT,
+    DEFAULT_CACHE,
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_ITL_STATISTIC,
+    DEFAULT_OUT,
+    DEFAULT_REPORT_PAGE,
+    DEFAULT_SITE,
+    DEFAULT_TASK,
+    LIVE,
+    LOCK_TIMEOUT_SECONDS,
+    UPSTREAM_URL,
+    VENDORED_SNAPSHOT,
+)
+
+if TYPE_CHECKING:
+    from energy_index.documents.compare import Audit
+    from energy_index.flows.impacts import ImpactsAudit
+    from energy_index.flows.regenerate import Regenerated
+
+PathLike = str | os.PathLike[str]
+Notify = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Built:
+    """What ``build`` made: the index document and its build report, and the files written
+    (none when ``out`` is None). With ``all_tasks``, ``tasks`` holds each task's build and the
+    document is that of ``task``."""
+
+    document: dict[str, Any]
+    report: dict[str, Any]
+    files: tuple[Path, ...] = ()
+    tasks: Mapping[str, Built] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Page:
+    """What ``report`` wrote: the page, its size in bytes, and the PNG of its charts if asked."""
+
+    path: Path
+    size: int
+    png: Path | None = None
+
+
+@dataclass(frozen=True)
+class Site:
+    """What ``site`` wrote: the folder, and every file in it (relative path → bytes)."""
+
+    path: Path
+    files: Mapping[str, bytes]
+
+
+def _today() -> str:
+    return datetime.now(UTC).date().isoformat()
+
+
+def _path(value: PathLike | None, *, parameter: str) -> Path | None:
+    """A path given as text or Path; text ending in a separator names a directory, which no
+    parameter taking a file accepts (Path() would drop the slash)."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.endswith(("/", os.sep)):
+        raise UsageError(f"{value!r} names a directory; name a file in it", parameter=parameter)
+    return Path(value)
+
+
+def _source(value: PathLike) -> str:
+    """``source`` as the flows take it: a snapshot directory, an upstream URL, or 'live'."""
+    return os.fspath(value)
+
+
+def _access(
+    cache: PathLike,
+    network: NetworkSettings | None,
+    *,
+    today: str | None = None,
+    notify: Notify | None = None,
+) -> Access:
+    return Access(
+        cache=Path(cache),
+        network=network or NetworkSettings(),
+        today=today or _today(),
+        notify=notify or (lambda line: None),
+    )
+
+
+def _deadlines(itl_deadline_ms: float | Iterable[float]) -> tuple[float, ...]:
+    if isinstance(itl_deadline_ms, (int, float)):
+        return (float(itl_deadline_ms),)
+    deadlines = tuple(sorted({float(d) for d in itl_deadline_ms}))
+    if not deadlines:
+        raise UsageError("no deadline given", parameter="itl_deadline_ms")
+    return deadlines
+
+
+def build(
+    *,
+    source: PathLike = VENDORED_SNAPSHOT,
+    task: str = DEFAULT_TASK,
+    itl_deadline_ms: float | Iterable[float] = DEFAULT_ITL_DEADLINE_MS,
+    itl_statistic: str = DEFAULT_ITL_STATISTIC,
+    out: PathLike | None = DEFAULT_OUT,
+    retrieved: str | None = None,
+    updated: str | None = None,
+    all_tasks: bool = False,
+    curves: bool = False,
+    profiles: bool = False,
+    extended: bool = False,
+    formats: Iterable[str] = (),
+    impacts: bool = False,
+    carbon: PathLike = CARBON_SNAPSHOT,
+    responses: bool = False,
+    cache: PathLike = DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Built:
+    """``energy-index build``: build the index from ``source`` and write it, with its build
+    report, to ``out`` (``out=None``: in memory, nothing written).
+
+    ``source`` is a snapshot directory, or the upstream repository's URL (or 'live'), fetched
+    into ``cache`` first. Several deadlines also write the deadline sweep; the index uses the
+    largest. Dates not given come from the snapshot (see docs/design.md, *Dates*).
+    """
+    from energy_index.flows.build import (
+        BuildSettings,
+        Extras,
+        build_every_task,
+        build_in_memory,
+        build_index,
+        output_paths,
+        profile_deadlines,
+    )
+
+    deadlines = _deadlines(itl_deadline_ms)
+    formats = tuple(formats)
+    if retrieved and updated and updated < retrieved:
+        raise UsageError(f"{updated} is earlier than retrieved {retrieved}", parameter="updated")
+    settings = BuildSettings(
+        task=task,
+        itl_deadline_ms=max(deadlines),
+        itl_statistic=itl_statistic,
+        retrieved=retrieved,
+        updated=updated,
+    )
+    extras = Extras(
+        sweep_deadlines_ms=deadlines if len(deadlines) > 1 else (),
+        curves=curves,
+        extended=extended,
+        formats=formats,
+        impacts=impacts,
+        carbon=Path(carbon),
+        profile_deadlines_ms=profile_deadlines(deadlines) if profiles else (),
+        responses=responses,
+    )
+    access = _access(cache, network, notify=notify)
+    target = _path(out, parameter="out")
+    if target is None:
+        if all_tasks or curves or profiles or extended or formats or impacts or responses:
+            raise UsageError("extra files and all tasks need an output path", parameter="out")
+        result = build_in_memory(_source(source), settings=settings, access=access)
+        return Built(document=result.document, report=result.report)
+
+    def written(at: Path) -> tuple[Path, ...]:
+        paths = output_paths(at, extras=extras)
+        return tuple(path for role, path in paths.items() if role != "errors file")
+
+    if all_tasks:
+        out_dir = target.parent / "tasks"
+        results = build_every_task(
+            _source(source), out_dir=out_dir, settings=settings, extras=extras, access=access
+        )
+        tasks = {
+            name: Built(
+                document=result.document,
+                report=result.report,
+                files=written(out_dir / name / "index.json"),
+            )
+            for name, result in results.items()
+        }
+        first = tasks.get(task) or next(iter(tasks.values()))
+        files = tuple(path for built in tasks.values() for path in built.files)
+        return Built(document=first.document, report=first.report, files=files, tasks=tasks)
+    result = build_index(
+        _source(source), out=target, settings=settings, extras=extras, access=access
+    )
+    return Built(document=result.document, report=result.report, files=written(target))
+
+
+def audit(
+    *,
+    published: PathLike,
+    source: PathLike = VENDORED_SNAPSHOT,
+    carbon: PathLike = CARBON_SNAPSHOT,
+    cache: PathLike = DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Audit | ImpactsAudit:
+    """``energy-index audit``: rebuild in memory from ``source`` with the published file's task
+    and deadline, and compare. ``published`` is a file or an https:// URL; ``.identical`` says
+    whether anything but the volatile dates differs, ``.lines()`` lists each difference. A
+    published impacts.json is compared with impacts rebuilt with the carbon snapshot ``carbon``."""
+    from energy_index.flows.audit import audited
+
+    return audited(
+        os.fspath(published),
+        source=_source(source),
+        access=_access(cache, network, notify=notify),
+        carbon=Path(carbon),
+    )
+
+
+def regenerate(
+    *,
+    source: PathLike = LIVE,
+    task: str = DEFAULT_TASK,
+    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS,
+    out: PathLike = DEFAULT_OUT,
+    today: str | None = None,
+    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    vendored: PathLike | None = None,
+    cache: PathLike = DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Regenerated:
+    """``energy-index regenerate``: fetch ``source``, rebuild, and replace the index at ``out``
+    (and the vendored snapshot ``vendored``; by default the vendored snapshot when ``out`` is
+    the default output) only if upstream changed. ``today`` stamps a change (default: today,
+    UTC). ``.changelog`` is None when nothing changed."""
+    from energy_index.flows.build import BuildSettings
+    from energy_index.flows.regenerate import regenerate_index
+
+    target = _path(out, parameter="out")
+    assert target is not None
+    snapshot = Path(vendored) if vendored is not None else None
+    if snapshot is None and os.path.abspath(target) == os.path.abspath(DEFAULT_OUT):
+        snapshot = Path(VENDORED_SNAPSHOT)  # the default output's input; no other's
+    return regenerate_index(
+        _source(source),
+        out=target,
+        vendored=snapshot,
+        settings=BuildSettings(task=task, itl_deadline_ms=float(itl_deadline_ms)),
+        lock_timeout=lock_timeout,
+        access=_access(cache, network, today=today, notify=notify),
+    )
+
+
+def fetch(
+    *,
+    to: PathLike,
+    tasks: Iterable[str] = (DEFAULT_TASK,),
+    repository: str = UPSTREAM_URL,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Path:
+    """``energy-index fetch``: bring the snapshot directory ``to`` up to date with upstream's
+    files of ``tasks``; returns ``to``."""
+    from energy_index.flows.fetch import fetch_snapshot
+
+    return fetch_snapshot(
+        repository,
+        to=Path(to),
+        tasks=tuple(tasks),
+        access=_access(DEFAULT_CACHE, network, notify=notify),
+    )
+
+
+def validate(path: PathLike) -> tuple[str, ...]:
+    """``energy-index validate``: every way the index file at ``path`` breaks the schema or the
+    index rules; empty when it is valid."""
+    from energy_index.flows.audit import index_file_problems
+
+    return tuple(index_file_problems(Path(path)))
+
+
+def report(
+    *,
+    index: PathLike = DEFAULT_OUT,
+    source: PathLike = VENDORED_SNAPSHOT,
+    out: PathLike = DEFAULT_REPORT_PAGE,
+    png: PathLike | None = None,
+    carbon: PathLike = CARBON_SNAPSHOT,
+    cache: PathLike = DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Page:
+    """``energy-index report``: write the page documenting ``index`` (its build report beside
+    it), with the stable configurations of ``source`` and the carbon snapshot ``carbon``, and
+    its charts to ``png`` if given."""
+    from energy_index.flows.report import write_report_page
+
+    page, picture = Path(out), Path(png) if png is not None else None
+    size = write_report_page(
+        Path(index),
+        source=_source(source),
+        out=page,
+        png=picture,
+        access=_access(cache, network, notify=notify),
+        carbon=Path(carbon),
+    )
+    return Page(path=page, size=size, png=picture)
+
+
+def site(
+    *,
+    index: PathLike = DEFAULT_OUT,
+    source: PathLike = VENDORED_SNAPSHOT,
+    out: PathLike = DEFAULT_SITE,
+    carbon: PathLike = CARBON_SNAPSHOT,
+    cache: PathLike = DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Site:
+    """``energy-index site``: write the static site (every task's page, the JSON API, the Data
+    Package) to the folder ``out``, replaced whole."""
+    from energy_index.flows.site import write_site
+
+    folder = Path(out)
+    files = write_site(
+        Path(index),
+        source=_source(source),
+        out=folder,
+        carbon=Path(carbon),
+        access=_access(cache, network, notify=notify),
+    )
+    return Site(path=folder, files=files)
+
+
+__all__ = [
+    "Built",
+    "Page",
+    "Site",
+    "audit",
+    "build",
+    "fetch",
+    "regenerate",
+    "report",
+    "site",
+    "validate",
+]
