@@ -116,10 +116,13 @@ def test_a_rebuild_over_its_own_output_gives_the_same_bytes(built: Path):
 
 def test_stale_temporaries_of_this_tool_are_removed_by_the_next_run(built: Path):
     folder = built.parent
-    stale = [folder / ".index.json.k2j4x9aq.tmp", folder / ".index.report.json.abcdefgh.tmp"]
+    stale = [
+        folder / ".index.json.energy-index-k2j4x9aq.tmp",
+        folder / ".index.report.json.energy-index-abcdefgh.tmp",
+    ]
     for path in stale:
         path.write_bytes(b"half-written")
-    foreign = [folder / "notes.tmp", folder / ".other.json.abcdefgh.tmp"]
+    foreign = [folder / "notes.tmp", folder / ".other.json.energy-index-abcdefgh.tmp"]
     for path in foreign:
         path.write_bytes(b"not ours")
     assert invoke("build", "--from", GOLDEN, "--out", built, *DATES).exit_code == 0
@@ -751,3 +754,38 @@ def test_a_fifo_or_dev_zero_at_an_output_path_is_refused_not_read(built: Path, w
     assert f"{built.parent / which}: " in run.stderr and expected in run.stderr
     assert "Traceback" not in run.stderr
     assert files_under(built.parent) == before
+
+
+# -- issue 19, item 12: only what carries this tool's mark is removed as a stale temporary ------
+LOOK_ALIKES = ["{}.20261130.old", "{}.mybackup.tmp", "{}.k2j4x9aq.tmp"]
+
+
+def test_a_users_look_alike_files_beside_an_output_are_left_alone(built: Path):
+    folder = built.parent
+    users = [folder / name.format(".index.json") for name in LOOK_ALIKES]
+    for path in users:
+        path.write_bytes(b"a person's backup")
+    assert invoke("build", "--from", GOLDEN, "--out", built, *DATES).exit_code == 0
+    assert all(path.read_bytes() == b"a person's backup" for path in users)
+
+
+def test_a_users_look_alike_folders_beside_a_written_folder_are_left_alone(tmp_path: Path):
+    from energy_index.io.files import TEMPORARY_MARK, write_directory
+
+    target = tmp_path / "site"
+    users = [tmp_path / name.format(".site") for name in LOOK_ALIKES]
+    for folder in users:
+        folder.mkdir()
+        (folder / "index.html").write_bytes(b"kept")
+    ours = [
+        tmp_path / f".site.{TEMPORARY_MARK}-k2j4x9aq.tmp",
+        tmp_path / f".site.{TEMPORARY_MARK}-q8w7e6r5.old",
+    ]
+    for folder in ours:
+        folder.mkdir()
+    manifest = json.dumps({"files": {"index.html": {}}}).encode()
+    write_directory(target, {"index.html": b"new", "snapshot.json": manifest})
+    write_directory(target, {"index.html": b"newer", "snapshot.json": manifest})
+    assert all((folder / "index.html").read_bytes() == b"kept" for folder in users)
+    assert not any(folder.exists() for folder in ours)
+    assert (target / "index.html").read_bytes() == b"newer"

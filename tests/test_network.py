@@ -438,8 +438,8 @@ def test_a_missing_snapshot_beside_its_retired_copy_is_restored(standin, tmp_pat
     target = tmp_path / "snap"
     assert fetch_to(standin, target).exit_code == 0
     before = tree(target)
-    target.rename(tmp_path / ".snap.k2j4x9ab.old")
-    (tmp_path / ".snap.q8w7e6r5.tmp").mkdir()
+    target.rename(tmp_path / ".snap.energy-index-k2j4x9ab.old")
+    (tmp_path / ".snap.energy-index-q8w7e6r5.tmp").mkdir()
     standin.fail("head", Fault("status", status=503))
     result = fetch_to(standin, target)
     assert result.exit_code == 3, result.output

@@ -116,8 +116,8 @@ def _made_folder(folder: Path) -> None:
 
 
 def _remove_stale_temporaries(folder: Path, names: list[str]) -> None:
-    """``.<name>.XXXXXXXX.tmp`` of the given names, left by a run that died: called under the
-    folder's lock, which every writer holds while its temporaries exist."""
+    """``.<name>.energy-index-XXXXXXXX.tmp`` of the given names, left by a run that died:
+    called under the folder's lock, which every writer holds while its temporaries exist."""
     for name in names:
         for path in folder.glob(f".{glob.escape(name)}.*.tmp"):
             middle = path.name[len(name) + 2 : -len(".tmp")]
@@ -125,7 +125,11 @@ def _remove_stale_temporaries(folder: Path, names: list[str]) -> None:
                 path.unlink(missing_ok=True)
 
 
-_TEMPORARY_PART = re.compile(r"[a-z0-9_]{8}")  # what tempfile.mkstemp puts in the middle
+# This tool's mark in the name of each temporary it makes, ``.<name>.energy-index-XXXXXXXX.tmp``
+# or ``.old``, the X's from tempfile. Only names carrying it are ever removed as stale: a
+# person's ``.site.20261130.old/`` or ``.index.json.mybackup.tmp`` beside an output is theirs.
+TEMPORARY_MARK = "energy-index"
+_TEMPORARY_PART = re.compile(rf"{TEMPORARY_MARK}-[a-z0-9_]{{8}}")
 
 
 @contextlib.contextmanager
@@ -158,7 +162,7 @@ def _replaced(temporary: str, target: Path) -> None:
 def _staged_copy(target: Path, data: bytes) -> str:
     try:
         descriptor, temporary = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".tmp"
+            dir=target.parent, prefix=f".{target.name}.{TEMPORARY_MARK}-", suffix=".tmp"
         )
     except OSError as error:
         raise OutputError(
@@ -190,12 +194,12 @@ def write_directory(
     """Replace a directory by one holding exactly ``files`` (relative paths), all or nothing.
 
     Only a directory this tool wrote is replaced (see ``writable_directory``). The new tree is
-    written beside the target as ``.<name>.XXXXXXXX.tmp`` and swapped with it in one atomic
-    exchange (Linux ``renameat2(RENAME_EXCHANGE)``), so that a run killed at any instant leaves
-    the target holding the old tree or the new one, never neither; the old tree is removed
-    only after the new one is in place. Where the exchange is not available the old tree is
-    first renamed to ``.<name>.XXXXXXXX.old``, and the next run puts it back if it was left
-    there. Temporaries a killed run left are removed by the next one.
+    written beside the target as ``.<name>.energy-index-XXXXXXXX.tmp`` and swapped with it in
+    one atomic exchange (Linux ``renameat2(RENAME_EXCHANGE)``), so that a run killed at any
+    instant leaves the target holding the old tree or the new one, never neither; the old tree
+    is removed only after the new one is in place. Where the exchange is not available the old
+    tree is first renamed to ``.<name>.energy-index-XXXXXXXX.old``, and the next run puts it
+    back if it was left there. Temporaries a killed run left are removed by the next one.
 
     Example: ``write_directory(Path(".cache/upstream"), {"snapshot.json": b"{...}"})``.
     """
@@ -210,7 +214,9 @@ def write_directory(
         _checked(target, manifest=manifest)
         try:
             staging = Path(
-                tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+                tempfile.mkdtemp(
+                    dir=target.parent, prefix=f".{target.name}.{TEMPORARY_MARK}-", suffix=".tmp"
+                )
             )
         except OSError as error:
             raise OutputError(f"{target.parent}: cannot write in it ({error.strerror})") from None
@@ -236,8 +242,9 @@ def writable_directory(target: Path, *, manifest: str = DIRECTORY_MANIFEST) -> N
     """Make ``target`` ready to be replaced by ``write_directory``, or refuse it (UsageError).
 
     Removes the temporaries a killed run left beside it (and first puts back a tree retired
-    to ``.<name>.XXXXXXXX.old`` if the target is missing). Then refuses, touching nothing, a
-    target that is not a directory this tool wrote: a file, a link, or a directory holding
+    to ``.<name>.energy-index-XXXXXXXX.old`` if the target is missing). Then refuses, touching
+    nothing, a target that is not a directory this tool wrote: a file, a link, or a directory
+    holding
     anything but ``manifest`` and the files that ``manifest``'s ``files`` lists. A directory
     that does not exist or is empty is fine.
 
