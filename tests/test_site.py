@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -248,3 +249,59 @@ def test_the_index_is_read_once_the_bytes_published_are_the_bytes_checked(
     ]
     published = tmp_path / "site" / "api" / "v1" / "tasks" / task / "index.json"
     assert published.read_bytes() == golden_index.read_bytes()
+
+
+def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(site: Path):
+    """A card per (model, GPU) of every task; the reference card read cell by cell: the
+    measured figures are the index's, the ranges impacts.json's, each beside its status."""
+    for task in TASKS:
+        index = json.loads((site / "api/v1/tasks" / task / "index.json").read_bytes())
+        cards = sorted((site / "cards" / task).rglob("*.html"))
+        assert len(cards) == len(index["rows"]), task
+    base = site / "api/v1/tasks/lm-arena-chat"
+    index = json.loads((base / "index.json").read_bytes())
+    impacts = json.loads((base / "impacts.json").read_bytes())
+    row = next(r for r in index["rows"] if r["row_id"].startswith("qwen-3-32b/H100/"))
+    estimated = next(r for r in impacts["rows"] if r["row_id"] == row["row_id"])["estimated"]
+    html = (site / "cards/lm-arena-chat/qwen-3-32b/h100.html").read_text("utf-8")
+    cells = re.findall(
+        r'<tr><td class="status">(\w+)</td><td>(\w+)</td><td>([^<]+)</td>'
+        r'<td class="num">([^<]+)</td></tr>',
+        html,
+    )
+    figures = {(status, boundary, what): value for status, boundary, what, value in cells}
+    assert figures[("measured", "gpu", "Energy per output token")] == (
+        f"{row['joules_per_output_token']} J"
+    )
+    assert figures[("measured", "gpu", "Energy per million output tokens")] == (
+        f"{row['wh_per_million_output_tokens']} Wh"
+    )
+    facility = estimated["facility"]["wh_per_million_output_tokens"]
+    assert figures[("estimated", "facility", "Energy per million output tokens")] == (
+        f"{facility['low']} – {facility['high']} Wh"
+    )
+    assert {status for status, *_ in cells} == {"measured", "estimated"}
+    assert all((status == "measured") == (boundary == "gpu") for status, boundary, *_ in cells)
+    assert f"≤ {index['itl_deadline_ms']} ms" in html
+    assert impacts["index"]["upstream_commit"] in html
+    assert "energy-index audit --published api/v1/tasks/lm-arena-chat/impacts.json" in html
+    assert len(re.findall(r"<tr><td>[^<]+\([A-Z]{3}, \d{4}\)</td>", html)) == 213
+
+
+def test_the_card_s_verify_command_passes_on_the_site_s_files(site: Path):
+    for name in ("index.json", "impacts.json"):
+        published = site / "api/v1/tasks/lm-arena-chat" / name
+        result = CliRunner().invoke(
+            main,
+            [
+                "audit",
+                "--published",
+                str(published),
+                "--from",
+                str(GOLDEN),
+                "--carbon",
+                str(CARBON_FIXTURE),
+            ],
+            catch_exceptions=False,
+        )
+        assert result.exit_code == 0, result.output

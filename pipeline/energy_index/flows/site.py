@@ -13,6 +13,8 @@
                                         carbon ranges (schemas/impacts.schema.json), and as CSV
     api/v1/tasks/<task>/impacts/<ISO3>.json  one country's carbon for every pick
                                         (schemas/impacts-country.schema.json)
+    cards/<task>/<model>/<gpu>.html     one card per pick: measured figure, estimated ranges,
+                                        deadline and statistic, upstream commit, how to verify
     datapackage.json                    Frictionless Data Package: tables, fields, licence
 
 Every JSON file is checked against its schema before anything is written, and the directory is
@@ -52,6 +54,7 @@ from energy_index.flows.report import (
 from energy_index.io.files import write_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access
+from energy_index.pages.cards import card_html, card_path
 from energy_index.pages.page import report_html
 from energy_index.settings import CARBON_SNAPSHOT
 from energy_index.steps.curves import concurrency_curves
@@ -114,6 +117,16 @@ def site_files(
         files[f"{base}/impacts.csv"] = impacts_table_bytes(impacts, format="csv")
         for code, country in country_documents(impacts).items():
             files[f"{base}/impacts/{code}.json"] = serialized(country)
+        for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
+            files[card_path(task, index_row)] = card_html(
+                task=task,
+                index=document,
+                index_row=index_row,
+                impacts=impacts,
+                impacts_row=impacts_row,
+                upstream_commit=stages.snapshot.commit,
+                api=API,
+            ).encode("utf-8")
         tables.append((task, document))
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
     for name, model in models.items():

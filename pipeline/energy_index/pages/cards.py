@@ -1,0 +1,130 @@
+"""One card per pick of the site (``cards/<task>/<model>/<gpu>.html``): a page a procurement
+document can link to, with the measured figure, the estimated ranges, the deadline and
+statistic it was picked under, the upstream commit and the commands that verify it.
+
+Plain HTML and inline CSS, no script: every figure is written beside its status and boundary.
+Every text from data is escaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+from energy_index.steps.derive import slug
+
+_STYLE = (
+    "body{font:15px/1.45 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;"
+    "color:#1d1d1d}table{border-collapse:collapse;font-size:14px}th,td{padding:.25rem .6rem;"
+    "border-bottom:1px solid #eee;text-align:left}td.num{text-align:right;"
+    "font-variant-numeric:tabular-nums}code,pre{background:#f4f4f4;padding:.1rem .3rem}"
+    "pre{padding:.6rem;overflow-x:auto}.status{font-weight:600}"
+)
+
+
+def card_path(task: str, row: Mapping[str, Any]) -> str:
+    """Where a pick's card sits in the site, e.g. ``cards/gpqa/qwen-3-8b/h100.html``."""
+    return f"cards/{task}/{slug(row['model'])}/{slug(row['gpu'])}.html"
+
+
+def _range(bounds: Mapping[str, float]) -> str:
+    return f"{bounds['low']} – {bounds['high']}"
+
+
+def card_html(
+    *,
+    task: str,
+    index: Mapping[str, Any],
+    index_row: Mapping[str, Any],
+    impacts: Mapping[str, Any],
+    impacts_row: Mapping[str, Any],
+    upstream_commit: str,
+    api: str,
+) -> str:
+    """The card of one pick: ``index_row`` of ``index`` and its ``impacts_row``."""
+    measured = impacts_row["measured"]
+    server = impacts_row["estimated"]["server"]
+    facility = impacts_row["estimated"]["facility"]
+    carbon = impacts_row["estimated"]["carbon"]
+    countries = impacts["carbon_source"]["countries"]
+    source = index["source"]
+    title = f"{index_row['model']} on {index_row['gpu']}: {source['workload']}"
+    lines = [
+        ("measured", "gpu", "Energy per output token", f"{measured['joules_per_output_token']} J"),
+        (
+            "measured",
+            "gpu",
+            "Energy per million output tokens",
+            f"{measured['wh_per_million_output_tokens']} Wh",
+        ),
+    ]
+    for name, value in measured.get("wh_per_response", {}).items():
+        lines.append(("measured", "gpu", f"Energy per response ({name})", f"{value} Wh"))
+    for block in (server, facility):
+        boundary = block["boundary"]
+        lines.append(
+            (
+                "estimated",
+                boundary,
+                "Energy per million output tokens",
+                f"{_range(block['wh_per_million_output_tokens'])} Wh",
+            )
+        )
+        for name, bounds in block.get("wh_per_response_quantiles", {}).items():
+            lines.append(
+                ("estimated", boundary, f"Energy per response ({name})", f"{_range(bounds)} Wh")
+            )
+    figures = "".join(
+        f'<tr><td class="status">{status}</td><td>{boundary}</td><td>{escape(what)}</td>'
+        f'<td class="num">{escape(value)}</td></tr>'
+        for status, boundary, what, value in lines
+    )
+    by_country = "".join(
+        f"<tr><td>{escape(countries[code]['country'])} ({escape(code)}, "
+        f"{countries[code]['year']})</td>"
+        f'<td class="num">{_range(figures_of["g_per_million_output_tokens"])}</td>'
+        f'<td class="num">{_range(figures_of["g_per_response"])}</td></tr>'
+        for code, figures_of in carbon["by_country"].items()
+    )
+    factors = "; ".join(
+        f"{bound}: {', '.join(carbon['factors'][bound])}" for bound in ("low", "high")
+    )
+    row_api = f"{api}/tasks/{task}"
+    verify = (
+        f"energy-index audit --published {row_api}/index.json\n"
+        f"energy-index audit --published {row_api}/impacts.json"
+    )
+    deadline = index["itl_deadline_ms"]
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>{escape(title)}</h1>"
+        f"<p>{escape(index['caveat'])}</p>"
+        "<h2>The pick</h2><dl>"
+        f"<dt>Configuration</dt><dd>{escape(str(index_row['num_gpus']))} × "
+        f"{escape(index_row['gpu'])}, max_num_seqs {escape(str(index_row['max_num_seqs']))}, "
+        f"{escape(index_row['precision'])}; row_id <code>{escape(index_row['row_id'])}</code></dd>"
+        f"<dt>Deadline and statistic</dt><dd>median inter-token latency ≤ {deadline} ms "
+        f"(this pick: {index_row['median_itl_ms']} ms). {escape(index['selection'])}</dd>"
+        f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
+        f"{escape(upstream_commit)}</code>; index updated {escape(index['updated'])}, sha256 "
+        f"<code>{escape(impacts['index']['sha256'])}</code></dd></dl>"
+        "<h2>Figures</h2>"
+        '<table id="card-figures"><thead><tr><th>Status</th><th>Boundary</th><th>Figure</th>'
+        f"<th>Value</th></tr></thead><tbody>{figures}</tbody></table>"
+        f"<p>{escape(impacts['per_response'])} Estimated ranges use the factors in "
+        f"<code>{row_api}/impacts.json</code> (with their sources); facility bounds: "
+        f"{escape(factors)}.</p>"
+        "<h2>Carbon by country (estimated, facility boundary)</h2>"
+        f"<p>{escape(impacts['carbon_source']['kind'])} "
+        f"{escape(impacts['carbon_source']['attribution'])}</p>"
+        '<details><summary>Every country</summary><table id="card-carbon"><thead><tr>'
+        "<th>Country (year)</th><th>gCO2e per million output tokens</th>"
+        f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table></details>"
+        "<h2>Verify it</h2><p>From a clone of the repository (offline: the snapshots are "
+        "vendored), against this site's files:</p>"
+        f"<pre>{escape(verify)}</pre>"
+        "</body></html>"
+    )
