@@ -162,6 +162,7 @@ def changed_snapshot(
     shutil.copytree(source, directory)
     manifest = json.loads((directory / "snapshot.json").read_bytes())
     manifest["commit"] = commit
+    manifest.pop("index_dates", None)  # a new commit: no index has been built from it yet
     for path, content in changes.items():
         if content is None:
             (directory / path).unlink()

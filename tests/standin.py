@@ -8,7 +8,8 @@ It serves a snapshot directory (the vendored one by default) as the branch ``mas
 - ``GET /raw/<repo>/<commit>/<path>``                         the file, with an ETag (``W/"…"``)
 
 ``fail(route, *faults)`` queues faults for the next requests on a route (``head``, ``history``,
-``raw``); ``publish({path: bytes})`` makes a new commit. ``hits`` counts requests per route.
+``raw``); ``publish({path: bytes or None})`` makes a new commit (``None`` deletes a file).
+``hits`` counts requests per route.
 """
 
 from __future__ import annotations
@@ -98,21 +99,27 @@ class StandIn:
         with self._lock:
             self.faults[route].extend(faults)
 
-    def publish(self, changes: dict[str, bytes], *, date: str = "2026-11-29T10:00:00Z") -> str:
-        """A new commit on master that changes some files."""
+    def publish(
+        self, changes: dict[str, bytes | None], *, date: str = "2026-11-29T10:00:00Z"
+    ) -> str:
+        """A new commit on master that changes, adds or deletes (``None``) some files."""
         with self._lock:
             parent = self.head
             commit = hashlib.sha1(
                 parent.encode() + repr(sorted(changes.items())).encode()
             ).hexdigest()
-            for path in self.paths:
+            for path in sorted({*self.paths, *changes}):
                 key = (commit, path)
                 if path in changes:
-                    self.contents[key] = changes[path]
+                    content = changes[path]
+                    if content is None:
+                        continue  # deleted: no history, no raw file at this commit
+                    self.contents[key] = content
                     self.changed_by[key] = (commit, date)
-                else:
+                elif (parent, path) in self.contents:
                     self.contents[key] = self.contents[(parent, path)]
                     self.changed_by[key] = self.changed_by[(parent, path)]
+            self.paths = sorted(path for c, path in self.contents if c == commit)
             self.head, self.head_date = commit, date
             return commit
 

@@ -48,6 +48,8 @@ from energy_index.model import (
     errors_path,
     report_path,
 )
+from energy_index.pages.configurations import ordered_configurations
+from energy_index.pages.page import PageInputs, report_html
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     CURVES_NAME,
@@ -57,6 +59,7 @@ from energy_index.settings import (
     DEFAULT_TASK,
     EXTENDED_SUFFIX,
     PROFILE_DEADLINES_MS,
+    REPORT_DEADLINES_MS,
 )
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import index_rows
@@ -342,6 +345,36 @@ def responses_of(stages: Stages) -> dict[str, Any]:
     return document
 
 
+def inputs_of(
+    stages: Stages,
+    *,
+    document: dict[str, Any],
+    report: dict[str, Any],
+    name: str,
+    impacts: dict[str, Any] | None = None,
+) -> PageInputs:
+    """The page's inputs from stages already run and the index and report they gave."""
+    deadline = float(document["itl_deadline_ms"])
+    return PageInputs(
+        document=document,
+        report=report,
+        configurations=ordered_configurations(
+            stages.stability.stable, precision_labels=stages.editorial["precision_labels"]
+        ),
+        sweep=sweep_of(stages, tuple(sorted({*REPORT_DEADLINES_MS, deadline}))),
+        index_name=name,
+        impacts=impacts,
+    )
+
+
+def refuse_unpublishable(stages: Stages, result: Build, *, name: str) -> None:
+    """What the report page (and so ``report`` and ``site``) would refuse of this index, refused
+    before it is written, with the page's own message: a build never commits what cannot be
+    published (a control character in the name of a model with no eligible configuration, say,
+    which no index row shows but the page's table of every configuration would)."""
+    report_html(inputs_of(stages, document=result.document, report=result.report, name=name))
+
+
 def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
     """Every file a build at ``out`` may write, by what it is: checked before any is written.
 
@@ -429,6 +462,7 @@ def run(
     refuse_outputs_inside(source, outputs)
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot))
+    refuse_unpublishable(stages, result, name=str(out))
     files = extra_files(stages, result, out=out, extras=extras)
     # The index is written last: it is replaced only once everything beside it is in place.
     write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
@@ -484,6 +518,7 @@ def run_all_tasks(
         task_settings = replace(settings, task=task)
         stages = staged_or_errors_file(source, out=out, settings=task_settings)
         result = assembled(stages, task_settings.dates(stages.snapshot))
+        refuse_unpublishable(stages, result, name=str(out))
         staged.update(extra_files(stages, result, out=out, extras=extras))
         staged.update({report_path(out): result.report_bytes, out: result.index_bytes})
         results[task] = result

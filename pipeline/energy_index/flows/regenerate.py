@@ -25,6 +25,7 @@ from energy_index.flows.build import (
     build,
     output_paths,
     refuse_outputs_inside,
+    refuse_unpublishable,
     staged_or_errors_file,
 )
 from energy_index.io.files import (
@@ -211,7 +212,10 @@ def regenerated(
         data_version = today
         if previous_document is not None and not log.rows_changed:
             data_version = previous_document["data_version"]
-        retrieved = candidate.document["source"]["retrieved"]
+        # New bytes were retrieved when fetched; else the data is the vendored snapshot's.
+        retrieved = (
+            stages.snapshot.retrieved if moved else candidate.document["source"]["retrieved"]
+        )
         if today < retrieved:
             raise UsageError(
                 f"{today} is earlier than {retrieved}, the date the data was retrieved "
@@ -221,6 +225,7 @@ def regenerated(
             )
         dates = Dates(retrieved=retrieved, updated=today, data_version=data_version)
     result = assembled(stages, dates)
+    refuse_unpublishable(stages, result, name=str(out))  # what report and site would refuse
 
     snapshot: dict[str, bytes] | None = None
     if vendored is not None:
@@ -314,12 +319,20 @@ def _written_together(
 def _restored(
     outputs: dict[Path, bytes | None], *, vendored: Path | None, snapshot: dict[str, bytes] | None
 ) -> None:
-    write_files({path: content for path, content in outputs.items() if content is not None})
-    for path, content in outputs.items():
-        if content is None:
-            path.unlink(missing_ok=True)
+    """Put back the vendored snapshot and every output that no longer holds its old bytes."""
     if vendored is not None and snapshot is not None:
         write_directory(vendored, snapshot)
+    changed = {
+        path: content
+        for path, content in outputs.items()
+        if (path.read_bytes() if path.exists() else None) != content
+    }
+    kept = {path: content for path, content in changed.items() if content is not None}
+    if kept:
+        write_files(kept)
+    for path, content in changed.items():
+        if content is None:
+            path.unlink(missing_ok=True)
 
 
 def _made(folder: Path) -> Path:

@@ -18,15 +18,14 @@ from typing import Any
 
 from energy_index.documents.schemas import REPORT_SCHEMA, schema_problems
 from energy_index.errors import SourceError, UsageError, listed_problems
-from energy_index.flows.build import BuildSettings, Stages, index_stages, sweep_of
+from energy_index.flows.build import BuildSettings, Stages, index_stages, inputs_of
 from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import json_value, local_bytes
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access, report_path
-from energy_index.pages.configurations import ordered_configurations
 from energy_index.pages.page import PageInputs, report_html
-from energy_index.settings import CARBON_SNAPSHOT, REPORT_DEADLINES_MS
+from energy_index.settings import CARBON_SNAPSHOT
 from energy_index.steps.stability import StabilityThresholds
 
 
@@ -114,28 +113,6 @@ def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHO
     )
     return inputs_of(
         stages, document=beside.document, report=beside.report, name=str(index), impacts=impacts
-    )
-
-
-def inputs_of(
-    stages: Stages,
-    *,
-    document: dict[str, Any],
-    report: dict[str, Any],
-    name: str,
-    impacts: dict[str, Any] | None = None,
-) -> PageInputs:
-    """The page's inputs from stages already run and the index and report they gave."""
-    deadline = float(document["itl_deadline_ms"])
-    return PageInputs(
-        document=document,
-        report=report,
-        configurations=ordered_configurations(
-            stages.stability.stable, precision_labels=stages.editorial["precision_labels"]
-        ),
-        sweep=sweep_of(stages, tuple(sorted({*REPORT_DEADLINES_MS, deadline}))),
-        index_name=name,
-        impacts=impacts,
     )
 
 

@@ -40,6 +40,7 @@ from energy_index.errors import SourceError, shown
 from energy_index.flows.build import (
     assembled,
     index_stages,
+    inputs_of,
     profile_deadlines,
     profiles_of,
     responses_of,
@@ -47,7 +48,6 @@ from energy_index.flows.build import (
 from energy_index.flows.impacts import country_documents, impacts_of
 from energy_index.flows.report import (
     index_beside,
-    inputs_of,
     refuse_other_snapshot,
     settings_of,
 )

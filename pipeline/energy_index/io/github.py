@@ -132,8 +132,8 @@ def fetched_snapshot(
     """
     writable_directory(to)
     held = _held_tasks(to)
-    kept = tuple(task for task in held if task not in tasks)
-    extra = tuple(task for task in optional if task not in tasks and task not in kept)
+    kept = tuple(task for task in held if task not in tasks and task not in optional)
+    extra = tuple(task for task in optional if task not in tasks)
     previous = _previous(to)
     head_url = upstream.head_url()
     head = downloader.get_json(head_url, expect=dict)
