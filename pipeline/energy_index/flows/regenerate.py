@@ -36,16 +36,13 @@ from energy_index.io.files import (
     write_files,
 )
 from energy_index.io.local import json_value, local_bytes
-from energy_index.io.snapshots import task_path
 from energy_index.io.source import is_url, resolved_snapshot
 from energy_index.io.vendored import (
     snapshot_checksums,
     snapshot_files,
-    snapshot_tasks,
     vendored_manifest,
 )
 from energy_index.model import (
-    INDEX_PATH,
     SNAPSHOT_MANIFEST,
     Access,
     Dates,
@@ -89,13 +86,9 @@ def regenerate_index(
     lock = out.with_name(f".{out.name}.lock")
     busy = f"another regeneration of {out} is running; waited {lock_timeout:.0f} s"
     with exclusive_lock(lock, wait_seconds=lock_timeout, busy=busy):
-        held = snapshot_tasks(vendored) if vendored is not None else []
-        fetched = resolved_snapshot(
-            source,
-            tasks=[settings.task],
-            optional=[task for task in held if task != settings.task],
-            access=access,
-        )
+        # Every file the vendored copy holds is fetched again: tasks, per-model files.
+        held = sorted(snapshot_checksums(vendored) or {}) if vendored is not None else []
+        fetched = resolved_snapshot(source, tasks=[settings.task], optional=held, access=access)
         done = regenerated(
             fetched, out=out, vendored=vendored, settings=settings, today=access.today
         )
@@ -201,7 +194,11 @@ def regenerated(
     if same and not moved:
         return Regeneration(commit=upstream, changelog=None)
 
-    read = (task_path(settings.task), INDEX_PATH)
+    read = (
+        stages.snapshot.task_file.path,
+        stages.snapshot.index_file.path,
+        *(f.path for f in stages.snapshot.model_files),
+    )
     files_changed = snapshot_changes(old_checksums, snapshot_checksums(fetched) or {}, read=read)
     if same and previous_document is not None:  # only what the index does not read changed
         log = Changelog(date=today, commit=commit, snapshot=files_changed)

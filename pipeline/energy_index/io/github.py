@@ -49,6 +49,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 _REPOSITORY = re.compile(r"[\w.-]{1,100}/[\w.-]{1,100}")
 _REF = re.compile(r"[^\x00-\x20\x7f~^:?*\[\\]{1,255}")
 _SNAPSHOT_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*")
+_OPTIONAL_PATH = re.compile(r"public/data/[A-Za-z0-9][A-Za-z0-9._/-]*\.json")
 _TASK_FILE = re.compile(r"public/data/tasks/([a-z0-9][a-z0-9-]*)\.json")
 _REPOSITORY_URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?:/tree/(.+))?/?$")
 
@@ -105,7 +106,7 @@ class FetchOutcome:
     changed: bool
     downloaded: int
     kept: tuple[str, ...] = ()  # tasks not asked for, refreshed because the snapshot held them
-    dropped: tuple[str, ...] = ()  # kept or optional tasks upstream no longer has
+    dropped: tuple[str, ...] = ()  # kept tasks or optional paths upstream no longer has
 
 
 def fetched_snapshot(
@@ -122,7 +123,8 @@ def fetched_snapshot(
     ``to`` must be missing, empty, or a snapshot this tool wrote (else UsageError, before any
     request). Tasks the snapshot there holds beyond ``tasks`` are kept, fetched at the new
     commit too, so that one snapshot never mixes commits and a smaller ``--task`` list never
-    drops files silently. Those, and the ``optional`` tasks, are dropped (``dropped``) when
+    drops files silently. Those, and the ``optional`` paths (the other files a vendored copy
+    holds: tasks, per-model files), are dropped (``dropped``) when
     upstream has deleted them, instead of failing every later fetch. Every value taken from the
     API or from the previous snapshot.json is checked before it is used or stored; a previous
     snapshot that fails the checks is not trusted, only replaced.
@@ -131,16 +133,20 @@ def fetched_snapshot(
     today="2026-12-01")``.
     """
     writable_directory(to)
+    bad = [path for path in optional if not _OPTIONAL_PATH.fullmatch(path) or ".." in path]
+    if bad:
+        raise SourceError(f"not an upstream data path: {bad[0]!r}")
+    asked = [INDEX_PATH, *(task_path(task) for task in tasks)]
     held = _held_tasks(to)
-    kept = tuple(task for task in held if task not in tasks and task not in optional)
-    extra = tuple(task for task in optional if task not in tasks)
+    kept = tuple(t for t in held if t not in tasks and task_path(t) not in optional)
     previous = _previous(to)
     head_url = upstream.head_url()
     head = downloader.get_json(head_url, expect=dict)
     commit, commit_date = _commit_of(head, head_url, downloader.scrub)
-    paths = [INDEX_PATH, *(task_path(task) for task in [*tasks, *kept, *extra])]
+    extra = [path for path in dict.fromkeys(optional) if path not in asked]
+    paths = [*asked, *(task_path(task) for task in kept), *extra]
     kept_paths = {task_path(task) for task in kept}
-    droppable = {task_path(task): task for task in [*kept, *extra]}
+    droppable = {**{task_path(task): task for task in kept}, **{path: path for path in extra}}
 
     if previous and previous.manifest["commit"] == commit and all(previous.has(p) for p in paths):
         return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0, kept=kept)
