@@ -20,6 +20,13 @@ from tests.conftest import FAST, GOLDEN, INDEX_PATH, PUBLISHED, REPOSITORY_URL, 
 from tests.standin import Fault, StandIn
 
 TOKEN = "ghp_secretTOKEN0123456789"
+# The chat task's per-model files, which a fetch of the task brings along (one per model_id).
+CHAT_MODELS = sorted(
+    path
+    for path in json.loads((GOLDEN / "snapshot.json").read_bytes())["files"]
+    if path.startswith("public/data/models/") and path.endswith("__lm-arena-chat.json")
+)
+FILES = 2 + len(CHAT_MODELS)  # the leaderboard index, the task file, its per-model files
 
 
 @pytest.fixture
@@ -43,7 +50,8 @@ def test_a_live_build_reproduces_the_published_index(standin, tmp_path):
     )
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
-    assert standin.hits == {"head": 1, "history": 2, "raw": 2}
+    assert len(CHAT_MODELS) == 18
+    assert standin.hits == {"head": 1, "history": FILES, "raw": FILES}
     manifest = json.loads((tmp_path / "cache" / "snapshot.json").read_bytes())
     assert manifest["commit"] == standin.head
     assert manifest["files"][TASK_PATH]["etag"].startswith('W/"')
@@ -72,7 +80,7 @@ def test_500_then_200_succeeds_on_the_second_attempt(standin, out, tmp_path):
     standin.fail("raw", Fault("status", status=500))
     result = build_live(standin, out, tmp_path)
     assert result.exit_code == 0, result.output
-    assert standin.hits["raw"] == 3  # two files, one of them twice
+    assert standin.hits["raw"] == FILES + 1  # every file once, one of them twice
     assert json.loads(out.read_bytes())["rows"]
 
 
@@ -143,14 +151,14 @@ def test_a_connection_reset_mid_body_is_retried(standin, out, tmp_path):
     standin.fail("raw", Fault("reset"))
     result = build_live(standin, out, tmp_path)
     assert result.exit_code == 0, result.output
-    assert standin.hits["raw"] == 3
+    assert standin.hits["raw"] == FILES + 1
 
 
 def test_a_body_short_of_its_content_length_is_retried(standin, out, tmp_path):
     standin.fail("raw", Fault("truncate"))
     result = build_live(standin, out, tmp_path)
     assert result.exit_code == 0, result.output
-    assert standin.hits["raw"] == 3
+    assert standin.hits["raw"] == FILES + 1
 
 
 def test_a_truncated_body_every_time_gives_up_and_names_it(standin, out, tmp_path):
@@ -208,17 +216,17 @@ def test_etag_then_304_reuses_the_bytes_on_disk(standin, tmp_path, monkeypatch):
     # Same commit: one API request, no download.
     again = cli(standin, "fetch", "--to", to, *FAST)
     assert again.exit_code == 0
-    assert standin.hits == {"head": 2, "history": 2, "raw": 2}
+    assert standin.hits == {"head": 2, "history": FILES, "raw": FILES}
     assert (to / "snapshot.json").read_bytes() == before
 
     # A new commit that leaves our files alone: conditional downloads, answered 304.
     standin.publish({"public/data/tasks/gpqa.json": b"{}"})
     third = cli(standin, "fetch", "--to", to, *FAST)
     assert third.exit_code == 0
-    assert standin.hits["raw"] == 4
-    assert standin.conditional[-2:] == [
-        json.loads(before)["files"]["public/data/index.json"]["etag"],
-        json.loads(before)["files"][TASK_PATH]["etag"],
+    assert standin.hits["raw"] == 2 * FILES
+    assert standin.conditional[-FILES:] == [
+        json.loads(before)["files"][path]["etag"]
+        for path in ["public/data/index.json", TASK_PATH, *CHAT_MODELS]
     ]
     manifest = json.loads((to / "snapshot.json").read_bytes())
     assert manifest["commit"] == standin.head
@@ -240,8 +248,8 @@ def test_the_token_goes_to_the_api_only_and_never_into_any_output(standin, tmp_p
     out = tmp_path / "output" / "index.json"
     result = build_live(standin, out, tmp_path, token=TOKEN)
     assert result.exit_code == 0, result.output
-    assert standin.authorization["api"] == [f"Bearer {TOKEN}"] * 3
-    assert standin.authorization["raw"] == [None, None]
+    assert standin.authorization["api"] == [f"Bearer {TOKEN}"] * (1 + FILES)
+    assert standin.authorization["raw"] == [None] * FILES
     assert TOKEN not in result.output
     for path in [*out.parent.rglob("*"), *(tmp_path / "cache").rglob("*")]:
         if path.is_file():
@@ -374,7 +382,8 @@ def test_a_refetch_with_fewer_tasks_keeps_the_others_at_the_new_commit(standin, 
     assert "kept from the previous snapshot: gpqa" in again.output
     manifest = json.loads((target / "snapshot.json").read_bytes())
     assert manifest["commit"] == commit
-    assert sorted(manifest["files"]) == [INDEX_PATH, gpqa, TASK_PATH]
+    # gpqa's new file names no model: its per-model files are gone with the old commit.
+    assert sorted(manifest["files"]) == sorted([INDEX_PATH, gpqa, TASK_PATH, *CHAT_MODELS])
     assert manifest["files"][gpqa]["url"].endswith(f"/{commit}/{gpqa}")
     assert (target / gpqa).read_bytes() == b'{"changed": true}'
 
@@ -604,7 +613,7 @@ def test_a_poisoned_cache_is_refetched_not_reused(standin, out, tmp_path):
     assert result.exit_code == 0, result.output
     repaired = json.loads((cache / "snapshot.json").read_bytes())
     assert repaired["commit_date"] == standin.head_date
-    assert standin.hits["raw"] == 4  # downloaded again, not trusted
+    assert standin.hits["raw"] == 2 * FILES  # downloaded again, not trusted
 
 
 # Item 13: clean network errors, exit 3, naming the URL.

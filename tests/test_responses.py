@@ -13,7 +13,8 @@ import pytest
 from energy_index.documents.schemas import RESPONSES_SCHEMA, schema_problems
 from energy_index.flows.build import BuildSettings, Extras, build, index_stages, run
 from energy_index.steps.responses import Histogram
-from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH, changed_snapshot, invoke
+from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH, changed_snapshot, cli, invoke
+from tests.standin import StandIn
 
 DATES = dict(zip(("retrieved", "updated"), PUBLISHED_DATES, strict=True))
 MODELS = "public/data/models"
@@ -205,3 +206,46 @@ def test_a_mean_that_disagrees_with_upstreams_energy_per_request_is_reported(tmp
     assert failed[0]["mean_check"]["relative_difference"] == pytest.approx(0.01, rel=1e-3)
     summary = build(snapshot, settings=BuildSettings(**DATES)).report["per_response"]
     assert summary["mean_check_failures"] == [p["row_id"] for p in failed]
+
+
+# -- fetching them: only for the tasks fetched, against the stand-in on 127.0.0.1 ---------------
+QUICK = ["--retries", "0", "--timeout", "0.5", "--backoff", "0.01", "--quiet"]
+
+
+def test_a_fetch_brings_the_per_model_files_of_the_tasks_fetched_and_no_other(
+    standin, tmp_path: Path
+):
+    to = tmp_path / "snap"
+    result = cli(standin, "fetch", "--to", to, "--task", "gpqa", *QUICK)
+    assert result.exit_code == 0, result.output
+    files = json.loads((to / "snapshot.json").read_bytes())["files"]
+    models = sorted(p for p in files if p.startswith(MODELS))
+    golden = json.loads((GOLDEN / "snapshot.json").read_bytes())["files"]
+    assert models == sorted(p for p in golden if p.startswith(MODELS) and p.endswith("__gpqa.json"))
+    assert len(models) == 12
+    for path in models:
+        assert (to / path).read_bytes() == (GOLDEN / path).read_bytes()
+        assert files[path]["sha256"] == golden[path]["sha256"]
+        assert files[path]["last_commit"] == golden[path]["last_commit"]
+    built = build(to, settings=BuildSettings(task="gpqa", **DATES))
+    assert built.report["per_response"]["computed"] == len(built.document["rows"])
+
+
+def test_a_per_model_file_upstream_lacks_is_left_out_and_the_build_says_why(tmp_path: Path):
+    upstream = changed_snapshot(
+        GOLDEN, tmp_path / "upstream", {NEMOTRON_CHAT: None}, commit="2" * 40
+    )
+    server = StandIn(upstream).start()
+    try:
+        to = tmp_path / "snap"
+        result = cli(server, "fetch", "--to", to, *QUICK)
+        assert result.exit_code == 0, result.output
+    finally:
+        server.stop()
+    files = json.loads((to / "snapshot.json").read_bytes())["files"]
+    assert NEMOTRON_CHAT not in files
+    assert len([p for p in files if p.startswith(MODELS)]) == 17
+    summary = build(to, settings=BuildSettings(**DATES)).report["per_response"]
+    assert summary["computed"] == 30
+    [skipped] = summary["skipped"]
+    assert skipped["reason"] == f"the snapshot lists no {NEMOTRON_CHAT}"

@@ -35,7 +35,7 @@ from energy_index.io.http import (
     url_allowed,
 )
 from energy_index.io.local import local_bytes
-from energy_index.io.snapshots import task_path
+from energy_index.io.snapshots import model_path, task_path
 from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_day, is_timestamp
 from energy_index.settings import (
     GITHUB_API_BASE,
@@ -148,18 +148,30 @@ def fetched_snapshot(
     kept_paths = {task_path(task) for task in kept}
     droppable = {**{task_path(task): task for task in kept}, **{path: path for path in extra}}
 
-    if previous and previous.manifest["commit"] == commit and all(previous.has(p) for p in paths):
+    if (
+        previous
+        and previous.manifest["commit"] == commit
+        and all(previous.has(p) for p in paths)
+        and all(previous.has(p) for p in _held_model_paths(previous, paths))
+    ):
         return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0, kept=kept)
 
     records: dict[str, dict[str, Any]] = {}
     contents: dict[str, bytes] = {}
     downloaded = 0
     dropped: list[str] = []
-    for path in paths:
+    # The per-model files of each task fetched join the list once its task file is in: they
+    # are named by its model_ids. One a commit lacks is left out (a build then says so).
+    pending = list(paths)
+    model_paths: set[str] = set()
+    while pending:
+        path = pending.pop(0)
         history_url = upstream.last_change_url(commit, path)
         history = downloader.get_json(history_url, expect=list)
         if not history and path in droppable:
             dropped.append(droppable[path])
+            continue
+        if not history and path in model_paths:
             continue
         if not history:
             origin = f" (kept from the snapshot at {to})" if path in kept_paths else ""
@@ -183,6 +195,11 @@ def fetched_snapshot(
             scrub=downloader.scrub,
         )
         contents[path] = content
+        task = _task_of(path)
+        if task is not None:
+            found = [p for p in _model_paths(content, task) if p not in model_paths]
+            model_paths.update(found)
+            pending.extend(found)
         records[path] = {
             "url": url,
             "sha256": hashlib.sha256(content).hexdigest(),
@@ -217,6 +234,42 @@ def fetched_snapshot(
         kept=tuple(task for task in kept if task not in dropped),
         dropped=tuple(dropped),
     )
+
+
+def _task_of(path: str) -> str | None:
+    match = _TASK_FILE.fullmatch(path)
+    return match.group(1) if match else None
+
+
+def _model_paths(task_content: bytes, task: str) -> list[str]:
+    """The per-model files a task file names: one per model_id of its configurations, in
+    order; a model_id that gives no safe path (a space, a control character) is left out."""
+    try:
+        document = json.loads(task_content)
+    except (ValueError, RecursionError):
+        return []
+    configurations = document.get("configurations") if isinstance(document, dict) else None
+    if not isinstance(configurations, list):
+        return []
+    names = {
+        c["model_id"]
+        for c in configurations
+        if isinstance(c, dict) and isinstance(c.get("model_id"), str)
+    }
+    paths = sorted(model_path(name, task) for name in names)
+    return [path for path in paths if _SNAPSHOT_PATH.fullmatch(path) and ".." not in path]
+
+
+def _held_model_paths(previous: _Previous, paths: Sequence[str]) -> list[str]:
+    """The per-model files the task files of ``paths`` in the previous snapshot name: a snapshot
+    without them (made before they were fetched, or at a commit that lacks some) is fetched
+    again, so that a no-op fetch costs one request only once the snapshot has them all."""
+    found = []
+    for path in paths:
+        task = _task_of(path)
+        if task is not None and previous.has(path):
+            found += _model_paths(previous.content(path), task)
+    return found
 
 
 def _commit_of(answer: Any, url: str, scrub: Callable[[str], str]) -> tuple[str, str]:
