@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energy_index.errors import UsageError
+from energy_index.io.packaged import located
 from energy_index.model import Access, NetworkSettings
 from energy_index.settings import (
     CARBON_SNAPSHOT,
@@ -90,8 +91,16 @@ def _path(value: PathLike | None, *, parameter: str) -> Path | None:
 
 
 def _source(value: PathLike) -> str:
-    """``source`` as the flows take it: a snapshot directory, an upstream URL, or 'live'."""
-    return os.fspath(value)
+    """``source`` as the flows take it: a snapshot directory, an upstream URL, or 'live'; the
+    default snapshot is the installed copy where the working directory has none."""
+    text = os.fspath(value)  # a URL stays text: Path() would fold its '//'
+    return (
+        os.fspath(located(text, default=VENDORED_SNAPSHOT)) if text == VENDORED_SNAPSHOT else text
+    )
+
+
+def _carbon(value: PathLike) -> Path:
+    return located(value, default=CARBON_SNAPSHOT)
 
 
 def _access(
@@ -173,7 +182,7 @@ def build(
         extended=extended,
         formats=formats,
         impacts=impacts,
-        carbon=Path(carbon),
+        carbon=_carbon(carbon),
         profile_deadlines_ms=profile_deadlines(deadlines) if profiles else (),
         responses=responses,
     )
@@ -230,7 +239,7 @@ def audit(
         os.fspath(published),
         source=_source(source),
         access=_access(cache, network, notify=notify),
-        carbon=Path(carbon),
+        carbon=_carbon(carbon),
     )
 
 
@@ -315,12 +324,12 @@ def report(
 
     page, picture = Path(out), Path(png) if png is not None else None
     size = write_report_page(
-        Path(index),
+        located(index, default=DEFAULT_OUT),
         source=_source(source),
         out=page,
         png=picture,
         access=_access(cache, network, notify=notify),
-        carbon=Path(carbon),
+        carbon=_carbon(carbon),
     )
     return Page(path=page, size=size, png=picture)
 
@@ -341,10 +350,10 @@ def site(
 
     folder = Path(out)
     files = write_site(
-        Path(index),
+        located(index, default=DEFAULT_OUT),
         source=_source(source),
         out=folder,
-        carbon=Path(carbon),
+        carbon=_carbon(carbon),
         access=_access(cache, network, notify=notify),
     )
     return Site(path=folder, files=files)

@@ -190,14 +190,23 @@ def network_options(command: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+INSTALLED_COPY = (
+    "; by default the folder of that name in the working directory (a checkout), else the "
+    "copy installed with energy-index"
+)
+
+
 def source_option(default: str) -> Callable[[F], F]:
+    vendored = f" ({default}{INSTALLED_COPY}: the input of the published index)"
     return click.option(
         "--from",
         "source",
         default=default,
         show_default=True,
         help="Snapshot directory (upstream paths plus snapshot.json), the upstream GitHub "
-        f"repository URL to fetch from, or '{LIVE}' for {UPSTREAM_URL}.",
+        f"repository URL to fetch from, or '{LIVE}' for {UPSTREAM_URL}"
+        + (vendored if default == VENDORED_SNAPSHOT else "")
+        + ".",
     )
 
 
@@ -207,7 +216,7 @@ carbon_option = click.option(
     default=Path(CARBON_SNAPSHOT),
     show_default=True,
     help="The grid carbon intensity snapshot (CodeCarbon's energy mix, vendored like the "
-    "leaderboard's) that impacts are built from.",
+    f"leaderboard's) that impacts are built from{INSTALLED_COPY}.",
 )
 cache_option = click.option(
     "--cache",
@@ -638,7 +647,8 @@ index_option = click.option(
     type=click.Path(path_type=Path),
     default=Path(DEFAULT_OUT),
     show_default=True,
-    help="The index to document; its build report <name>.report.json must sit beside it.",
+    help="The index to document; its build report <name>.report.json must sit beside it "
+    f"({DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
 )
 
 
