@@ -249,3 +249,51 @@ def test_a_per_model_file_upstream_lacks_is_left_out_and_the_build_says_why(tmp_
     assert summary["computed"] == 30
     [skipped] = summary["skipped"]
     assert skipped["reason"] == f"the snapshot lists no {NEMOTRON_CHAT}"
+
+
+# The per-model files are read the quick way (msgspec, list-at-a-time checks) when it vouches for
+# them (issue #16), else the careful way that names the problem: both must give the same files.
+def model_files() -> list[Path]:
+    return sorted((GOLDEN / "public/data/models").glob("*.json"))
+
+
+def test_the_quick_and_the_careful_reading_of_every_model_file_agree():
+    from energy_index.steps.responses import ModelFileProblem, _carefully_parsed, _quickly_parsed
+
+    read = 0
+    for path in model_files():
+        content = path.read_bytes()
+        try:
+            careful = _carefully_parsed(content)
+        except ModelFileProblem:  # a diffusion task's file: another shape
+            assert _quickly_parsed(content) is None, path.name
+            continue
+        assert _quickly_parsed(content) == careful, path.name
+        read += 1
+    assert read > 10
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda c: c["output_length_distribution"]["counts"].__setitem__(0, -1),
+        lambda c: c["output_length_distribution"]["bins"].__setitem__(1, 0.0),
+        lambda c: c["output_length_distribution"]["bins"].__setitem__(0, -1.0),
+        lambda c: c["output_length_distribution"]["bins"].pop(),
+        lambda c: c["output_length_distribution"]["counts"].__imul__(0),
+        lambda c: c.__setitem__("energy_per_token_joules", 0.0),
+        lambda c: c.__setitem__("avg_output_len", -2.0),
+        lambda c: c.__setitem__("num_gpus", True),
+    ],
+    ids=["negative count", "edges not increasing", "negative edge", "an edge short", "no request",
+         "zero energy", "negative length", "boolean count"],
+)  # fmt: skip
+def test_a_model_file_the_quick_way_does_not_vouch_for_is_refused_the_careful_way(change):
+    from energy_index.steps.responses import ModelFileProblem, _quickly_parsed, parsed_model_file
+
+    document = json.loads((GOLDEN / NEMOTRON_CHAT).read_bytes())
+    change(document["configurations"][-1])
+    content = json.dumps(document).encode()
+    assert _quickly_parsed(content) is None
+    with pytest.raises(ModelFileProblem, match=r"configurations\[\d+\]"):
+        parsed_model_file(content)

@@ -29,14 +29,12 @@ from energy_index.documents.schemas import (
     RESPONSES_SCHEMA,
     checked,
 )
-from energy_index.documents.tables import impacts_table_bytes, profile_table_bytes, table_bytes
 from energy_index.errors import (
     SchemaViolation,
     UsageError,
     ValidationFailed,
     quoted,
 )
-from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.snapshots import leaderboard_index, model_path, upstream_snapshot
 from energy_index.io.source import resolved_snapshot
@@ -61,9 +59,7 @@ from energy_index.settings import (
     PROFILE_DEADLINES_MS,
     REPORT_DEADLINES_MS,
 )
-from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import index_rows
-from energy_index.steps.profiles import latency_profiles
 from energy_index.steps.responses import (
     ModelFile,
     ModelFileProblem,
@@ -77,7 +73,6 @@ from energy_index.steps.stability import (
     StableConfigurations,
     stable_configurations,
 )
-from energy_index.steps.sweep import deadline_sweep
 from energy_index.steps.validate import (
     ValidatedConfigurations,
     leaderboard_compiled,
@@ -297,6 +292,8 @@ def profile_deadlines(given_ms: tuple[float, ...]) -> tuple[float, ...]:
 
 def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
     """The deadline sweep document, checked against its schema."""
+    from energy_index.steps.sweep import deadline_sweep  # only with --itl-deadline-ms a,b,…
+
     groups = deadline_sweep(
         stages.stability.stable,
         deadlines_ms=deadlines_ms,
@@ -309,6 +306,8 @@ def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
 
 def curves_of(stages: Stages) -> dict[str, Any]:
     """The concurrency curves document, checked against its schema."""
+    from energy_index.steps.curves import concurrency_curves  # only with --curves
+
     curves = curves_document(
         curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
     )
@@ -318,6 +317,8 @@ def curves_of(stages: Stages) -> dict[str, Any]:
 
 def profiles_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
     """The latency profiles document, checked against its schema."""
+    from energy_index.steps.profiles import latency_profiles  # only with --profiles
+
     statistics = {
         name: column
         for name, column in ITL_STATISTICS.items()
@@ -407,6 +408,11 @@ def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
 
 def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
     """The documents the extras ask for, each checked against its schema, keyed by path."""
+    # Imported here, not with the module: a build without extras never needs them (issue #16:
+    # the cold build's cost beyond importing polars and pandera).
+    from energy_index.documents.tables import impacts_table_bytes, profile_table_bytes, table_bytes
+    from energy_index.flows.impacts import impacts_of
+
     paths = output_paths(out, extras=extras)
     files: dict[Path, bytes] = {}
     if extras.sweep_deadlines_ms:

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from bisect import bisect_left
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, pairwise
 from typing import Any, cast
+
+import msgspec
 
 from energy_index.errors import quoted
 from energy_index.settings import RESPONSE_QUANTILES
@@ -85,6 +88,68 @@ class ModelFile:
 
 def parsed_model_file(content: bytes) -> ModelFile:
     """A per-model file's configurations; ModelFileProblem says what is wrong, by field."""
+    return _quickly_parsed(content) or _carefully_parsed(content)
+
+
+# The quick way (issue #16: a tenth of the build on the real file, 60 ms, went to reading these
+# with json and checking each bin in Python): msgspec decodes the fields read into their types,
+# and the rules are checked a list at a time. A file it does not vouch for is read the careful
+# way, which names what is wrong: the quick way only ever returns what that one would.
+class _QuickHistogram(msgspec.Struct):
+    bins: list[float]
+    counts: list[int]
+
+
+class _QuickConfiguration(msgspec.Struct):
+    gpu_model: str
+    num_gpus: int
+    max_num_seqs: int
+    energy_per_token_joules: float
+    avg_output_len: float
+    output_length_distribution: _QuickHistogram
+
+
+class _QuickModelFile(msgspec.Struct):
+    model_id: str
+    task: str
+    configurations: list[_QuickConfiguration]
+
+
+def _quickly_parsed(content: bytes) -> ModelFile | None:
+    try:
+        document = msgspec.json.decode(content, type=_QuickModelFile)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    configurations = []
+    for item in document.configurations:
+        edges, counts = item.output_length_distribution.bins, item.output_length_distribution.counts
+        figures = (item.energy_per_token_joules, item.avg_output_len)
+        if not (
+            all(map(math.isfinite, figures))
+            and min(figures) > 0
+            and counts
+            and len(edges) == len(counts) + 1
+            and all(map(math.isfinite, edges))
+            and min(edges) >= 0
+            and all(map(operator.lt, edges, edges[1:]))
+            and min(counts) >= 0
+            and sum(counts)
+        ):
+            return None
+        configurations.append(
+            ModelConfiguration(
+                gpu_model=item.gpu_model,
+                num_gpus=item.num_gpus,
+                max_num_seqs=item.max_num_seqs,
+                energy_per_token_joules=item.energy_per_token_joules,
+                avg_output_len=item.avg_output_len,
+                histogram=Histogram(tuple(edges), tuple(counts)),
+            )
+        )
+    return ModelFile(document.model_id, document.task, tuple(configurations))
+
+
+def _carefully_parsed(content: bytes) -> ModelFile:
     try:
         document = json.loads(content)
     except (ValueError, RecursionError) as error:
