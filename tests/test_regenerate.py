@@ -191,3 +191,41 @@ def test_a_damaged_vendored_snapshot_is_named_not_a_traceback(tmp_path: Path, ma
         result.exception, SystemExit
     )
     assert f"{vendored / 'snapshot.json'}:" in result.output
+
+
+def test_no_lock_file_is_left_after_a_regeneration_failed_or_not(standin, tmp_path):
+    # issue 19, item 15.
+    from tests.standin import Fault
+
+    lock = tmp_path / "output" / ".index.json.lock"
+    standin.fail("head", *[Fault("status", status=404)] * 5)
+    assert regenerate(standin, tmp_path).exit_code == 3
+    assert not lock.exists()
+    standin.faults["head"].clear()
+    assert regenerate(standin, tmp_path, "--date", "2026-11-30").exit_code == 0
+    assert not lock.exists()
+
+
+def test_a_lock_file_removed_by_its_holder_is_not_held_twice(tmp_path):
+    # The holder removes the file before it lets go; a waiter that locked the removed file
+    # must not go on while a third process locks the new one.
+    import threading
+
+    from energy_index.io.files import exclusive_lock
+
+    lock, inside, overlaps = tmp_path / ".x.lock", [], []
+
+    def hold(seconds: float) -> None:
+        with exclusive_lock(lock, wait_seconds=30, busy="held"):
+            inside.append(1)
+            if len(inside) > 1:
+                overlaps.append(len(inside))
+            threading.Event().wait(seconds)
+            inside.pop()
+
+    threads = [threading.Thread(target=hold, args=(0.05,)) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert overlaps == [] and not lock.exists()

@@ -309,3 +309,21 @@ def test_every_value_the_page_takes_from_a_build_report_is_escaped():
     }  # fmt: skip
     html = _excluded(hostile)
     assert "<img" not in html and html.count("&lt;img src=x onerror=alert(1)&gt;") == 9
+
+
+@pytest.mark.parametrize("option", ["--out", "--png"])
+def test_a_page_or_picture_inside_the_snapshot_it_reads_is_refused(tmp_path, golden_index, option):
+    # issue 19, item 14: the task file became HTML; build and site already refuse this.
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(GOLDEN, snapshot)
+    before = {p: p.read_bytes() for p in sorted(snapshot.rglob("*")) if p.is_file()}
+    inside = snapshot / TASK_PATH
+    out = inside if option == "--out" else tmp_path / "report.html"
+    args = ["--index", str(golden_index), "--from", str(snapshot), "--out", str(out)]
+    if option == "--png":
+        args += ["--png", str(inside)]
+    code, output = report(*args)
+    assert code == 2, output
+    assert f"{inside}: inside the snapshot" in output
+    assert {p: p.read_bytes() for p in sorted(snapshot.rglob("*")) if p.is_file()} == before
+    assert not (tmp_path / "report.html").exists()

@@ -18,7 +18,13 @@ from typing import Any
 
 from energy_index.documents.schemas import REPORT_SCHEMA, schema_problems
 from energy_index.errors import SourceError, UsageError, listed_problems
-from energy_index.flows.build import BuildSettings, Stages, index_stages, inputs_of
+from energy_index.flows.build import (
+    BuildSettings,
+    Stages,
+    index_stages,
+    inputs_of,
+    refuse_outputs_inside,
+)
 from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import json_value, local_bytes
@@ -154,6 +160,7 @@ def write_report_page(
             )
     task = index_beside(index).report["parameters"]["task"]
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
+    refuse_outputs_inside(snapshot, outputs)
     inputs = page_inputs(index, snapshot, carbon=carbon)
     page = report_html(inputs).encode("utf-8")
     files = {out: page}

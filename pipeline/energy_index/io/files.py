@@ -382,19 +382,43 @@ def _exchanged(first: Path, second: Path) -> bool:
 @contextlib.contextmanager
 def exclusive_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[None]:
     """Hold an exclusive lock on the file ``path`` (made if missing), waiting for another holder
-    up to ``wait_seconds``; then raise LockBusy saying ``busy``."""
+    up to ``wait_seconds``; then raise LockBusy saying ``busy``.
+
+    The file is removed by its holder before it lets go, so that no run, failed or not, leaves
+    it behind; a waiter that then gets the lock of the removed file sees that ``path`` is no
+    longer that file and starts again on the new one.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        deadline = time.monotonic() + wait_seconds
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise LockBusy(f"{path}: {busy}") from None
-                time.sleep(0.1)
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        handle = open(path, "a+")  # noqa: SIM115 - closed below or after the lock is released
         try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            while True:
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        raise LockBusy(f"{path}: {busy}") from None
+                    time.sleep(0.1)
+            if _same_file(handle.fileno(), path):
+                break
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()  # the lock of a file its holder removed: start again
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
+
+
+def _same_file(descriptor: int, path: Path) -> bool:
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
