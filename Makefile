@@ -31,10 +31,11 @@ regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the
 test: $(VENV)/.installed ## Run the test suite
 	$(BIN)/python -m pytest -q
 
-# What is mutated and which tests run: [tool.mutmut] in pyproject.toml (only_mutate, one list).
+# What is mutated and which tests run: [tool.mutmut] in pyproject.toml (only_mutate, one list);
+# scripts/mutate.py runs mutmut with pipeline/ as the source root.
 mutate: $(VENV)/.installed ## Mutation testing of the pure steps (mutmut), from scratch; prints the score
 	rm -rf mutants
-	$(BIN)/mutmut run
+	$(BIN)/python scripts/mutate.py run
 	$(BIN)/python scripts/mutation_score.py
 
 audit: $(VENV)/.installed ## Compare a published index (PUBLISHED=path, default output/index.json) with a rebuild

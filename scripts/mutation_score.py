@@ -31,7 +31,7 @@ def listed_equivalent(text: str) -> set[str]:
 
 def main() -> int:
     results = subprocess.run(
-        [Path(sys.executable).parent / "mutmut", "results", "--all", "true"],
+        [sys.executable, Path(__file__).with_name("mutate.py"), "results", "--all", "true"],
         capture_output=True,
         text=True,
         check=True,
@@ -58,7 +58,7 @@ def main() -> int:
     if unreviewed:
         print(f"{len(unreviewed)} survivor(s) neither killed nor listed as equivalent:")
         for name in unreviewed:
-            print(f"  {name}: {status[name]}  (mutmut show {name})")
+            print(f"  {name}: {status[name]}  (python scripts/mutate.py show {name})")
         return 1
     return 0
 

@@ -5,15 +5,39 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from energy_index.documents.editorial import editorial_text
-from energy_index.model import INDEX_PATH
-from tests.standin import StandIn
+
+def _mutated_package_first() -> None:
+    """Under ``make mutate``, the tests import the mutated copy, ``mutants/pipeline/``.
+
+    mutmut puts only ``mutants/``, ``mutants/src`` or ``mutants/source`` on sys.path, while the
+    source root here is ``pipeline/``, which the editable install also puts there: without this,
+    the tests would import the checkout's unmutated package and no mutant would ever run.
+    """
+    if "mutmut" not in sys.modules and "MUTMUT_DEPENDENCY_DEPTH" not in os.environ:
+        return
+    mutated = Path(__file__).resolve().parent.parent / "pipeline"  # mutants/pipeline
+    if not (mutated / "energy_index").is_dir() or mutated.parent.name != "mutants":
+        return
+    checkout = mutated.parent.parent / "pipeline"
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != checkout.resolve()]
+    sys.path.insert(0, str(mutated))
+    for name in [m for m in sys.modules if m == "energy_index" or m.startswith("energy_index.")]:
+        del sys.modules[name]
+
+
+_mutated_package_first()
+
+from energy_index.documents.editorial import editorial_text  # noqa: E402
+from energy_index.model import INDEX_PATH  # noqa: E402
+from tests.standin import StandIn  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 # The vendored upstream snapshot: the input of the committed output/index.json. Regeneration
