@@ -41,10 +41,11 @@ mutate: $(VENV)/.installed ## Mutation testing of the pure steps (mutmut), from 
 audit: $(VENV)/.installed ## Compare a published index (PUBLISHED=path, default output/index.json) with a rebuild
 	$(BIN)/energy-index audit --published $(PUBLISHED) --from $(FROM)
 
-check: $(VENV)/.installed ## Lint and type-check (ruff, mypy)
+check: $(VENV)/.installed ## Lint and type-check (ruff, mypy); audit the workflows (zizmor, offline)
 	$(BIN)/ruff check pipeline tests bench scripts
 	$(BIN)/ruff format --check pipeline tests bench scripts
 	$(BIN)/mypy
+	$(BIN)/zizmor --offline --min-severity medium .github/workflows
 
 docs: $(VENV)/.installed ## Regenerate docs/cli.md's command-line reference from --help
 	$(BIN)/python scripts/cli_reference.py

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -10,6 +14,7 @@ import yaml
 from tests.conftest import REPO
 
 WORKFLOWS = REPO / ".github" / "workflows"
+ZIZMOR = REPO / ".venv" / "bin" / "zizmor"
 
 
 def make_targets() -> set[str]:
@@ -42,10 +47,11 @@ def test_regenerate_runs_weekly_and_on_demand_and_opens_a_pull_request():
     cron = triggers["schedule"][0]["cron"].split()
     assert len(cron) == 5 and cron[2] == "*" and cron[4] != "*"  # once a week
     assert any("make regenerate" in run for run in commands("regenerate.yml"))
-    steps = workflow["jobs"]["regenerate"]["steps"]
-    opener = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
-    assert opener["with"]["body-path"] == "regenerate.log"
-    assert "changed == 'true'" in opener["if"]
+    propose = workflow["jobs"]["propose"]
+    opener = next(s for s in propose["steps"] if "create-pull-request" in s.get("uses", ""))
+    assert opener["with"]["body-path"] == "pr-body.md"
+    assert propose["needs"] == "regenerate"
+    assert "changed == 'true'" in propose["if"]
 
 
 def test_a_step_that_pipes_a_command_fails_when_the_command_fails():
@@ -62,10 +68,14 @@ def test_a_step_that_pipes_a_command_fails_when_the_command_fails():
 
 def test_the_regeneration_pull_request_carries_the_snapshot_with_the_index():
     workflow = yaml.safe_load((WORKFLOWS / "regenerate.yml").read_text())
-    steps = workflow["jobs"]["regenerate"]["steps"]
+    steps = workflow["jobs"]["propose"]["steps"]
     opener = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
     paths = opener["with"]["add-paths"].split()
     assert {"output/", "snapshots/"} <= set(paths)
+    upload = next(
+        s for s in workflow["jobs"]["regenerate"]["steps"] if "upload-artifact" in s.get("uses", "")
+    )
+    assert set(upload["with"]["path"].split()) == {"output/", "snapshots/", "pr-body.md"}
 
 
 def test_pages_publishes_the_site_when_the_index_changes():
@@ -80,4 +90,90 @@ def test_pages_publishes_the_site_when_the_index_changes():
     deploy = workflow["jobs"]["deploy"]
     assert deploy["needs"] == "build"
     assert any("deploy-pages" in s.get("uses", "") for s in deploy["steps"])
-    assert workflow["permissions"] == {"contents": "read", "pages": "write", "id-token": "write"}
+    assert workflow["permissions"] == {}
+    assert workflow["jobs"]["build"]["permissions"] == {"contents": "read"}  # no id-token
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+
+
+# -- least privilege, pinned actions, time limits (issue 20, item 6) ------------------------------
+NAMES = ("ci.yml", "regenerate.yml", "pages.yml")
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
+
+
+def workflow_of(name: str) -> dict:
+    return yaml.safe_load((WORKFLOWS / name).read_text())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_action_is_pinned_by_commit_and_every_job_has_a_time_limit(name):
+    for job_name, job in workflow_of(name)["jobs"].items():
+        assert isinstance(job.get("timeout-minutes"), int), (name, job_name)
+        for step in job["steps"]:
+            if "uses" in step:
+                assert PINNED.match(step["uses"]), (name, step["uses"])
+            if "actions/checkout@" in step.get("uses", ""):
+                assert step["with"]["persist-credentials"] is False, (name, job_name)
+
+
+def test_ci_reads_only_and_runs_on_pull_requests():
+    workflow = workflow_of("ci.yml")
+    assert workflow["permissions"] == {"contents": "read"}
+    assert "pull_request" in workflow[True]
+
+
+def test_the_job_that_parses_upstream_holds_no_write_token():
+    workflow = workflow_of("regenerate.yml")
+    assert workflow["permissions"] == {}
+    regenerate = workflow["jobs"]["regenerate"]
+    assert regenerate["permissions"] == {"contents": "read"}
+    text = yaml.safe_dump(regenerate)
+    assert "${{ secrets." not in text  # only the job's own read-only token
+    # It proves the change before anything is proposed: check, tests and site on that tree.
+    runs = " ".join(s.get("run", "") for s in regenerate["steps"])
+    assert "make check" in runs and "make test" in runs and "make site" in runs
+    assert "::stop-commands::" in runs
+    # The job that may write runs nothing that installs packages or reads upstream.
+    propose = workflow["jobs"]["propose"]
+    assert not any(
+        "make" in s.get("run", "") or "pip" in s.get("run", "") for s in propose["steps"]
+    )
+
+
+def test_the_fallback_token_makes_the_pull_request_say_ci_is_started_by_hand():
+    steps = workflow_of("regenerate.yml")["jobs"]["propose"]["steps"]
+    opener = next(s for s in steps if "create-pull-request" in s.get("uses", ""))
+    assert opener["with"]["token"] == "${{ secrets.REGENERATE_TOKEN || github.token }}"
+    said = next(s for s in steps if s.get("name", "").startswith("Say how"))
+    assert "CI must be started by hand" in said["run"]
+
+
+@pytest.mark.skipif(shutil.which("zizmor") is None and not ZIZMOR.exists(), reason="no zizmor")
+def test_zizmor_finds_nothing_of_medium_severity_or_above():
+    zizmor = str(ZIZMOR) if ZIZMOR.exists() else "zizmor"
+    result = subprocess.run(
+        [zizmor, "--offline", "--min-severity", "medium", "--format", "json", str(WORKFLOWS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout) == []
+
+
+def test_the_pull_request_text_neutralises_what_upstream_controls():
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from pr_body import MAX_LINE, body
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    hostile = (
+        "  added evil/B200: ```\n@maintainers #1 [click](https://x.example) "
+        "\x1b[31mred\x1b[0m \u202eabc ::error::boom " + "x" * 1000
+    )
+    text = body(f"changed (upstream abc): wrote output/index.json\n{hostile}\n")
+    assert text.count("```") == 2  # the fence opens and closes once
+    inside = text.split("```text\n")[1].split("\n```")[0]
+    assert "`" not in inside and "\x1b" not in inside and "\u202e" not in inside
+    assert "@maintainers" not in inside and "#1" not in inside
+    assert all(len(line) <= MAX_LINE for line in inside.splitlines())
+    assert "changed (upstream abc): wrote output/index.json" in inside
