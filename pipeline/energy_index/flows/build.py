@@ -59,7 +59,7 @@ from energy_index.settings import (
     PROFILE_DEADLINES_MS,
     REPORT_DEADLINES_MS,
 )
-from energy_index.steps.derive import index_rows
+from energy_index.steps.derive import NAME_FIELDS, index_rows
 from energy_index.steps.responses import (
     ModelFile,
     ModelFileProblem,
@@ -372,8 +372,28 @@ def refuse_unpublishable(stages: Stages, result: Build, *, name: str) -> None:
     """What the report page (and so ``report`` and ``site``) would refuse of this index, refused
     before it is written, with the page's own message: a build never commits what cannot be
     published (a control character in the name of a model with no eligible configuration, say,
-    which no index row shows but the page's table of every configuration would)."""
-    report_html(inputs_of(stages, document=result.document, report=result.report, name=name))
+    which no index row shows but the page's table of every configuration would).
+
+    The page is only drawn when a stable configuration could be refused by it (a name with a
+    character Python cannot print, a precision with no label): drawing it sorts and derives every
+    configuration, twice the rest of a build at 10⁵ configurations (issue #16). The page's other
+    refusals cannot befall a fresh build: its picks are the selection's own (the same total
+    order; tests/test_selection.py), and its assets are the package's.
+    """
+    if _may_be_unpublishable(stages):
+        report_html(inputs_of(stages, document=result.document, report=result.report, name=name))
+
+
+def _may_be_unpublishable(stages: Stages) -> bool:
+    """Whether a stable configuration has a name field that is not all printable, or a
+    precision with no label: what index_row, and so the page, may refuse (checked once per
+    distinct value)."""
+    stable = stages.stability.stable
+    names = (stable.get_column(field).unique() for field in NAME_FIELDS)
+    if not all(value.isprintable() for column in names for value in column.to_list()):
+        return True
+    labels = stages.editorial["precision_labels"]
+    return not set(stable.get_column("weight_precision").unique().to_list()) <= set(labels)
 
 
 def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
