@@ -861,3 +861,19 @@ def test_a_token_echoed_in_another_form_is_scrubbed(echo: str):
     start = -(-prefix * 4 // 3) + 4  # past the characters the prefix alone decides
     runs = [shown[i : i + 16] for i in range(start, len(shown) - 20)]
     assert runs and not any(run in message for run in runs), message
+
+
+# Issue 19, item 13: a hand-edited file of a snapshot written by fetch --to is not overwritten.
+
+
+def test_a_hand_edited_snapshot_file_is_refused_unless_forced(standin, tmp_path):
+    target = tmp_path / "snap"
+    assert fetch_to(standin, target).exit_code == 0
+    (target / TASK_PATH).write_bytes(b'{"edited": "by hand"}')
+    refused = fetch_to(standin, target)
+    assert refused.exit_code == 2, refused.output
+    assert TASK_PATH in refused.output and "--force" in refused.output
+    assert (target / TASK_PATH).read_bytes() == b'{"edited": "by hand"}'
+    forced = fetch_to(standin, target, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert (target / TASK_PATH).read_bytes() == (GOLDEN / TASK_PATH).read_bytes()

@@ -305,3 +305,19 @@ def test_the_card_s_verify_command_passes_on_the_site_s_files(site: Path):
             catch_exceptions=False,
         )
         assert result.exit_code == 0, result.output
+
+
+def test_a_hand_edited_site_file_is_refused_unless_forced(tmp_path: Path, golden_index):
+    # issue 19, item 13: files.json holds each file's sha256; an edited one is named, not lost.
+    out = tmp_path / "site"
+    args = ["site", "--index", golden_index, "--from", GOLDEN, "--out", out]
+    assert invoke(*args).exit_code == 0
+    written = (out / "index.html").read_bytes()
+    (out / "index.html").write_bytes(b"<p>my notes</p>")
+    refused = invoke(*args)
+    assert refused.exit_code == 2, refused.output
+    assert "index.html" in refused.output and "--force" in refused.output
+    assert (out / "index.html").read_bytes() == b"<p>my notes</p>"
+    forced = invoke(*args, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert (out / "index.html").read_bytes() == written

@@ -285,9 +285,10 @@ def fetch(
     repository: str = UPSTREAM_URL,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
+    force: bool = False,
 ) -> Path:
     """``energy-index fetch``: bring the snapshot directory ``to`` up to date with upstream's
-    files of ``tasks``; returns ``to``."""
+    files of ``tasks``; returns ``to``. ``force``: overwrite files changed by hand."""
     from energy_index.flows.fetch import fetch_snapshot
 
     return fetch_snapshot(
@@ -295,6 +296,7 @@ def fetch(
         to=Path(to),
         tasks=tuple(tasks),
         access=_access(DEFAULT_CACHE, network, notify=notify),
+        force=force,
     )
 
 
@@ -343,9 +345,11 @@ def site(
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
+    force: bool = False,
 ) -> Site:
     """``energy-index site``: write the static site (every task's page, the JSON API, the Data
-    Package) to the folder ``out``, replaced whole."""
+    Package) to the folder ``out``, replaced whole. ``force``: overwrite files changed by hand.
+    """
     from energy_index.flows.site import write_site
 
     folder = Path(out)
@@ -355,6 +359,7 @@ def site(
         out=folder,
         carbon=_carbon(carbon),
         access=_access(cache, network, notify=notify),
+        force=force,
     )
     return Site(path=folder, files=files)
 

@@ -166,6 +166,11 @@ _NETWORK_OPTIONS = [
 ]  # fmt: skip
 
 
+FORCE_OPTION = click.option(
+    "--force", is_flag=True, help="Overwrite files of the folder that were changed by hand."
+)
+
+
 def network_options(command: F) -> F:
     """Add the network options to a command and hand them to it as one ``network`` value."""
 
@@ -306,15 +311,19 @@ def _notify(line: str) -> None:
     show_default=True,
     help="Upstream GitHub repository URL.",
 )
+@FORCE_OPTION
 @network_options
 @reports_errors
-def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: NetworkSettings) -> None:
+def fetch(
+    to: Path, tasks: tuple[str, ...], repository: str, force: bool, network: NetworkSettings
+) -> None:
     """Download upstream files into a snapshot directory, with checksums and provenance.
 
     The ref is resolved to a commit and every file is taken from that commit. With a previous
     snapshot in --to, an unchanged commit costs one API request, and each download is
     conditional (ETag / Last-Modified). Written atomically: a failed fetch leaves --to as it
-    was. --to must be new, empty, or a snapshot this tool wrote; the tasks it holds are kept.
+    was. --to must be new, empty, or a snapshot this tool wrote; the tasks it holds are kept,
+    and a file of it changed by hand stops the fetch (exit 2, naming it) unless --force.
     GITHUB_TOKEN, when set, is sent to the API only, and never printed.
 
     Example:
@@ -323,7 +332,9 @@ def fetch(to: Path, tasks: tuple[str, ...], repository: str, network: NetworkSet
     """
     from energy_index import api
 
-    api.fetch(to=to, tasks=tasks, repository=repository, network=network, notify=_notify)
+    api.fetch(
+        to=to, tasks=tasks, repository=repository, network=network, notify=_notify, force=force
+    )
 
 
 class Deadlines(click.ParamType):  # type: ignore[type-arg]
@@ -722,10 +733,17 @@ def report(
 )
 @carbon_option
 @cache_option
+@FORCE_OPTION
 @network_options
 @reports_errors
 def site(
-    index: Path, source: str, out: Path, carbon: Path, cache: Path, network: NetworkSettings
+    index: Path,
+    source: str,
+    out: Path,
+    carbon: Path,
+    cache: Path,
+    force: bool,
+    network: NetworkSettings,
 ) -> None:
     """Write the static site: every task's report page and a JSON API with a Data Package.
 
@@ -736,7 +754,9 @@ def site(
     estimated server, facility and carbon ranges; api/v1/tasks/<task>/impacts/<ISO3>.json one
     country's carbon (grid intensities from --carbon); cards/<task>/<model>/<gpu>.html one card
     per pick.
-    Each JSON file is schema-checked; the directory is replaced only once all are written.
+    Each JSON file is schema-checked; the directory is replaced only once all are written. A
+    file of the previous site changed by hand (its sha256 is not the one files.json records)
+    stops the run (exit 2, naming it) unless --force.
 
     Example:
 
@@ -752,6 +772,7 @@ def site(
         cache=cache,
         network=network,
         notify=_notify,
+        force=force,
     )
     files = written.files
     click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")

@@ -77,6 +77,9 @@ class Access:
     network: NetworkSettings = field(default_factory=NetworkSettings)
     today: str
     notify: Callable[[str], None] = lambda line: None
+    # A file of the fetched snapshot changed by hand stops the fetch instead of being replaced
+    # (fetch --to without --force); a cache is the tool's own, refetched whatever was done to it.
+    keep_edits: bool = False
 
 
 @dataclass(frozen=True)

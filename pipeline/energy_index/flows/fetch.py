@@ -17,8 +17,10 @@ def fetch_snapshot(
     to: Path,
     tasks: Sequence[str],
     access: Access,
+    force: bool = False,
 ) -> Path:
-    """Bring the snapshot at ``to`` up to date with ``repository`` (a GitHub URL).
+    """Bring the snapshot at ``to`` up to date with ``repository`` (a GitHub URL). A file of it
+    changed by hand is not overwritten (UsageError naming it) unless ``force``.
 
     Example: ``fetch_snapshot("https://github.com/ml-energy/leaderboard", to=Path("/tmp/up"),
     tasks=["lm-arena-chat"], access=Access(today="2026-11-30", notify=print))``.
@@ -28,4 +30,6 @@ def fetch_snapshot(
             f"{repository!r}: must be a https://github.com/<owner>/<repo> URL",
             parameter="repository",
         )
-    return resolved_snapshot(repository, tasks=tasks, access=replace(access, cache=to))
+    return resolved_snapshot(
+        repository, tasks=tasks, access=replace(access, cache=to, keep_edits=not force)
+    )

@@ -280,10 +280,13 @@ def write_site(
     out: Path,
     access: Access,
     carbon: Path = Path(CARBON_SNAPSHOT),
+    force: bool = False,
 ) -> dict[str, bytes]:
-    """``site``: write every file of the site into ``out``, replaced whole; returns them."""
+    """``site``: write every file of the site into ``out``, replaced whole; returns them. A
+    file of the previous site changed by hand is not overwritten (UsageError) unless ``force``.
+    """
     tasks = indexed_tasks(editorial_text())
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     files = site_files(index, snapshot, carbon=carbon)
-    write_directory(out, files, manifest=SITE_MANIFEST)
+    write_directory(out, files, manifest=SITE_MANIFEST, keep_edits=not force)
     return files

@@ -13,6 +13,7 @@ import ctypes
 import errno
 import fcntl
 import glob
+import hashlib
 import json
 import os
 import re
@@ -189,7 +190,11 @@ _RENAME_EXCHANGE = 2  # linux/fs.h: swap two paths atomically
 
 
 def write_directory(
-    target: Path, files: Mapping[str, bytes], *, manifest: str = DIRECTORY_MANIFEST
+    target: Path,
+    files: Mapping[str, bytes],
+    *,
+    manifest: str = DIRECTORY_MANIFEST,
+    keep_edits: bool = False,
 ) -> None:
     """Replace a directory by one holding exactly ``files`` (relative paths), all or nothing.
 
@@ -200,6 +205,8 @@ def write_directory(
     is removed only after the new one is in place. Where the exchange is not available the old
     tree is first renamed to ``.<name>.energy-index-XXXXXXXX.old``, and the next run puts it
     back if it was left there. Temporaries a killed run left are removed by the next one.
+    With ``keep_edits``, a listed file whose bytes are no longer those ``manifest`` records
+    (edited by hand) is not overwritten: the whole write is refused naming it (UsageError).
 
     Example: ``write_directory(Path(".cache/upstream"), {"snapshot.json": b"{...}"})``.
     """
@@ -211,7 +218,7 @@ def write_directory(
     _named(target)
     _made_folder(target.parent)
     with folder_lock(target.parent):
-        _checked(target, manifest=manifest)
+        _checked(target, manifest=manifest, keep_edits=keep_edits)
         try:
             staging = Path(
                 tempfile.mkdtemp(
@@ -238,7 +245,9 @@ def write_directory(
             shutil.rmtree(staging, ignore_errors=True)  # the old tree, or the unused new one
 
 
-def writable_directory(target: Path, *, manifest: str = DIRECTORY_MANIFEST) -> None:
+def writable_directory(
+    target: Path, *, manifest: str = DIRECTORY_MANIFEST, keep_edits: bool = False
+) -> None:
     """Make ``target`` ready to be replaced by ``write_directory``, or refuse it (UsageError).
 
     Removes the temporaries a killed run left beside it (and first puts back a tree retired
@@ -255,7 +264,7 @@ def writable_directory(target: Path, *, manifest: str = DIRECTORY_MANIFEST) -> N
     if not target.parent.is_dir():
         return  # nothing there yet: nothing to clean, nothing to refuse
     with folder_lock(target.parent):
-        _checked(target, manifest=manifest)
+        _checked(target, manifest=manifest, keep_edits=keep_edits)
 
 
 def _named(target: Path) -> None:
@@ -263,10 +272,19 @@ def _named(target: Path) -> None:
         raise UsageError(f"{target}: names no directory to write")
 
 
-def _checked(target: Path, *, manifest: str) -> None:
-    """Under the folder's lock: clean what a killed run left, then refuse what is not ours."""
+def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
+    """Under the folder's lock: clean what a killed run left, then refuse what is not ours
+    (and, with ``keep_edits``, what a person changed since)."""
     _recovered(target, manifest=manifest)
     problem = _replace_problem(target, manifest=manifest)
+    if problem is None and keep_edits and target.is_dir():
+        edited = _edited(target, manifest=manifest)
+        if edited:
+            problem = (
+                f"holds what was changed since this tool wrote it (its sha256 is not the one "
+                f"{manifest} records): {_some(edited)}; refusing to overwrite it, move it out "
+                "or give --force"
+            )
     if problem:
         raise UsageError(f"{target}: {problem}")
 
@@ -319,6 +337,29 @@ def _listed(path: Path) -> set[str] | None:
     if not isinstance(files, dict) or not all(isinstance(key, str) for key in files):
         return None
     return {Path(key).as_posix() for key in files}
+
+
+def _edited(target: Path, *, manifest: str) -> list[str]:
+    """The files ``manifest`` lists with a sha256 (``name: digest`` or ``name: {"sha256":
+    digest}``) whose bytes now differ; a listed file since removed is not an edit to keep."""
+    try:
+        listing = json.loads(local_bytes(target / manifest, max_bytes=_MANIFEST_CAP))
+    except (SourceError, ValueError, RecursionError):
+        return []
+    files = listing.get("files") if isinstance(listing, dict) else None
+    edited = []
+    for name, record in files.items() if isinstance(files, dict) else ():
+        digest = record.get("sha256") if isinstance(record, dict) else record
+        path = target / name
+        if not isinstance(digest, str) or not os.path.lexists(path):
+            continue
+        try:
+            actual: str | None = hashlib.sha256(local_bytes(path)).hexdigest()
+        except SourceError:
+            actual = None  # a file replaced by a link, a FIFO, a folder: changed too
+        if actual != digest:
+            edited.append(name)
+    return sorted(edited)
 
 
 def _some(names: list[str]) -> str:

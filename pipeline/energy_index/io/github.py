@@ -117,6 +117,7 @@ def fetched_snapshot(
     downloader: Downloader,
     today: str,
     optional: Sequence[str] = (),
+    keep_edits: bool = False,
 ) -> FetchOutcome:
     """Bring the snapshot at ``to`` up to date with the upstream ref; write it atomically.
 
@@ -132,7 +133,7 @@ def fetched_snapshot(
     Example: ``fetched_snapshot(Upstream(), tasks=["gpqa"], to=Path("snap"), downloader=d,
     today="2026-12-01")``.
     """
-    writable_directory(to)
+    writable_directory(to, keep_edits=keep_edits)
     bad = [path for path in optional if not _OPTIONAL_PATH.fullmatch(path) or ".." in path]
     if bad:
         raise SourceError(f"not an upstream data path: {bad[0]!r}")
@@ -225,7 +226,7 @@ def fetched_snapshot(
     if problems:  # a bug here, not upstream's: every value was checked on its way in
         raise SourceError(f"{to}: the snapshot to write fails its checks: {'; '.join(problems)}")
     files = {**contents, SNAPSHOT_MANIFEST: (json.dumps(manifest, indent=2) + "\n").encode()}
-    write_directory(to, files)
+    write_directory(to, files, keep_edits=keep_edits)
     return FetchOutcome(
         directory=to,
         commit=commit,

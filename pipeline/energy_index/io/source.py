@@ -91,6 +91,7 @@ def resolved_snapshot(
             downloader=client,
             today=access.today,
             optional=optional,
+            keep_edits=access.keep_edits,
         )
     if not network.quiet:
         state = "changed" if outcome.changed else "unchanged"
