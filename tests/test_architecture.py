@@ -35,6 +35,7 @@ STEP_ORDER = {
     "calibration": 6,  # published methods against the measured picks
     "profiles": 4,
     "responses": 4,
+    "checks": 4,
 }
 BASE = {"energy_index", "energy_index.settings", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {

@@ -221,6 +221,7 @@ def build_report(
     rows: tuple[dict[str, Any], ...],
     robustness: dict[str, dict[str, Any]],
     responses: tuple[dict[str, Any], ...] = (),
+    checks: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """How the index was built: inputs, parameters, counts per stage, and what was left out."""
     excluded = stability.excluded
@@ -278,6 +279,8 @@ def build_report(
         # Rules of reported-only columns that rows break (validate.REPORTED_RULES): kept, said.
         "warnings": [warning.as_json() for warning in validated.warnings],
         "per_response": responses_summary(responses),
+        # Upstream's data checked: findings are reported, never refused (steps/checks.py).
+        "data_checks": checks or {"checks": [], "findings": []},
     }
 
 

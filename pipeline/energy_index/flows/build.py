@@ -59,6 +59,7 @@ from energy_index.settings import (
     PROFILE_DEADLINES_MS,
     REPORT_DEADLINES_MS,
 )
+from energy_index.steps.checks import data_checks
 from energy_index.steps.derive import NAME_FIELDS, index_rows
 from energy_index.steps.responses import (
     ModelFile,
@@ -135,6 +136,8 @@ class Stages:
     robustness: dict[str, dict[str, Any]]
     # Per pick: energy per response, or why it was skipped (``per_response``).
     responses: tuple[dict[str, Any], ...] = ()
+    # Upstream's data checked (steps.checks.data_checks): each check and its findings.
+    checks: dict[str, Any] = field(default_factory=dict)
 
 
 def index_stages(
@@ -166,6 +169,7 @@ def index_stages(
     compiled = leaderboard_compiled(snapshot.index_file)
     figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
     responses = per_response(snapshot, selection.selected.to_dicts())
+    checks = data_checks(validated.frame, {f.path: f.content for f in snapshot.model_files})
     # The per-model files' bytes are read; only their provenance is kept.
     snapshot = replace(
         snapshot, model_files=tuple(replace(f, content=b"") for f in snapshot.model_files)
@@ -181,6 +185,7 @@ def index_stages(
         wording,
         figures,
         tuple(responses),
+        checks,
     )
 
 
@@ -251,6 +256,7 @@ def assembled(stages: Stages, dates: Dates) -> Build:
         rows=stages.rows,
         robustness=stages.robustness,
         responses=stages.responses,
+        checks=stages.checks,
     )
     checked(report, schema=REPORT_SCHEMA)  # what report and site will hold it to
     return Build(document, report, index_bytes, serialized(report))

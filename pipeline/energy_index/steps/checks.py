@@ -1,0 +1,348 @@
+"""Upstream's data, checked: rules that hold in upstream's own construction, each named, with a
+tolerance. A violation is a *finding* for the build report and the page, never a refusal: the
+index does not depend on these (what it depends on, validation refuses).
+
+- ``energy_per_token_is_power_over_throughput``: energy per token = average power ÷ output
+  throughput (per-model files: the task files publish no throughput).
+- ``energy_per_request_is_energy_per_token_times_output_length``: energy per request = energy
+  per token × average output length (task file and per-model files).
+- ``itl_percentiles_ordered``: median ≤ p90 ≤ p95 ≤ p99 inter-token latency (task file).
+- ``model_file_agrees_with_task_file``: a per-model file holds the task file's configurations
+  of its model, with the same value in every field both have.
+- ``output_length_consistent_across_gpus``: one model with one configuration (GPU count,
+  max_num_seqs) on two GPU types answers the same prompts; its average output lengths must be
+  within a factor. Beyond it, comparing energy per response across those GPUs compares
+  different answers, not different hardware.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any
+
+import polars as pl
+
+from energy_index.settings import OUTPUT_LENGTH_GPU_FACTOR
+
+FINDINGS_SHOWN = 20  # per check: the count says how many there are; a large input has many
+RELATIVE_TOLERANCE = 1e-6  # between figures upstream computes one from another: float noise
+SAME_VALUE_TOLERANCE = 1e-9  # between two copies of one measured figure
+LATENCIES = ("median_itl_ms", "p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
+# The fields a per-model file's configuration shares with the task file's.
+SHARED_FIGURES = (
+    "energy_per_token_joules",
+    "energy_per_request_joules",
+    "avg_output_len",
+    "avg_batch_size",
+    "avg_power_watts",
+    *LATENCIES,
+)
+SHARED_MODEL_FIELDS = ("total_params_billions", "activated_params_billions", "weight_precision")
+KEY = ("gpu_model", "num_gpus", "max_num_seqs")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    rule: str
+    tolerance: str
+
+
+CHECKS = (
+    Check(
+        "energy_per_token_is_power_over_throughput",
+        "energy_per_token_joules = avg_power_watts / output_throughput_tokens_per_sec",
+        f"relative {RELATIVE_TOLERANCE:g}",
+    ),
+    Check(
+        "energy_per_request_is_energy_per_token_times_output_length",
+        "energy_per_request_joules = energy_per_token_joules × avg_output_len",
+        f"relative {RELATIVE_TOLERANCE:g}",
+    ),
+    Check(
+        "itl_percentiles_ordered",
+        "median_itl_ms ≤ p90_itl_ms ≤ p95_itl_ms ≤ p99_itl_ms",
+        "none",
+    ),
+    Check(
+        "model_file_agrees_with_task_file",
+        "the per-model file lists the task file's configurations of its model, each field both "
+        "have equal",
+        f"relative {SAME_VALUE_TOLERANCE:g}",
+    ),
+    Check(
+        "output_length_consistent_across_gpus",
+        "one model and configuration (GPU count, max_num_seqs) on two GPU types: the larger "
+        "average output length over the smaller",
+        f"factor {OUTPUT_LENGTH_GPU_FACTOR:g}",
+    ),
+)
+
+
+def data_checks(configurations: pl.DataFrame, model_files: Mapping[str, bytes]) -> dict[str, Any]:
+    """Run every check on a task's configurations (the validated frame) and its per-model files
+    (path → bytes; a file that is not JSON is a finding of ``model_file_agrees_with_task_file``).
+
+    Returns ``checks`` (each with how many items it checked and how many broke it, or why it was
+    skipped) and ``findings`` (one per violation, or per model for the output lengths; the first
+    ``FINDINGS_SHOWN`` of each check).
+    """
+    files = {path: _loaded(content) for path, content in model_files.items()}
+    with_files = {d.get("model_id") for d in files.values() if isinstance(d, dict)}
+    # Only the models with a file are compared row by row: a large synthetic task has none.
+    task_rows = configurations.filter(pl.col("model_id").is_in(list(with_files))).to_dicts()
+    model_rows = [
+        {**c, "model_id": document["model_id"]}
+        for document in files.values()
+        if isinstance(document, dict)
+        for c in document.get("configurations", [])
+        if isinstance(c, dict)
+    ]
+    results = {
+        "energy_per_token_is_power_over_throughput": _power_over_throughput(model_rows, files),
+        "energy_per_request_is_energy_per_token_times_output_length": _request_energy(
+            configurations, model_rows
+        ),
+        "itl_percentiles_ordered": _ordered(configurations),
+        "model_file_agrees_with_task_file": _agreement(task_rows, files),
+        "output_length_consistent_across_gpus": _across_gpus(configurations),
+    }
+    checks, findings = [], []
+    for check in CHECKS:
+        checked, found, skipped = results[check.name]
+        entry: dict[str, Any] = {
+            "name": check.name,
+            "rule": check.rule,
+            "tolerance": check.tolerance,
+            "checked": checked,
+            "violations": len(found),
+        }
+        if skipped:
+            entry["skipped"] = skipped
+        checks.append(entry)
+        findings += [{"check": check.name, **finding} for finding in found[:FINDINGS_SHOWN]]
+    return {"checks": checks, "findings": findings}
+
+
+Result = tuple[int, list[dict[str, Any]], str | None]
+
+
+def _loaded(content: bytes) -> Any:
+    try:
+        return json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _relative(actual: float, expected: float) -> float:
+    return abs(actual - expected) / abs(expected) if expected else math.inf
+
+
+def _subject(c: Mapping[str, Any]) -> str:
+    where = f"{c.get('num_gpus')}×{c.get('gpu_model')}"
+    return f"{c.get('model_id')} on {where}, max_num_seqs {c.get('max_num_seqs')}"
+
+
+def _power_over_throughput(rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Result:
+    if not files:
+        return 0, [], "no per-model files (the task files publish no throughput)"
+    checked, found = 0, []
+    for c in rows:
+        energy, power, throughput = (
+            _number(c.get(k))
+            for k in (
+                "energy_per_token_joules",
+                "avg_power_watts",
+                "output_throughput_tokens_per_sec",
+            )
+        )
+        if energy is None or power is None or not throughput:
+            continue
+        checked += 1
+        deviation = _relative(energy, power / throughput)
+        if deviation > RELATIVE_TOLERANCE:
+            found.append(
+                {
+                    "subject": _subject(c),
+                    "detail": f"energy per token {energy:.6g} J, power ÷ throughput "
+                    f"{power / throughput:.6g} J (relative difference {deviation:.2g})",
+                }
+            )
+    return checked, found, None
+
+
+def _request_energy(frame: pl.DataFrame, model_rows: list[dict[str, Any]]) -> Result:
+    expected = pl.col("energy_per_token_joules") * pl.col("avg_output_len")
+    deviation = ((pl.col("energy_per_request_joules") - expected) / expected).abs()
+    broken = frame.filter(deviation > RELATIVE_TOLERANCE).with_columns(
+        expected=expected, deviation=deviation
+    )
+    found = [
+        _request_finding(c, "task file", c["expected"], c["deviation"])
+        for c in broken.iter_rows(named=True)
+    ]
+    checked = frame.height
+    for c in model_rows:
+        per_token, length, per_request = (
+            _number(c.get(k))
+            for k in ("energy_per_token_joules", "avg_output_len", "energy_per_request_joules")
+        )
+        if per_token is None or length is None or per_request is None:
+            continue
+        checked += 1
+        deviation_here = _relative(per_request, per_token * length)
+        if deviation_here > RELATIVE_TOLERANCE:
+            found.append(_request_finding(c, "per-model file", per_token * length, deviation_here))
+    return checked, found, None
+
+
+def _request_finding(
+    c: Mapping[str, Any], source: str, expected: float, deviation: float
+) -> dict[str, Any]:
+    return {
+        "subject": f"{_subject(c)} ({source})",
+        "detail": f"energy per request {c['energy_per_request_joules']:.6g} J, per token × "
+        f"average output length {expected:.6g} J (relative difference {deviation:.2g})",
+    }
+
+
+def _ordered(frame: pl.DataFrame) -> Result:
+    if not set(LATENCIES) <= set(frame.columns):
+        return 0, [], "the task file does not publish every ITL percentile"
+    known = frame.drop_nulls(list(LATENCIES))
+    out_of_order = pl.any_horizontal(pl.col(b) < pl.col(a) for a, b in pairwise(LATENCIES))
+    found = [
+        {
+            "subject": _subject(c),
+            "detail": ", ".join(f"{k} {c[k]:g}" for k in LATENCIES),
+        }
+        for c in known.filter(out_of_order).iter_rows(named=True)
+    ]
+    return known.height, found, None
+
+
+def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Result:
+    if not files:
+        return 0, [], "no per-model files in the snapshot"
+    by_model: dict[str, list[dict[str, Any]]] = {}
+    for c in task_rows:
+        by_model.setdefault(c["model_id"], []).append(c)
+    checked, found = 0, []
+    for path, document in sorted(files.items()):
+        if not isinstance(document, dict) or not isinstance(document.get("configurations"), list):
+            found.append({"subject": path, "detail": "not a per-model file (no configurations)"})
+            continue
+        model_id = document.get("model_id")
+        task_configurations = by_model.get(model_id, []) if isinstance(model_id, str) else []
+        first = task_configurations[0] if task_configurations else {}
+        for name in SHARED_MODEL_FIELDS:
+            if name in document and name in first and not _same(document[name], first[name]):
+                found.append(
+                    {
+                        "subject": f"{model_id} ({path})",
+                        "detail": f"{name}: {document[name]!r} here, {first[name]!r} in the "
+                        "task file",
+                    }
+                )
+        unmatched = list(task_configurations)
+        for c in document["configurations"]:
+            if not isinstance(c, dict):
+                continue
+            checked += 1
+            twin = _twin(c, unmatched)
+            if twin is None:
+                found.append(
+                    {
+                        "subject": _subject({**c, "model_id": model_id}),
+                        "detail": f"in {path}, not in the task file",
+                    }
+                )
+                continue
+            unmatched.remove(twin)
+            differing = [
+                f"{name} {c[name]!r} here, {twin[name]!r} in the task file"
+                for name in SHARED_FIGURES
+                if name in c and name in twin and not _same(c[name], twin[name])
+            ]
+            if differing:
+                found.append(
+                    {
+                        "subject": _subject({**c, "model_id": model_id}),
+                        "detail": "; ".join(differing),
+                    }
+                )
+        for c in unmatched:
+            found.append({"subject": _subject(c), "detail": f"in the task file, not in {path}"})
+    return checked, found, None
+
+
+def _twin(c: Mapping[str, Any], candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
+    # A repeated run shares the key: the one with the same energy per token is its twin.
+    same_key = [t for t in candidates if all(t.get(k) == c.get(k) for k in KEY)]
+    for t in same_key:
+        if _same(t.get("energy_per_token_joules"), c.get("energy_per_token_joules")):
+            return t
+    return same_key[0] if same_key else None
+
+
+def _same(a: Any, b: Any) -> bool:
+    x, y = _number(a), _number(b)
+    if x is not None and y is not None:
+        return x == y or _relative(x, y) <= SAME_VALUE_TOLERANCE
+    return bool(a == b)
+
+
+def _across_gpus(frame: pl.DataFrame) -> Result:
+    configuration = ["model_id", "num_gpus", "max_num_seqs"]
+    # A repeated run on one GPU: the longer length, so a factor is never hidden by a repeat.
+    per_gpu = frame.group_by([*configuration, "gpu_model"]).agg(
+        pl.col("avg_output_len").max(), pl.col("nickname").first()
+    )
+    pairs = (
+        per_gpu.group_by(configuration)
+        .agg(
+            gpus=pl.len(),
+            factor=pl.col("avg_output_len").max() / pl.col("avg_output_len").min(),
+            nickname=pl.col("nickname").first(),
+            lengths=pl.struct("gpu_model", "avg_output_len"),
+        )
+        .filter(pl.col("gpus") > 1)
+    )
+    broken = pairs.filter(pl.col("factor") > OUTPUT_LENGTH_GPU_FACTOR).sort(configuration)
+    found = []
+    for (model_id,), cases in broken.group_by(["model_id"], maintain_order=True):
+        factors = cases.get_column("factor").to_list()
+        lengths: dict[str, list[float]] = {}
+        for entry in cases.get_column("lengths").to_list():
+            for item in entry:
+                lengths.setdefault(item["gpu_model"], []).append(item["avg_output_len"])
+        spans = " against ".join(
+            f"{_span(values)} on {gpu}"
+            for gpu, values in sorted(lengths.items(), key=lambda kv: -max(kv[1]))
+        )
+        found.append(
+            {
+                "subject": f"{cases.get_column('nickname')[0]} ({model_id})",
+                "detail": f"average output tokens {spans}, in {cases.height} configuration(s) "
+                f"with the same GPU count and max_num_seqs: a factor of {min(factors):.2f}–"
+                f"{max(factors):.2f}, beyond {OUTPUT_LENGTH_GPU_FACTOR:g}. Its energy per "
+                "response on those GPUs compares different answers, not different hardware.",
+                "factor": round(max(factors), 2),
+            }
+        )
+    return pairs.height, found, None
+
+
+def _span(values: list[float]) -> str:
+    low, high = round(min(values)), round(max(values))
+    return f"{low:,}" if low == high else f"{low:,}–{high:,}"

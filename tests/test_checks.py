@@ -1,0 +1,161 @@
+"""Upstream's data, checked (steps/checks.py): on the frozen golden snapshot the only findings
+are the two Nemotron Nano v2 output lengths on chat; each check has a case that breaks it (built
+from the golden files, one value changed) and one that does not (the golden files as they are)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from energy_index.flows.build import BuildSettings, build
+from energy_index.io.snapshots import upstream_snapshot
+from energy_index.steps.checks import CHECKS, data_checks
+from energy_index.steps.validate import validated_configurations
+from tests.conftest import GOLDEN, TASK_PATH, upstream_file
+
+NEMOTRON = "nvidia/NVIDIA-Nemotron-Nano-12B-v2"
+QWEN_FILE = "public/data/models/Qwen__Qwen3-8B__lm-arena-chat.json"
+
+
+def golden_inputs(task: str = "lm-arena-chat") -> tuple[Any, dict[str, bytes]]:
+    snapshot = upstream_snapshot(GOLDEN, task=task)
+    frame = validated_configurations(snapshot.task_file).frame
+    return frame, {f.path: bytes(f.content) for f in snapshot.model_files}
+
+
+def by_check(result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {c.name: [] for c in CHECKS}
+    for finding in result["findings"]:
+        found[finding["check"]].append(finding)
+    return found
+
+
+def test_the_golden_chat_task_has_the_nemotron_output_length_findings_and_nothing_else():
+    result = data_checks(*golden_inputs())
+    findings = by_check(result)
+    assert [f["subject"] for f in findings["output_length_consistent_across_gpus"]] == [
+        "NVIDIA Nemotron Nano 12B V2 (nvidia/NVIDIA-Nemotron-Nano-12B-v2)",
+        "NVIDIA Nemotron Nano 9B V2 (nvidia/NVIDIA-Nemotron-Nano-9B-v2)",
+    ]
+    twelve = findings["output_length_consistent_across_gpus"][0]
+    assert "1,331–1,464 on B200 against 459–466 on H100" in twelve["detail"]
+    assert twelve["factor"] == 3.17
+    assert sum(len(f) for f in findings.values()) == 2
+    checked = {c["name"]: c["checked"] for c in result["checks"]}
+    assert checked == {
+        "energy_per_token_is_power_over_throughput": 328,
+        "energy_per_request_is_energy_per_token_times_output_length": 656,
+        "itl_percentiles_ordered": 328,
+        "model_file_agrees_with_task_file": 328,
+        "output_length_consistent_across_gpus": 54,
+    }
+
+
+@pytest.mark.parametrize("task", ["gpqa", "sourcegraph-fim", "image-chat", "video-chat"])
+def test_the_other_golden_tasks_break_no_check(task):
+    result = data_checks(*golden_inputs(task))
+    assert result["findings"] == []
+    assert all(c["checked"] > 0 for c in result["checks"])
+
+
+def test_the_build_report_carries_the_checks_and_the_nemotron_finding():
+    report = build(GOLDEN, settings=BuildSettings()).report
+    subjects = [f["subject"] for f in report["data_checks"]["findings"]]
+    assert any(NEMOTRON in subject for subject in subjects)
+    assert [c["name"] for c in report["data_checks"]["checks"]] == [c.name for c in CHECKS]
+
+
+def _changed_task(change: Callable[[dict[str, Any]], None]) -> Any:
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    for c in document["configurations"]:
+        if c["model_id"] == "Qwen/Qwen3-8B" and c["gpu_model"] == "H100" and c["num_gpus"] == 1:
+            change(c)
+            break
+    return validated_configurations(upstream_file(json.dumps(document).encode())).frame
+
+
+def _changed_model_file(files: dict[str, bytes], change) -> dict[str, bytes]:
+    document = json.loads(files[QWEN_FILE])
+    change(document["configurations"][0])
+    return {**files, QWEN_FILE: json.dumps(document).encode()}
+
+
+def test_power_over_throughput_is_broken_by_a_throughput_off_by_a_percent():
+    frame, files = golden_inputs()
+
+    def slower(c):
+        c["output_throughput_tokens_per_sec"] *= 0.99
+
+    findings = by_check(data_checks(frame, _changed_model_file(files, slower)))
+    [finding] = findings["energy_per_token_is_power_over_throughput"]
+    assert "Qwen/Qwen3-8B" in finding["subject"] and "relative difference 0.01" in finding["detail"]
+
+
+def test_request_energy_is_broken_in_a_per_model_file():
+    frame, files = golden_inputs()
+
+    def more(c):
+        c["energy_per_request_joules"] *= 1.001
+
+    findings = by_check(data_checks(frame, _changed_model_file(files, more)))
+    assert len(findings["energy_per_request_is_energy_per_token_times_output_length"]) == 1
+    # The copy no longer agrees with the task file either: both are said.
+    assert len(findings["model_file_agrees_with_task_file"]) == 1
+
+
+def test_percentiles_out_of_order_are_a_finding_not_a_refusal():
+    def swapped(c):
+        c["p95_itl_ms"], c["p99_itl_ms"] = c["p99_itl_ms"] * 1.5, c["p99_itl_ms"]
+
+    changed = _changed_task(swapped)
+    findings = by_check(data_checks(changed, {}))
+    [finding] = findings["itl_percentiles_ordered"]
+    assert finding["subject"].startswith("Qwen/Qwen3-8B on 1×H100")
+    assert "p95_itl_ms" in finding["detail"]
+
+
+def test_a_model_file_that_disagrees_with_the_task_file_is_named_by_field():
+    frame, files = golden_inputs()
+
+    def hotter(c):
+        c["avg_power_watts"] += 1
+
+    findings = by_check(data_checks(frame, _changed_model_file(files, hotter)))
+    [finding] = findings["model_file_agrees_with_task_file"]
+    assert finding["detail"].startswith("avg_power_watts ")
+    assert "in the task file" in finding["detail"]
+    lost = json.loads(files[QWEN_FILE])
+    lost["configurations"].pop()
+    missing = by_check(data_checks(frame, {**files, QWEN_FILE: json.dumps(lost).encode()}))
+    [gone] = missing["model_file_agrees_with_task_file"]
+    assert gone["detail"] == f"in the task file, not in {QWEN_FILE}"
+
+
+def test_output_lengths_within_the_factor_are_no_finding_and_beyond_it_are():
+    def doubled(c):
+        c["avg_output_len"] *= 2
+        c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
+
+    findings = by_check(data_checks(_changed_task(doubled), {}))
+    subjects = [f["subject"] for f in findings["output_length_consistent_across_gpus"]]
+    assert "Qwen 3 8B (Qwen/Qwen3-8B)" in subjects
+
+    def a_little_longer(c):
+        c["avg_output_len"] *= 1.2
+        c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
+
+    findings = by_check(data_checks(_changed_task(a_little_longer), {}))
+    subjects = [f["subject"] for f in findings["output_length_consistent_across_gpus"]]
+    assert "Qwen 3 8B (Qwen/Qwen3-8B)" not in subjects
+
+
+def test_without_per_model_files_the_checks_that_need_them_say_they_were_skipped():
+    frame, _ = golden_inputs()
+    result = data_checks(frame, {})
+    skipped = {c["name"]: c.get("skipped") for c in result["checks"]}
+    assert skipped["energy_per_token_is_power_over_throughput"]
+    assert skipped["model_file_agrees_with_task_file"]
+    assert skipped["itl_percentiles_ordered"] is None
