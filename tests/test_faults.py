@@ -789,3 +789,25 @@ def test_a_users_look_alike_folders_beside_a_written_folder_are_left_alone(tmp_p
     assert all((folder / "index.html").read_bytes() == b"kept" for folder in users)
     assert not any(folder.exists() for folder in ours)
     assert (target / "index.html").read_bytes() == b"newer"
+
+
+# -- #19 item 10: a published copy is UTF-8 without a byte order mark (RFC 8259) -----------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-8-sig"])
+def test_a_published_copy_not_in_utf8_fails_validate_and_audit(tmp_path: Path, encoding: str):
+    path = tmp_path / "index.json"
+    path.write_bytes(PUBLISHED.read_text("utf-8").encode(encoding))
+    for args in (["validate", path], ["audit", "--published", path, "--from", GOLDEN]):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        assert f"{path}: not valid JSON" in result.output and "UTF-8" in result.output
+
+
+def test_a_number_too_long_to_read_is_named_as_such(tmp_path: Path):
+    path = tmp_path / "index.json"
+    path.write_bytes(b'{"version": ' + b"9" * 5000 + b"}")
+    result = invoke("validate", path)
+    assert result.exit_code == 1, result.output
+    assert "not UTF-8" not in result.output
+    assert "a number of more than 4300 digits" in result.output

@@ -877,3 +877,14 @@ def test_a_hand_edited_snapshot_file_is_refused_unless_forced(standin, tmp_path)
     forced = fetch_to(standin, target, "--force")
     assert forced.exit_code == 0, forced.output
     assert (target / TASK_PATH).read_bytes() == (GOLDEN / TASK_PATH).read_bytes()
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig"])
+def test_a_published_index_served_in_another_encoding_is_refused(standin, encoding):
+    standin.contents[(standin.head, "published/index.json")] = PUBLISHED.read_text("utf-8").encode(
+        encoding
+    )
+    url = f"{standin.raw_base}/ml-energy/leaderboard/{standin.head}/published/index.json"
+    result = cli(standin, "audit", "--published", url, "--from", GOLDEN, *FAST)
+    assert result.exit_code == 3, result.output
+    assert "not JSON" in result.output and "UTF-8" in result.output

@@ -6,6 +6,7 @@ defaults from here before it loads polars or httpx.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Callable
@@ -203,3 +204,44 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
                 raise DuplicateKey(f"the key {key!a} appears twice in one object")
             seen.add(key)
     return document
+
+
+class NotUtf8(ValueError):
+    """Bytes that are not what RFC 8259 requires of JSON between systems: UTF-8, no byte order
+    mark. json.loads would take UTF-16, UTF-32 and a BOM on bytes, where a reader that opens the
+    file as UTF-8 (``json.load(open(p, encoding="utf-8"))``) cannot: such a copy must not pass."""
+
+
+# Longest first: UTF-32's little-endian mark begins with UTF-16's.
+_BYTE_ORDER_MARKS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xef\xbb\xbf", "UTF-8 with a byte order mark"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_RFC_8259 = "RFC 8259 requires UTF-8 without a byte order mark"
+
+
+def utf8_text(content: bytes) -> str:
+    """JSON text decoded as RFC 8259 has it; NotUtf8 saying what it is instead.
+
+    Example: ``utf8_text('{}'.encode("utf-16"))`` raises ``NotUtf8("UTF-16; RFC 8259 …")``.
+    """
+    for mark, name in _BYTE_ORDER_MARKS:
+        if content[: len(mark)] == mark:
+            raise NotUtf8(f"{name}; {_RFC_8259}")
+    # A JSON text holds no zero byte; one among the first four is UTF-16 or UTF-32 (RFC 4627).
+    if b"\x00" in content[:4]:
+        raise NotUtf8(f"UTF-16 or UTF-32 (a zero byte among the first four); {_RFC_8259}")
+    try:
+        return bytes(content).decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise NotUtf8(f"not UTF-8 text (byte {error.start} is not); {_RFC_8259}") from None
+
+
+def strict_json(content: bytes) -> Any:
+    """Parsed JSON: UTF-8 text without a BOM (utf8_text), no key repeated in one object
+    (unique_keys). ValueError (NotUtf8, DuplicateKey, json.JSONDecodeError, a number of more
+    digits than Python converts) or RecursionError otherwise."""
+    return json.loads(utf8_text(content), object_pairs_hook=unique_keys)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import ipaddress
-import json
 import random
 import re
 import sys
@@ -36,7 +35,7 @@ import httpx
 
 from energy_index import __version__
 from energy_index.errors import QUOTED_CHARACTERS, NetworkError, UsageError, quoted, scrubbed
-from energy_index.model import unique_keys
+from energy_index.model import strict_json
 from energy_index.settings import (
     HTTP_BACKOFF_SECONDS,
     HTTP_DEADLINE_SECONDS,
@@ -433,7 +432,7 @@ async def _refuse_bad_location(response: httpx.Response) -> None:
 def parsed_json(fetched: Fetched, *, expect: type, scrub: Callable[[str], str] = str) -> Any:
     """Parse a body that must be JSON of one type; otherwise name the URL, status, first bytes."""
     try:
-        value = json.loads(fetched.content, object_pairs_hook=unique_keys)
+        value = strict_json(fetched.content)
     except (ValueError, UnicodeDecodeError) as error:
         problem = f"HTTP {fetched.status} but the body is not JSON ({error})"
     except RecursionError:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
 from energy_index.errors import SourceError
-from energy_index.model import DuplicateKey, unique_keys
+from energy_index.model import DuplicateKey, NotUtf8, strict_json
 
 # The largest local input read: above the 870 MB task file of 10⁶ configurations that the
 # benchmarks build, far below what would exhaust memory on a build machine.
@@ -76,7 +77,7 @@ def json_value(content: bytes, *, path: Path | str) -> Any:
     """Parsed JSON; bad JSON, a key repeated in one object and nesting too deep to parse are
     errors naming the file."""
     try:
-        return json.loads(content, object_pairs_hook=unique_keys)
+        return strict_json(content)
     except DuplicateKey as error:
         raise SourceError(f"{path}: not valid here: {error}") from None
     except RecursionError:
@@ -95,5 +96,8 @@ def excerpt(content: bytes) -> str:
 
 
 def _reason(error: ValueError) -> str:
-    # A JSONDecodeError quotes no content, only where parsing stopped.
-    return str(error) if isinstance(error, json.JSONDecodeError) else "not UTF-8 text"
+    # A JSONDecodeError quotes no content, only where parsing stopped; nor does NotUtf8. The one
+    # other ValueError of json.loads on text is Python's cap on the digits of an integer.
+    if isinstance(error, json.JSONDecodeError | NotUtf8):
+        return str(error)
+    return f"a number of more than {sys.get_int_max_str_digits()} digits"
