@@ -811,3 +811,59 @@ def test_a_number_too_long_to_read_is_named_as_such(tmp_path: Path):
     assert result.exit_code == 1, result.output
     assert "not UTF-8" not in result.output
     assert "a number of more than 4300 digits" in result.output
+
+
+# -- #19 item 11: an invalid published copy costs a bounded amount of work and message -----------
+
+
+def many_bad_rows(published, count: int) -> dict:
+    document = copy.deepcopy(published)
+    row = document["rows"][0]
+    document["rows"] = [
+        {**row, "wh_per_million_output_tokens": "x", "row_id": f"bad/{i}"} for i in range(count)
+    ]
+    return document
+
+
+def test_a_copy_with_50000_bad_rows_lists_a_bounded_number_and_counts_the_rest(tmp_path, published):
+    from energy_index.errors import MAX_PROBLEMS
+
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(many_bad_rows(published, 50_000)))
+    result = invoke("validate", path)
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert len(lines) == MAX_PROBLEMS + 1  # 10,001 lines before
+    # Each bad row breaks the schema (wh is text) and its row_id rule; the reference row is gone.
+    assert lines[-1] == f"{path}: … and {2 * 50_000 + 1 - MAX_PROBLEMS} more problem(s)"
+    result = invoke("audit", "--published", path, "--from", GOLDEN)
+    assert result.exit_code == 1
+    assert f"not a valid index ({2 * 50_000 + 1} problem(s))" in result.output
+    assert len(result.output.splitlines()) < 30
+
+
+def test_the_schema_check_describes_a_late_bad_row_like_the_reference(published):
+    from energy_index.documents.schemas import _reference_problems, schema_problems
+
+    document = copy.deepcopy(published)
+    document["rows"] = document["rows"] * 100
+    document["rows"][-1] = {**document["rows"][-1], "gpu": 5}
+    document.pop("caveat")
+    problems = schema_problems(document)
+    assert problems == _reference_problems(document)
+    assert problems == [
+        "$.rows[3199].gpu: 5 is not of type 'string'",
+        "$: 'caveat' is a required property",
+    ]
+
+
+def test_an_index_file_larger_than_any_index_is_refused_unread(tmp_path: Path):
+    from energy_index.settings import MAX_INDEX_BYTES
+
+    path = tmp_path / "index.json"
+    with path.open("wb") as handle:
+        handle.truncate(MAX_INDEX_BYTES + 1)  # sparse: no disk used
+    for args in (["validate", path], ["audit", "--published", path, "--from", GOLDEN]):
+        result = invoke(*args)
+        assert result.exit_code == 1, result.output
+        assert f"{MAX_INDEX_BYTES + 1} bytes, more than the {MAX_INDEX_BYTES}" in result.output

@@ -11,14 +11,15 @@ from datetime import date
 from typing import Any
 
 from energy_index.documents.schemas import schema_problems
-from energy_index.errors import quoted, shown
+from energy_index.errors import Problems, quoted, shown
 from energy_index.steps.derive import unprintable_characters
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
 
 
-def index_problems(document: Any) -> list[str]:
-    """Every way an index document breaks the schema or the rules beyond it, as 'path: message'.
+def index_problems(document: Any) -> Problems:
+    """How an index document breaks the schema or the rules beyond it, as 'path: message': the
+    first MAX_PROBLEMS, and how many there are in all (``total``).
 
     Beyond the schema: ``row_id`` unique and equal to ``slug/gpu/num_gpus/max_num_seqs``; one row
     per (model_id, gpu); no control or bidirectional characters in names; rows in the documented
@@ -34,7 +35,8 @@ def index_problems(document: Any) -> list[str]:
         return problems
     rows = document.get("rows")
     rows = [r for r in rows if _is_row(r)] if isinstance(rows, list) else []
-    return problems + _identity_problems(rows) + _order_problems(rows) + _header_problems(document)
+    rules = _identity_problems(rows) + _order_problems(rows) + _header_problems(document)
+    return Problems([*problems, *rules], total=problems.total + len(rules))
 
 
 def _is_row(row: Any) -> bool:

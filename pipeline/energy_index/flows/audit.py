@@ -8,7 +8,7 @@ from typing import Any
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
-from energy_index.errors import SourceError, listed_problems
+from energy_index.errors import Problems, SourceError, listed_problems
 from energy_index.flows.build import BuildSettings, assembled, build, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
 from energy_index.io.source import published_document, read_index, resolved_snapshot
@@ -78,8 +78,9 @@ def checked_published(location: str, document: dict[str, Any], *, schema: str) -
         raise SourceError(f"{location}: not a valid {schema} document:{listed_problems(problems)}")
 
 
-def index_file_problems(path: Path) -> list[str]:
-    """``validate``: every way the index file at ``path`` breaks the schema or the index rules."""
+def index_file_problems(path: Path) -> Problems:
+    """``validate``: how the index file at ``path`` breaks the schema or the index rules (the
+    first MAX_PROBLEMS, and how many in all)."""
     return index_problems(read_index(path))
 
 
@@ -87,7 +88,7 @@ def refuse_invalid(location: str, document: dict[str, Any]) -> None:
     problems = index_problems(document)
     if problems:
         raise SourceError(
-            f"{location}: not a valid index ({len(problems)} problem(s)):"
+            f"{location}: not a valid index ({problems.total} problem(s)):"
             f"{listed_problems(problems)}"
         )
 

@@ -27,11 +27,11 @@ from energy_index.flows.build import (
 )
 from energy_index.flows.impacts import impacts_of
 from energy_index.io.files import checked_targets, write_files
-from energy_index.io.local import json_value, local_bytes
+from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access, report_path
 from energy_index.pages.page import PageInputs, report_html
-from energy_index.settings import CARBON_SNAPSHOT
+from energy_index.settings import CARBON_SNAPSHOT, MAX_INDEX_BYTES
 from energy_index.steps.stability import StabilityThresholds
 
 
@@ -50,7 +50,7 @@ def index_beside(path: Path) -> IndexBeside:
 
     Example: ``index_beside(Path("output/index.json")).report["index_sha256"]``
     """
-    content = _read(path, what="the index")
+    content = _read(path, what="the index", max_bytes=MAX_INDEX_BYTES)
     report_file = report_path(path)
     report = _parsed(_read(report_file, what="its build report"), report_file)
     refuse_malformed_report(report, report_file)
@@ -71,7 +71,7 @@ def refuse_malformed_report(report: dict[str, Any], path: Path) -> None:
     if problems:
         raise SourceError(
             f"{path}: not a build report matching schemas/{REPORT_SCHEMA} "
-            f"({len(problems)} problem(s)):{listed_problems(problems)}"
+            f"({problems.total} problem(s)):{listed_problems(problems)}"
         )
 
 
@@ -122,9 +122,9 @@ def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHO
     )
 
 
-def _read(path: Path, *, what: str) -> bytes:
+def _read(path: Path, *, what: str, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
     try:
-        return local_bytes(path)
+        return local_bytes(path, max_bytes=max_bytes)
     except SourceError as error:
         # local_bytes says "<path>: <problem>"; the page says which input that path is.
         problem = str(error).removeprefix(f"{path}: ")

@@ -11,13 +11,14 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energy_index.errors import SourceError, UsageError
 from energy_index.io.local import json_value, local_bytes
 from energy_index.model import Access, NetworkSettings
-from energy_index.settings import LIVE, UPSTREAM_URL
+from energy_index.settings import LIVE, MAX_INDEX_BYTES, UPSTREAM_URL
 
 if TYPE_CHECKING:
     from energy_index.io.http import Downloader
@@ -111,14 +112,15 @@ def published_document(location: str, *, network: NetworkSettings) -> dict[str, 
     if not is_url(location):
         return read_index(Path(location))
     checked_url("published", location)
-    with downloader(network) as client:
+    capped = replace(network, max_bytes=min(network.max_bytes, MAX_INDEX_BYTES))
+    with downloader(capped) as client:
         document: dict[str, Any] = client.get_json(location, expect=dict)
     return document
 
 
 def read_index(path: Path) -> dict[str, Any]:
     """A local index file, read safely (regular file, capped), as a JSON object."""
-    document = json_value(local_bytes(path), path=path)
+    document = json_value(local_bytes(path, max_bytes=MAX_INDEX_BYTES), path=path)
     if not isinstance(document, dict):
         raise SourceError(f"{path}: expected a JSON object (an index), got something else")
     return document
