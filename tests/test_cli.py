@@ -242,3 +242,19 @@ def test_library_errors_speak_of_values_and_the_command_line_names_the_flag(tmp_
     assert result.output.startswith("error: --task: 'no-such-task': unknown task")
     result = invoke("audit", "--published", "http://example.com/index.json")
     assert result.output.startswith("error: --published: http://example.com/index.json: ")
+
+
+def test_build_help_says_where_the_default_dates_come_from(tmp_path: Path):
+    help_text = " ".join(invoke("build", "--help").output.split())
+    for option in ("--retrieved", "--updated"):
+        said = help_text.split(f"{option} YYYY-MM-DD", 1)[1].split("].", 1)[0]
+        assert "the one --from's snapshot.json records for its index (index_dates)" in said, said
+    # And that is what happens: without dates, the build takes those the snapshot records.
+    out = tmp_path / "index.json"
+    assert invoke("build", "--from", GOLDEN, "--out", out).exit_code == 0
+    document = json.loads(out.read_bytes())
+    recorded = json.loads((GOLDEN / "snapshot.json").read_bytes())["index_dates"]
+    assert (document["source"]["retrieved"], document["updated"]) == (
+        recorded["retrieved"],
+        recorded["updated"],
+    )

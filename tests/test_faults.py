@@ -642,6 +642,7 @@ def test_a_deadline_the_reference_row_cannot_meet_says_so(tmp_path: Path):
     assert result.exit_code == 2, result.output
     assert "Qwen 3 32B on 2×H100" in result.output
     assert "no configuration with a median ITL within 10 ms" in result.output
+    assert result.output.startswith("error: --itl-deadline-ms: ")  # the flag it came from
     fastest = re.search(r"the fastest deadline it can meet is ([0-9.]+) ms", result.output)
     assert fastest, result.output
     assert list(tmp_path.iterdir()) == []
@@ -867,3 +868,20 @@ def test_an_index_file_larger_than_any_index_is_refused_unread(tmp_path: Path):
         result = invoke(*args)
         assert result.exit_code == 1, result.output
         assert f"{MAX_INDEX_BYTES + 1} bytes, more than the {MAX_INDEX_BYTES}" in result.output
+
+
+# -- #19 item 18: what was left from the last round ----------------------------------------------
+
+
+def test_a_published_deadline_no_reference_run_meets_is_the_files_fault_not_a_flags(
+    tmp_path: Path, published
+):
+    document = copy.deepcopy(published)
+    document["itl_deadline_ms"] = 1
+    path = tmp_path / "index.json"
+    path.write_text(json.dumps(document))
+    result = invoke("audit", "--published", path, "--from", GOLDEN)
+    assert result.exit_code == 1, result.output  # a data failure: 2 named a flag before
+    assert "--itl-deadline-ms" not in result.output
+    assert f"{path}: itl_deadline_ms 1:" in result.output
+    assert "the fastest deadline it can meet is" in result.output

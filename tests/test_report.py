@@ -327,3 +327,28 @@ def test_a_page_or_picture_inside_the_snapshot_it_reads_is_refused(tmp_path, gol
     assert f"{inside}: inside the snapshot" in output
     assert {p: p.read_bytes() for p in sorted(snapshot.rglob("*")) if p.is_file()} == before
     assert not (tmp_path / "report.html").exists()
+
+
+def test_the_same_index_gives_the_same_page_from_any_path(
+    tmp_path: Path, monkeypatch, golden_index
+):
+    pages = []
+    for where in ("a", "b/c"):
+        folder = tmp_path / where
+        folder.mkdir(parents=True)
+        shutil.copy(golden_index, folder / "index.json")
+        shutil.copy(golden_index.with_name("index.report.json"), folder / "index.report.json")
+        out = tmp_path / f"{where.replace('/', '-')}.html"
+        code, output = report(
+            "--index", str(folder / "index.json"), "--from", str(GOLDEN), "--out", str(out)
+        )
+        assert code == 0, output
+        pages.append(out.read_bytes())
+    monkeypatch.chdir(tmp_path / "a")
+    code, output = report(
+        "--index", "index.json", "--from", str(GOLDEN), "--out", str(tmp_path / "relative.html")
+    )
+    assert code == 0, output
+    pages.append((tmp_path / "relative.html").read_bytes())
+    assert pages[0] == pages[1] == pages[2]
+    assert str(tmp_path).encode() not in pages[0]

@@ -379,9 +379,17 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
 )
 @out_option
 @click.option(
-    "--retrieved", type=IsoDate(), help="Date the data was retrieved [default: the snapshot's]."
+    "--retrieved",
+    type=IsoDate(),
+    help="Date the data was retrieved [default: the one --from's snapshot.json records for its "
+    "index (index_dates), else the snapshot's retrieval date].",
 )
-@click.option("--updated", type=IsoDate(), help="Date the file is written [default: --retrieved].")
+@click.option(
+    "--updated",
+    type=IsoDate(),
+    help="Date the file is written [default: the one --from's snapshot.json records for its "
+    "index (index_dates), else --retrieved].",
+)
 @click.option(
     "--all-tasks",
     is_flag=True,

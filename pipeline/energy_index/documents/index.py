@@ -17,7 +17,7 @@ import msgspec
 import polars as pl
 
 from energy_index import __version__
-from energy_index.errors import DerivationError, UsageError
+from energy_index.errors import DeadlineTooTight, DerivationError
 from energy_index.model import (
     ITL_STATISTICS,
     KEY_COLUMNS,
@@ -140,7 +140,7 @@ def reference_row(
         ).get_column(selection.itl_column)
         fastest = cast(float, itl.min()) if itl.len() else None
         if fastest is not None and fastest > selection.itl_deadline_ms:
-            raise UsageError(
+            raise DeadlineTooTight(
                 f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
                 "(energy_index/documents/editorial.json) has no configuration with a "
                 f"{itl_statistic(selection)} ITL within "

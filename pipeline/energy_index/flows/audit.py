@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
-from energy_index.errors import Problems, SourceError, listed_problems
+from energy_index.errors import DeadlineTooTight, Problems, SourceError, listed_problems
 from energy_index.flows.build import BuildSettings, assembled, build, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
 from energy_index.io.source import published_document, read_index, resolved_snapshot
-from energy_index.model import Access
+from energy_index.model import Access, json_number
 from energy_index.settings import CARBON_SNAPSHOT, DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK
 
 
@@ -42,7 +44,9 @@ def audited(
         itl_deadline_ms=float(document.get("itl_deadline_ms", DEFAULT_ITL_DEADLINE_MS)),
     )
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    return audit(document, build(snapshot, settings=settings).document)
+    with _published_deadline(published, settings):
+        rebuilt = build(snapshot, settings=settings)
+    return audit(document, rebuilt.document)
 
 
 def audited_impacts(
@@ -60,7 +64,8 @@ def audited_impacts(
     settings = BuildSettings(task=task, itl_deadline_ms=float(document["index"]["itl_deadline_ms"]))
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     stages = index_stages(snapshot, settings=settings)
-    rebuilt = assembled(stages, settings.dates(stages.snapshot))
+    with _published_deadline(location, settings):
+        rebuilt = assembled(stages, settings.dates(stages.snapshot))
     impacts = impacts_of(
         rebuilt.document,
         index_bytes=rebuilt.index_bytes,
@@ -76,6 +81,17 @@ def checked_published(location: str, document: dict[str, Any], *, schema: str) -
     problems = schema_problems(document, schema=schema)
     if problems:
         raise SourceError(f"{location}: not a valid {schema} document:{listed_problems(problems)}")
+
+
+@contextmanager
+def _published_deadline(location: str, settings: BuildSettings) -> Iterator[None]:
+    """The rebuild is at the published copy's deadline: one too tight for the reference row is
+    the copy's fault (exit 1), not a flag's."""
+    try:
+        yield
+    except DeadlineTooTight as error:
+        deadline = json_number(settings.itl_deadline_ms)
+        raise SourceError(f"{location}: itl_deadline_ms {deadline}: {error}") from None
 
 
 def index_file_problems(path: Path) -> Problems:

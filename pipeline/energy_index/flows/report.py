@@ -111,14 +111,15 @@ def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHO
     refuse_other_snapshot(beside, stages, source=source)
     impacts = impacts_of(
         beside.document,
-        index_bytes=_read(index, what="the index"),
+        index_bytes=_read(index, what="the index", max_bytes=MAX_INDEX_BYTES),
         task=settings.task,
         upstream_commit=stages.snapshot.commit,
         responses=stages.responses,
         carbon=carbon,
     )
+    # The file's name, not the path it was given by: the same index gives the same page.
     return inputs_of(
-        stages, document=beside.document, report=beside.report, name=str(index), impacts=impacts
+        stages, document=beside.document, report=beside.report, name=index.name, impacts=impacts
     )
 
 
