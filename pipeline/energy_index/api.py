@@ -301,11 +301,14 @@ def fetch(
 
 
 def validate(path: PathLike) -> tuple[str, ...]:
-    """``energy-index validate``: every way the index file at ``path`` breaks the schema or the
-    index rules; empty when it is valid."""
+    """``energy-index validate``: how the index file at ``path`` breaks the schema or the index
+    rules; empty when it is valid. The first MAX_PROBLEMS are described, and a last line
+    counts the others ("… and 99900 more problem(s)")."""
     from energy_index.flows.audit import index_file_problems
 
-    return tuple(index_file_problems(Path(path)))
+    problems = index_file_problems(Path(path))
+    more = (f"… and {problems.more} more problem(s)",) if problems.more else ()
+    return (*problems, *more)
 
 
 def report(
