@@ -330,11 +330,6 @@ def test_a_page_or_picture_inside_the_snapshot_it_reads_is_refused(tmp_path, gol
     assert not (tmp_path / "report.html").exists()
 
 
-def test_the_same_index_gives_the_same_page_from_any_path(
-    tmp_path: Path, monkeypatch, golden_index
-):
-
-
 def test_the_same_index_gives_the_same_page_from_any_path(tmp_path: Path, golden_index):
     pages = []
     for where in ("a", "b/c"):
