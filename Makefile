@@ -9,7 +9,7 @@ FROM ?= $(SNAPSHOT)
 OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 
-.PHONY: help setup index regenerate test audit check docs bench report site clean mutate
+.PHONY: help setup index regenerate refresh-carbon test audit check docs bench report site clean mutate
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-8s %s\n", $$1, $$2}'
@@ -27,6 +27,9 @@ index: $(VENV)/.installed ## Build output/index.json from the vendored snapshot,
 
 regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the vendored snapshot, rebuild, changelog
 	$(BIN)/energy-index regenerate --out $(OUT) --snapshot $(SNAPSHOT)
+
+refresh-carbon: $(VENV)/.installed ## Fetch CodeCarbon's grid intensities; on change replace snapshots/codecarbon-energy-mix, changelog
+	$(BIN)/energy-index refresh-carbon --changelog-dir $(dir $(OUT))
 
 test: $(VENV)/.installed ## Run the test suite
 	$(BIN)/python -m pytest -q

@@ -44,6 +44,7 @@ class Fault:
 class StandIn:
     def __init__(self, snapshot: Path) -> None:
         manifest = json.loads((snapshot / "snapshot.json").read_text())
+        self.repository = manifest.get("repository", REPOSITORY)  # whose files it serves
         self.head = manifest["commit"]
         self.head_date = manifest["commit_date"]
         self.contents: dict[tuple[str, str], bytes] = {}
@@ -141,16 +142,16 @@ class StandIn:
 
             def do_GET(self) -> None:
                 parts = urlsplit(self.path)
-                prefix = f"/api/repos/{REPOSITORY}/commits"
+                prefix = f"/api/repos/{standin.repository}/commits"
                 if parts.path.startswith(f"{prefix}/"):
                     standin.authorization["api"].append(self.headers.get("Authorization"))
                     self._answer("head", lambda: self._head(parts.path[len(prefix) + 1 :]))
                 elif parts.path == prefix:
                     standin.authorization["api"].append(self.headers.get("Authorization"))
                     self._answer("history", lambda: self._history(parse_qs(parts.query)))
-                elif parts.path.startswith(f"/raw/{REPOSITORY}/"):
+                elif parts.path.startswith(f"/raw/{standin.repository}/"):
                     standin.authorization["raw"].append(self.headers.get("Authorization"))
-                    rest = parts.path[len(f"/raw/{REPOSITORY}/") :]
+                    rest = parts.path[len(f"/raw/{standin.repository}/") :]
                     commit, _, path = rest.partition("/")
                     self._answer("raw", lambda: self._raw(commit, path))
                 else:

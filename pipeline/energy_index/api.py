@@ -40,6 +40,7 @@ from energy_index.settings import (
 
 if TYPE_CHECKING:
     from energy_index.documents.compare import Audit
+    from energy_index.flows.carbon import CarbonRefresh
     from energy_index.flows.impacts import ImpactsAudit
     from energy_index.flows.regenerate import Regenerated
 
@@ -297,6 +298,26 @@ def fetch(
         tasks=tuple(tasks),
         access=_access(DEFAULT_CACHE, network, notify=notify),
         force=force,
+    )
+
+
+def refresh_carbon(
+    *,
+    snapshot: PathLike = CARBON_SNAPSHOT,
+    out_dir: PathLike = Path(DEFAULT_OUT).parent,
+    today: str | None = None,
+    cache: PathLike = DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> CarbonRefresh:
+    """``energy-index refresh-carbon``: fetch CodeCarbon's energy mix; when it changed, write
+    the changelog into ``out_dir`` and replace the vendored carbon snapshot ``snapshot``."""
+    from energy_index.flows.carbon import refresh_carbon as refreshed
+
+    return refreshed(
+        Path(snapshot),
+        out_dir=Path(out_dir),
+        access=_access(cache, network, today=today, notify=notify),
     )
 
 

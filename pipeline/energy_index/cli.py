@@ -605,6 +605,73 @@ def regenerate(
         sys.exit(CHANGED_EXIT_CODE)
 
 
+@main.command("refresh-carbon", epilog=EXIT_CODES)
+@click.option(
+    "--snapshot",
+    type=click.Path(path_type=Path),
+    default=Path(CARBON_SNAPSHOT),
+    show_default=True,
+    help="The vendored carbon snapshot, replaced whole when upstream's file changed.",
+)
+@click.option(
+    "--changelog-dir",
+    type=click.Path(path_type=Path),
+    default=Path(DEFAULT_OUT).parent,
+    show_default=True,
+    help="Where carbon.changelog.json and the CHANGELOG.md entry go.",
+)
+@click.option(
+    "--exit-code",
+    is_flag=True,
+    help=f"Exit {CHANGED_EXIT_CODE} when the snapshot changed, so a scheduler can tell.",
+)
+@click.option(
+    "--date", "today", type=IsoDate(), help="Date to stamp a change with [default: today, UTC]."
+)
+@cache_option
+@network_options
+@reports_errors
+def refresh_carbon(
+    snapshot: Path,
+    changelog_dir: Path,
+    exit_code: bool,
+    today: str | None,
+    cache: Path,
+    network: NetworkSettings,
+) -> None:
+    """Fetch the grid carbon intensities (mlco2/codecarbon, global_energy_mix.json) and replace
+    the vendored carbon snapshot only if their bytes changed.
+
+    Every country is checked before anything is written. Unchanged: nothing is written and this
+    prints "unchanged (upstream <commit>)". Changed: carbon.changelog.json (countries added,
+    removed, and each intensity or year that moved) and an entry in CHANGELOG.md go to
+    --changelog-dir, then the snapshot is replaced whole. Rebuild the impacts (build --impacts,
+    site) after it; the index itself does not read it.
+
+    Example:
+
+    \b
+        energy-index refresh-carbon --exit-code; [ $? -eq 10 ] && make site
+    """
+    from energy_index import api
+
+    outcome = api.refresh_carbon(
+        snapshot=snapshot,
+        out_dir=changelog_dir,
+        today=today,
+        cache=cache,
+        network=network,
+        notify=_notify,
+    )
+    if outcome.changelog is None:
+        click.echo(f"unchanged (upstream {outcome.commit})")
+        return
+    click.echo(f"changed (upstream {outcome.commit}): replaced {snapshot}")
+    click.echo(outcome.changelog["markdown"].rstrip())
+    if exit_code:
+        sys.exit(CHANGED_EXIT_CODE)
+
+
 @main.command(epilog=EXIT_CODES)
 @click.option(
     "--published",

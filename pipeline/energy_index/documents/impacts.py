@@ -168,3 +168,56 @@ def differences(published: Any, rebuilt: Any, *, path: str = "") -> list[str]:
     if published != rebuilt or type(published) is not type(rebuilt):
         return [f"{path}: published {str(published)[:60]!r} ≠ rebuilt {str(rebuilt)[:60]!r}"]
     return []
+
+
+def carbon_changelog(
+    previous: Mapping[str, GridIntensity] | None,
+    current: Mapping[str, GridIntensity],
+    *,
+    date: str,
+    commit: str,
+    previous_commit: str | None,
+) -> dict[str, Any]:
+    """What a new carbon snapshot changed: countries added, removed, and those whose intensity
+    or year moved (old → new), in ISO-3 order, with a markdown entry for CHANGELOG.md."""
+    before = previous or {}
+    added = sorted(set(current) - set(before))
+    removed = sorted(set(before) - set(current))
+    changed = [
+        {
+            "iso3": code,
+            "country": current[code].country,
+            "g_per_kwh": [before[code].g_per_kwh, current[code].g_per_kwh],
+            "year": [before[code].year, current[code].year],
+        }
+        for code in sorted(set(before) & set(current))
+        if (before[code].g_per_kwh, before[code].year)
+        != (current[code].g_per_kwh, current[code].year)
+    ]
+    lines = [
+        f"## {date}: grid carbon intensities (mlco2/codecarbon {commit[:12]}, "
+        f"was {previous_commit[:12] if previous_commit else 'none'})",
+        "",
+        f"- {len(current)} countries; {len(added)} added, {len(removed)} removed, "
+        f"{len(changed)} changed",
+        *(f"- added {code} ({current[code].country})" for code in added),
+        *(f"- removed {code} ({before[code].country})" for code in removed),
+        *(
+            f"- {c['iso3']} ({c['country']}): {c['g_per_kwh'][0]} → {c['g_per_kwh'][1]} "
+            f"gCO2e/kWh, year {c['year'][0]} → {c['year'][1]}"
+            for c in changed
+        ),
+        "",
+    ]
+    return {
+        "kind": "carbon-changelog",
+        "date": date,
+        "repository": "mlco2/codecarbon",
+        "commit": commit,
+        "previous_commit": previous_commit,
+        "countries": len(current),
+        "added": added,
+        "removed": removed,
+        "changed": changed,
+        "markdown": "\n".join(lines),
+    }

@@ -167,66 +167,27 @@ def fetched_snapshot(
     model_paths: set[str] = set()
     while pending:
         path = pending.pop(0)
-        history_url = upstream.last_change_url(commit, path)
-        history = downloader.get_json(history_url, expect=list)
-        if not history and path in droppable:
+        got = _downloaded(upstream, path, commit=commit, previous=previous, downloader=downloader)
+        if got is None and path in droppable:
             dropped.append(droppable[path])
             continue
-        if not history and path in model_paths:
+        if got is None and path in model_paths:
             continue
-        if not history:
+        if got is None:
             origin = f" (kept from the snapshot at {to})" if path in kept_paths else ""
             raise SourceError(f"{path}{origin} does not exist in {upstream.repository} at {commit}")
-        last_commit, last_commit_date = _commit_of(history[0], history_url, downloader.scrub)
-        url = upstream.raw_url(commit, path)
-        old = previous.record(path) if previous else None
-        fetched = downloader.get(
-            url,
-            etag=old.get("etag") if old else None,
-            last_modified=old.get("last_modified") if old else None,
-        )
-        if fetched.not_modified and previous and old:
-            content = previous.content(path)
-        else:
-            content = fetched.content
-            downloaded += 1
-        parsed_json(
-            Fetched(url, fetched.status, content, fetched.etag, fetched.last_modified),
-            expect=dict,
-            scrub=downloader.scrub,
-        )
-        contents[path] = content
+        records[path], contents[path], fresh = got
+        downloaded += fresh
         task = _task_of(path)
         if task is not None:
-            found = [p for p in _model_paths(content, task) if p not in model_paths]
+            found = [p for p in _model_paths(contents[path], task) if p not in model_paths]
             model_paths.update(found)
             pending.extend(found)
-        records[path] = {
-            "url": url,
-            "sha256": hashlib.sha256(content).hexdigest(),
-            "bytes": len(content),
-            "last_commit": last_commit,
-            "last_commit_date": last_commit_date,
-            "etag": fetched.etag or (old or {}).get("etag"),
-            "last_modified": fetched.last_modified or (old or {}).get("last_modified"),
-        }
 
-    changed = previous is None or any(
-        previous.sha256(path) != record["sha256"] for path, record in records.items()
-    )
-    manifest = {
-        "repository": upstream.repository,
-        "ref": upstream.ref,
-        "commit": commit,
-        "commit_date": commit_date,
-        "retrieved": today if changed or previous is None else previous.manifest["retrieved"],
-        "files": dict(sorted(records.items())),
-    }
-    problems = manifest_problems(manifest)
-    if problems:  # a bug here, not upstream's: every value was checked on its way in
-        raise SourceError(f"{to}: the snapshot to write fails its checks: {'; '.join(problems)}")
-    files = {**contents, SNAPSHOT_MANIFEST: (json.dumps(manifest, indent=2) + "\n").encode()}
-    write_directory(to, files, keep_edits=keep_edits)
+    changed = _written(
+        upstream, records, contents, to=to, previous=previous, commit=(commit, commit_date),
+        today=today, keep_edits=keep_edits,
+    )  # fmt: skip
     return FetchOutcome(
         directory=to,
         commit=commit,
@@ -235,6 +196,112 @@ def fetched_snapshot(
         kept=tuple(task for task in kept if task not in dropped),
         dropped=tuple(dropped),
     )
+
+
+def fetched_files(
+    upstream: Upstream, *, paths: Sequence[str], to: Path, downloader: Downloader, today: str
+) -> FetchOutcome:
+    """A snapshot of fixed files of any repository (the carbon snapshot: CodeCarbon's energy
+    mix) at the upstream ref, written atomically at ``to`` with the same snapshot.json, checks
+    and conditional requests as ``fetched_snapshot``.
+
+    Example: ``fetched_files(Upstream(repository="mlco2/codecarbon"), paths=[CARBON_PATH],
+    to=Path("carbon"), downloader=d, today="2026-12-01")``.
+    """
+    writable_directory(to)
+    previous = _previous(to)
+    head_url = upstream.head_url()
+    head = downloader.get_json(head_url, expect=dict)
+    commit, commit_date = _commit_of(head, head_url, downloader.scrub)
+    if previous and previous.manifest["commit"] == commit and all(previous.has(p) for p in paths):
+        return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0)
+    records: dict[str, dict[str, Any]] = {}
+    contents: dict[str, bytes] = {}
+    downloaded = 0
+    for path in paths:
+        got = _downloaded(upstream, path, commit=commit, previous=previous, downloader=downloader)
+        if got is None:
+            raise SourceError(f"{path} does not exist in {upstream.repository} at {commit}")
+        records[path], contents[path], fresh = got
+        downloaded += fresh
+    changed = _written(
+        upstream, records, contents, to=to, previous=previous, commit=(commit, commit_date),
+        today=today,
+    )  # fmt: skip
+    return FetchOutcome(directory=to, commit=commit, changed=changed, downloaded=downloaded)
+
+
+def _downloaded(
+    upstream: Upstream,
+    path: str,
+    *,
+    commit: str,
+    previous: _Previous | None,
+    downloader: Downloader,
+) -> tuple[dict[str, Any], bytes, bool] | None:
+    """One file at ``commit``: its snapshot record, its bytes (a 304 reuses the previous
+    ones) and whether they were downloaded; None when the commit has no such file."""
+    history_url = upstream.last_change_url(commit, path)
+    history = downloader.get_json(history_url, expect=list)
+    if not history:
+        return None
+    last_commit, last_commit_date = _commit_of(history[0], history_url, downloader.scrub)
+    url = upstream.raw_url(commit, path)
+    old = previous.record(path) if previous else None
+    fetched = downloader.get(
+        url,
+        etag=old.get("etag") if old else None,
+        last_modified=old.get("last_modified") if old else None,
+    )
+    fresh = not (fetched.not_modified and previous and old)
+    content = fetched.content if fresh else previous.content(path)  # type: ignore[union-attr]
+    parsed_json(
+        Fetched(url, fetched.status, content, fetched.etag, fetched.last_modified),
+        expect=dict,
+        scrub=downloader.scrub,
+    )
+    record = {
+        "url": url,
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "bytes": len(content),
+        "last_commit": last_commit,
+        "last_commit_date": last_commit_date,
+        "etag": fetched.etag or (old or {}).get("etag"),
+        "last_modified": fetched.last_modified or (old or {}).get("last_modified"),
+    }
+    return record, content, fresh
+
+
+def _written(
+    upstream: Upstream,
+    records: dict[str, dict[str, Any]],
+    contents: dict[str, bytes],
+    *,
+    to: Path,
+    previous: _Previous | None,
+    commit: tuple[str, str],
+    today: str,
+    keep_edits: bool = False,
+) -> bool:
+    """Write the snapshot (files and snapshot.json) at ``to``; whether any file's bytes changed.
+    ``retrieved`` moves only when they did."""
+    changed = previous is None or any(
+        previous.sha256(path) != record["sha256"] for path, record in records.items()
+    )
+    manifest = {
+        "repository": upstream.repository,
+        "ref": upstream.ref,
+        "commit": commit[0],
+        "commit_date": commit[1],
+        "retrieved": today if changed or previous is None else previous.manifest["retrieved"],
+        "files": dict(sorted(records.items())),
+    }
+    problems = manifest_problems(manifest)
+    if problems:  # a bug here, not upstream's: every value was checked on its way in
+        raise SourceError(f"{to}: the snapshot to write fails its checks: {'; '.join(problems)}")
+    files = {**contents, SNAPSHOT_MANIFEST: (json.dumps(manifest, indent=2) + "\n").encode()}
+    write_directory(to, files, keep_edits=keep_edits)
+    return changed
 
 
 def _task_of(path: str) -> str | None:

@@ -1,0 +1,89 @@
+"""refresh-carbon: the second upstream's regeneration. Fetch CodeCarbon's energy mix at the
+head of its branch; when its bytes changed, write the changelog and replace the vendored carbon
+snapshot whole, like the leaderboard's.
+
+The fetched file is parsed and checked (every country) before anything is written, so a bad
+upstream replaces nothing. The changelog (``carbon.changelog.json`` and an entry in
+``CHANGELOG.md`` in the output folder, keyed so that a rerun replaces it) is written before the
+snapshot: a run killed between the two leaves the old snapshot and an entry the rerun rewrites.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from energy_index.documents.changelog import history_with
+from energy_index.documents.impacts import carbon_changelog
+from energy_index.documents.index import serialized
+from energy_index.flows.regenerate import HISTORY_TITLE
+from energy_index.io.files import folder_lock, write_directory, write_files
+from energy_index.io.github import Upstream, fetched_files
+from energy_index.io.local import local_bytes
+from energy_index.io.snapshots import carbon_snapshot
+from energy_index.io.source import downloader
+from energy_index.model import SNAPSHOT_MANIFEST, Access
+from energy_index.settings import CARBON_PATH, CARBON_REF, CARBON_REPOSITORY
+from energy_index.steps.carbon import grid_intensities
+
+CHANGELOG_NAME = "carbon.changelog.json"
+
+
+@dataclass(frozen=True)
+class CarbonRefresh:
+    """What a refresh did: the upstream commit, and the changelog (None: nothing changed)."""
+
+    commit: str
+    changelog: dict[str, Any] | None
+
+
+def refresh_carbon(vendored: Path, *, out_dir: Path, access: Access) -> CarbonRefresh:
+    """Bring the vendored carbon snapshot up to date with mlco2/codecarbon's branch.
+
+    Example: ``refresh_carbon(Path("snapshots/codecarbon-energy-mix"), out_dir=Path("output"),
+    access=Access(today="2026-12-01"))``.
+    """
+    network = access.network
+    upstream = Upstream(
+        repository=CARBON_REPOSITORY,
+        ref=CARBON_REF,
+        api_base=network.api_base,
+        raw_base=network.raw_base,
+    )
+    cache = access.cache.with_name(f"{access.cache.name}-carbon")
+    with downloader(network) as client:
+        outcome = fetched_files(
+            upstream, paths=[CARBON_PATH], to=cache, downloader=client, today=access.today
+        )
+    fetched = carbon_snapshot(cache)
+    current = grid_intensities(fetched.file)  # a bad upstream stops here: nothing replaced
+    previous = carbon_snapshot(vendored) if (vendored / SNAPSHOT_MANIFEST).is_file() else None
+    if previous is not None and previous.file.sha256 == fetched.file.sha256:
+        return CarbonRefresh(commit=outcome.commit, changelog=None)
+    log = carbon_changelog(
+        grid_intensities(previous.file) if previous else None,
+        current,
+        date=access.today,
+        commit=fetched.commit,
+        previous_commit=previous.commit if previous else None,
+    )
+    history = out_dir / "CHANGELOG.md"
+    key = f"carbon {fetched.commit} replacing {previous.file.sha256 if previous else 'none'}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out_dir):  # CHANGELOG.md is shared with the index's regeneration
+        earlier = local_bytes(history).decode("utf-8") if history.exists() else HISTORY_TITLE
+        write_files(
+            {
+                out_dir / CHANGELOG_NAME: serialized(log),
+                history: history_with(earlier, log["markdown"], key=key).encode("utf-8"),
+            }
+        )
+    write_directory(
+        vendored,
+        {
+            CARBON_PATH: bytes(fetched.file.content),
+            SNAPSHOT_MANIFEST: local_bytes(cache / SNAPSHOT_MANIFEST),
+        },
+    )
+    return CarbonRefresh(commit=fetched.commit, changelog=log)

@@ -1,0 +1,87 @@
+"""refresh-carbon: the carbon snapshot's regeneration, against a stand-in GitHub on 127.0.0.1
+serving the frozen copy as mlco2/codecarbon's master."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from energy_index.io.snapshots import carbon_snapshot
+from energy_index.settings import CARBON_PATH
+from tests.conftest import cli
+from tests.standin import StandIn
+from tests.test_impacts import CARBON_FIXTURE
+
+
+@pytest.fixture
+def codecarbon() -> Iterator[StandIn]:
+    server = StandIn(CARBON_FIXTURE).start()
+    yield server
+    server.stop()
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def refresh(server: StandIn, tmp_path: Path, *extra: object):
+    return cli(
+        server, "refresh-carbon", "--snapshot", tmp_path / "carbon", "--changelog-dir",
+        tmp_path / "output", "--cache", tmp_path / "cache" / "upstream", "--quiet",
+        "--date", "2026-12-02", *extra,
+    )  # fmt: skip
+
+
+def test_unchanged_upstream_writes_nothing(codecarbon: StandIn, tmp_path: Path) -> None:
+    shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
+    before = tree(tmp_path / "carbon")
+    result = refresh(codecarbon, tmp_path, "--exit-code")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"unchanged (upstream {codecarbon.head})")
+    assert tree(tmp_path / "carbon") == before
+    assert not (tmp_path / "output").exists()
+
+
+def test_a_changed_country_replaces_the_snapshot_with_a_changelog(
+    codecarbon: StandIn, tmp_path: Path
+) -> None:
+    shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
+    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
+    document["FRA"]["carbon_intensity"] = 44.5
+    document["FRA"]["year"] = 2024
+    del document["ABW"]
+    commit = codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    result = refresh(codecarbon, tmp_path, "--exit-code")
+    assert result.exit_code == 10, result.output
+    assert "FRA (France): 56.039 → 44.5 gCO2e/kWh, year 2023 → 2024" in result.output
+    snapshot = carbon_snapshot(tmp_path / "carbon")  # its sha256 checks out
+    assert snapshot.commit == commit
+    assert json.loads(bytes(snapshot.file.content))["FRA"]["carbon_intensity"] == 44.5
+    log = json.loads((tmp_path / "output" / "carbon.changelog.json").read_bytes())
+    assert (log["removed"], log["added"], log["countries"]) == (["ABW"], [], 212)
+    assert log["changed"] == [
+        {"iso3": "FRA", "country": "France", "g_per_kwh": [56.039, 44.5], "year": [2023, 2024]}
+    ]
+    history = (tmp_path / "output" / "CHANGELOG.md").read_text("utf-8")
+    assert "grid carbon intensities" in history and "removed ABW (Aruba)" in history
+    # A second run: upstream unchanged since, nothing more is written.
+    again = refresh(codecarbon, tmp_path)
+    assert again.output.startswith("unchanged")
+    assert (tmp_path / "output" / "CHANGELOG.md").read_text("utf-8") == history
+
+
+def test_a_bad_upstream_file_replaces_nothing(codecarbon: StandIn, tmp_path: Path) -> None:
+    shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
+    before = tree(tmp_path / "carbon")
+    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
+    document["DEU"]["carbon_intensity"] = -3
+    codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    result = refresh(codecarbon, tmp_path)
+    assert result.exit_code == 1
+    assert "country 'DEU': field carbon_intensity" in result.output
+    assert tree(tmp_path / "carbon") == before
+    assert not (tmp_path / "output").exists()
