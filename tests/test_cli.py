@@ -38,7 +38,17 @@ def snapshot_of(directory: Path, fixture: str) -> Path:
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["build"], ["audit"], ["validate"], ["fetch"], ["regenerate"], ["report"], ["site"]],
+    [
+        [],
+        ["build"],
+        ["audit"],
+        ["validate"],
+        ["fetch"],
+        ["regenerate"],
+        ["report"],
+        ["site"],
+        ["refresh-carbon"],
+    ],
 )
 def test_every_command_has_help_with_an_example(command):
     result = invoke(*command, "--help")
@@ -49,7 +59,7 @@ def test_every_command_has_help_with_an_example(command):
 
 def test_every_registered_command_is_covered_by_the_help_test():
     assert sorted(main.commands) == [
-        "audit", "build", "fetch", "regenerate", "report", "site", "validate",
+        "audit", "build", "fetch", "refresh-carbon", "regenerate", "report", "site", "validate",
     ]  # fmt: skip
 
 
