@@ -22,6 +22,7 @@ OPTION_SETTINGS = {
     ("regenerate", "vendored"): "VENDORED_SNAPSHOT",
     ("report", "out"): "DEFAULT_REPORT_PAGE",
     ("site", "out"): "DEFAULT_SITE",
+    ("refresh-carbon", "snapshot"): "CARBON_SNAPSHOT",
     "source": "VENDORED_SNAPSHOT",
     "task": "DEFAULT_TASK",
     "tasks": "DEFAULT_TASK",
@@ -119,7 +120,7 @@ def test_every_option_default_is_read_from_the_settings_module():
     assert wrong == []
     # Every command that has a deadline, a snapshot or network limits was seen.
     assert {"build itl_deadline_ms", "regenerate itl_deadline_ms", "audit source"} <= set(defaults)
-    assert sum(key.endswith(" retries") for key in defaults) == 6
+    assert sum(key.endswith(" retries") for key in defaults) == 7  # refresh-carbon too
 
 
 def test_the_settings_have_the_documented_defaults():

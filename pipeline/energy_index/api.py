@@ -304,19 +304,20 @@ def fetch(
 def refresh_carbon(
     *,
     snapshot: PathLike = CARBON_SNAPSHOT,
-    out_dir: PathLike = Path(DEFAULT_OUT).parent,
+    out_dir: PathLike | None = None,
     today: str | None = None,
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
 ) -> CarbonRefresh:
     """``energy-index refresh-carbon``: fetch CodeCarbon's energy mix; when it changed, write
-    the changelog into ``out_dir`` and replace the vendored carbon snapshot ``snapshot``."""
+    the changelog into ``out_dir`` (default: the default index's folder) and replace the
+    vendored carbon snapshot ``snapshot``."""
     from energy_index.flows.carbon import refresh_carbon as refreshed
 
     return refreshed(
         Path(snapshot),
-        out_dir=Path(out_dir),
+        out_dir=Path(out_dir) if out_dir is not None else Path(DEFAULT_OUT).parent,
         access=_access(cache, network, today=today, notify=notify),
     )
 

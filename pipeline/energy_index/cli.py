@@ -616,9 +616,9 @@ def regenerate(
 @click.option(
     "--changelog-dir",
     type=click.Path(path_type=Path),
-    default=Path(DEFAULT_OUT).parent,
-    show_default=True,
-    help="Where carbon.changelog.json and the CHANGELOG.md entry go.",
+    default=None,
+    help="Where carbon.changelog.json and the CHANGELOG.md entry go [default: the folder of "
+    f"{DEFAULT_OUT}].",
 )
 @click.option(
     "--exit-code",
@@ -633,7 +633,7 @@ def regenerate(
 @reports_errors
 def refresh_carbon(
     snapshot: Path,
-    changelog_dir: Path,
+    changelog_dir: Path | None,
     exit_code: bool,
     today: str | None,
     cache: Path,

@@ -57,6 +57,7 @@ EXTENDED_SUFFIX = ".extended.json"  # the index with robustness figures per row
 DEADLINES_NAME = "deadlines.json"
 CURVES_NAME = "curves.json"
 CHANGELOG_NAME = "CHANGELOG.md"  # shared by every index in a folder
+CARBON_CHANGELOG_NAME = "carbon.changelog.json"  # the latest change of the carbon snapshot
 
 # -- how hard a download tries, how long a regeneration waits ------------------------------------
 HTTP_RETRIES = 3  # attempts after the first

@@ -24,10 +24,14 @@ from energy_index.io.local import local_bytes
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.io.source import downloader
 from energy_index.model import SNAPSHOT_MANIFEST, Access
-from energy_index.settings import CARBON_PATH, CARBON_REF, CARBON_REPOSITORY
+from energy_index.settings import (
+    CARBON_CHANGELOG_NAME,
+    CARBON_PATH,
+    CARBON_REF,
+    CARBON_REPOSITORY,
+    CHANGELOG_NAME,
+)
 from energy_index.steps.carbon import grid_intensities
-
-CHANGELOG_NAME = "carbon.changelog.json"
 
 
 @dataclass(frozen=True)
@@ -68,14 +72,14 @@ def refresh_carbon(vendored: Path, *, out_dir: Path, access: Access) -> CarbonRe
         commit=fetched.commit,
         previous_commit=previous.commit if previous else None,
     )
-    history = out_dir / "CHANGELOG.md"
+    history = out_dir / CHANGELOG_NAME
     key = f"carbon {fetched.commit} replacing {previous.file.sha256 if previous else 'none'}"
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):  # CHANGELOG.md is shared with the index's regeneration
         earlier = local_bytes(history).decode("utf-8") if history.exists() else HISTORY_TITLE
         write_files(
             {
-                out_dir / CHANGELOG_NAME: serialized(log),
+                out_dir / CARBON_CHANGELOG_NAME: serialized(log),
                 history: history_with(earlier, log["markdown"], key=key).encode("utf-8"),
             }
         )
