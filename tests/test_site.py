@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import shutil
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -19,10 +21,11 @@ from energy_index.documents.schemas import (
     INDEX_SCHEMA,
     MODEL_SCHEMA,
     PROFILES_SCHEMA,
+    REPORT_SCHEMA,
     RESPONSES_SCHEMA,
     schema_problems,
 )
-from tests.conftest import GOLDEN, invoke
+from tests.conftest import GOLDEN, REPO, invoke
 from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
 
 TASKS = indexed_tasks(editorial_text())
@@ -57,9 +60,8 @@ def test_the_site_has_a_page_per_task_and_the_index_as_published(site: Path, gol
         assert f"This page documents api/v1/tasks/{task}/index.json" in page
     api = site / "api" / "v1" / "tasks" / "lm-arena-chat"
     assert (api / "index.json").read_bytes() == golden_index.read_bytes()
-    assert (site / "index.html").read_bytes() == (
-        site / "tasks" / "lm-arena-chat" / "index.html"
-    ).read_bytes()
+    front = (site / "index.html").read_text()
+    assert all(f'href="tasks/{task}/index.html"' in front for task in TASKS)
 
 
 def test_every_json_file_of_the_api_matches_its_schema(site: Path):
@@ -69,17 +71,20 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         "impacts.json": IMPACTS_SCHEMA,
         "profiles.json": PROFILES_SCHEMA,
         "responses.json": RESPONSES_SCHEMA,
+        "index.report.json": REPORT_SCHEMA,
     }
     by_folder = {"models": MODEL_SCHEMA, "impacts": COUNTRY_SCHEMA}
     checked = 0
     for path in sorted((site / "api").rglob("*.json")):
+        if path == site / "api/v1/index.json":  # the list of endpoints: tested below
+            continue
         schema = by_folder.get(path.parent.name) or schemas[path.name]
         assert schema_problems(json.loads(path.read_bytes()), schema=schema) == [], path
         checked += 1
     countries = len(list((site / "api/v1/tasks/gpqa/impacts").glob("*.json")))
     assert countries == 213
     models = len(list((site / "api/v1/models").glob("*.json")))
-    assert checked == (5 + countries) * len(TASKS) + models
+    assert checked == (6 + countries) * len(TASKS) + models
 
 
 def test_a_models_file_holds_every_gpus_row_and_curve(site: Path, golden_index):
@@ -321,3 +326,77 @@ def test_a_hand_edited_site_file_is_refused_unless_forced(tmp_path: Path, golden
     forced = invoke(*args, "--force")
     assert forced.exit_code == 0, forced.output
     assert (out / "index.html").read_bytes() == written
+
+
+# -- the site is a site: every page, download and API file reachable by links from the front ---
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found += [value for name, value in attrs if name == "href" and value]
+
+
+def _targets(site: Path, page: str) -> list[str]:
+    """The site paths a file links to: an HTML page's hrefs (same-site, relative), the paths
+    and schemas api/v1/index.json lists."""
+    if page.endswith(".html"):
+        parser = _Links()
+        parser.feed((site / page).read_text("utf-8"))
+        folder = posixpath.dirname(page)
+        return [
+            posixpath.normpath(posixpath.join(folder, href.split("#")[0]))
+            for href in parser.found
+            if "://" not in href and not href.startswith(("#", "mailto:"))
+        ]
+    if page == "api/v1/index.json":
+        api = json.loads((site / page).read_bytes())
+        listed = [e["path"] for e in api["endpoints"]] + api["schemas"]
+        return listed + [e["schema"] for e in api["endpoints"] if e["schema"]]
+    return []
+
+
+def test_from_the_front_page_every_file_is_reachable_and_no_link_is_dead(site: Path):
+    every = {str(p.relative_to(site)) for p in site.rglob("*") if p.is_file()} - {
+        "files.json",
+        ".nojekyll",
+    }
+    seen, queue, dead = {"index.html"}, ["index.html"], []
+    while queue:
+        page = queue.pop()
+        for target in _targets(site, page):
+            if not (site / target).is_file():
+                dead.append(f"{page} → {target}")
+            elif target not in seen:
+                seen.add(target)
+                queue.append(target)
+    assert dead == []
+    assert sorted(every - seen) == []
+    assert len(seen) > 1000  # pages, cards, downloads, 5 × 213 country files, schemas
+
+
+def test_the_api_index_gives_each_json_endpoint_its_schema_and_serves_it(site: Path):
+    api = json.loads((site / "api/v1/index.json").read_bytes())
+    by_path = {e["path"]: e for e in api["endpoints"]}
+    chat = "api/v1/tasks/lm-arena-chat"
+    assert by_path[f"{chat}/profiles.json"]["schema"] == "schemas/profiles.schema.json"
+    assert by_path[f"{chat}/responses.json"]["schema"] == "schemas/responses.schema.json"
+    assert by_path[f"{chat}/index.report.json"]["schema"] == "schemas/report.schema.json"
+    assert by_path[f"{chat}/index.parquet"]["described_by"] == "datapackage.json"
+    for endpoint in api["endpoints"]:
+        if endpoint["schema"]:
+            schema = endpoint["schema"].removeprefix("schemas/")
+            document = json.loads((site / endpoint["path"]).read_bytes())
+            assert schema_problems(document, schema=schema) == [], endpoint["path"]
+    for name in api["schemas"]:
+        assert (site / name).read_bytes() == (REPO / name).read_bytes()
+
+
+def test_each_task_page_links_its_downloads_and_shows_responses_and_findings(site: Path):
+    page = (site / "tasks/lm-arena-chat/index.html").read_text()
+    for name in ("index.json", "index.csv", "index.parquet", "index.report.json", "profiles.json"):
+        assert f'href="../../api/v1/tasks/lm-arena-chat/{name}"' in page
+    assert 'href="../../schemas/index.schema.json"' in page
+    assert '<section id="responses">' in page and page.count("<tr data-row-id=") == 32
+    assert '<section id="findings">' in page and "NVIDIA-Nemotron-Nano-12B-v2" in page

@@ -371,6 +371,7 @@ def inputs_of(
         sweep=sweep_of(stages, tuple(sorted({*REPORT_DEADLINES_MS, deadline}))),
         index_name=name,
         impacts=impacts,
+        responses=stages.responses,
     )
 
 

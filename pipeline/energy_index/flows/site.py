@@ -1,7 +1,11 @@
 """The published site: the report of every task, and a static JSON API with a Data Package.
 
-    index.html                          the report of the index at --index
-    tasks/<task>/index.html             the report of each task's index
+    index.html                          the front page: a link to every task's page and the API
+    tasks/<task>/index.html             the report of each task's index, with links to the other
+                                        tasks, its downloads, the schemas and the API
+    api/v1/index.json                   every API file with its schema (or its Data Package)
+    api/v1/tasks/<task>/index.report.json, index.parquet   its build report, its rows as Parquet
+    schemas/<name>.schema.json          every JSON Schema the API's files answer to
     api/v1/tasks/<task>/index.json      each task's index (for --index's task: that file's bytes)
     api/v1/tasks/<task>/deadlines.json  its deadline sweep (schemas/deadlines.schema.json)
     api/v1/tasks/<task>/profiles.json   its latency profiles (schemas/profiles.schema.json)
@@ -32,9 +36,21 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.editorial import editorial_text, indexed_tasks
+from energy_index.documents.editorial import editorial_text, indexed_tasks, task_text
 from energy_index.documents.index import serialized
-from energy_index.documents.schemas import INDEX_SCHEMA, MODEL_SCHEMA, checked, schema_path
+from energy_index.documents.schemas import (
+    COUNTRY_SCHEMA,
+    DEADLINES_SCHEMA,
+    IMPACTS_SCHEMA,
+    INDEX_SCHEMA,
+    MODEL_SCHEMA,
+    PROFILES_SCHEMA,
+    REPORT_SCHEMA,
+    RESPONSES_SCHEMA,
+    SCHEMAS,
+    checked,
+    schema_path,
+)
 from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import SourceError, shown
 from energy_index.flows.build import (
@@ -55,6 +71,7 @@ from energy_index.io.files import write_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access
 from energy_index.pages.cards import card_html, card_path
+from energy_index.pages.navigation import front_page, task_links
 from energy_index.pages.page import report_html
 from energy_index.settings import CARBON_SNAPSHOT
 from energy_index.steps.curves import concurrency_curves
@@ -81,6 +98,12 @@ def site_files(
     files: dict[str, bytes] = {}
     models: dict[str, dict[str, Any]] = {}
     tables = []
+    editorial = editorial_text()
+    pages = {
+        f"tasks/{task}/index.html": task_text(editorial, task)["workload"]
+        for task in _tasks(settings.task)
+    }
+    schemas = [f"schemas/{name}" for name in SCHEMAS]
     for task in _tasks(settings.task):
         task_settings = replace(settings, task=task)
         stages = index_stages(source, settings=task_settings)
@@ -102,11 +125,21 @@ def site_files(
         inputs = inputs_of(
             stages, document=document, report=report, name=f"{base}/index.json", impacts=impacts
         )
-        page = report_html(inputs).encode("utf-8")
-        files[f"tasks/{task}/index.html"] = page
-        if task == settings.task:
-            files["index.html"] = page
+        here = f"tasks/{task}/index.html"
+        links = task_links(
+            here=here,
+            tasks=pages,
+            downloads={label: f"{base}/{name}" for label, name in DOWNLOADS},
+            schemas=schemas,
+            cards={
+                f"{row['model']} on {row['gpu']}": card_path(task, row) for row in document["rows"]
+            },
+            api_index=API_INDEX,
+        )
+        files[here] = report_html(replace(inputs, links=links)).encode("utf-8")
         files[f"{base}/index.json"] = index_bytes
+        files[f"{base}/index.report.json"] = serialized(dict(report))
+        files[f"{base}/index.parquet"] = table_bytes(document["rows"], format="parquet")
         files[f"{base}/deadlines.json"] = serialized(dict(inputs.sweep))
         files[f"{base}/profiles.json"] = serialized(
             profiles_of(stages, profile_deadlines((task_settings.itl_deadline_ms,)))
@@ -133,6 +166,20 @@ def site_files(
         checked(model, schema=MODEL_SCHEMA)
         files[f"{API}/models/{name}.json"] = serialized(model)
     files["datapackage.json"] = serialized(data_package(tables, files))
+    for name in SCHEMAS:
+        files[f"schemas/{name}"] = schema_path(name).read_bytes()
+    files[API_INDEX] = serialized(api_index(files))
+    files["index.html"] = front_page(
+        title="energy-index: energy per output token of LLMs",
+        lede="Per model and GPU type, the stable serving configuration with the lowest energy "
+        "per output token within a latency deadline, rebuilt from the ML.ENERGY Leaderboard. "
+        "Each task's page has its figures, downloads and API files.",
+        tasks=pages,
+        extra={
+            "Every API endpoint, with its schema (api/v1/index.json)": API_INDEX,
+            "Data Package (datapackage.json)": "datapackage.json",
+        },
+    ).encode("utf-8")
     files[".nojekyll"] = b""
     files[SITE_MANIFEST] = serialized(
         {
@@ -143,6 +190,64 @@ def site_files(
         }
     )
     return dict(sorted(files.items()))
+
+
+# What each task's page offers to download: label, file name in api/v1/tasks/<task>/.
+DOWNLOADS = (
+    ("The index (JSON)", "index.json"),
+    ("Its rows as CSV", "index.csv"),
+    ("Its rows as Parquet", "index.parquet"),
+    ("The build report", "index.report.json"),
+    ("Deadline sweep", "deadlines.json"),
+    ("Latency profiles", "profiles.json"),
+    ("Energy per response", "responses.json"),
+    ("Estimated impacts", "impacts.json"),
+    ("Estimated impacts as CSV", "impacts.csv"),
+)
+API_INDEX = f"{API}/index.json"
+# The schema of each API file, by its name (or its folder's, for the per-model and per-country
+# files); a table (CSV, Parquet) is described by the Data Package instead.
+_SCHEMA_OF = {
+    "index.json": INDEX_SCHEMA,
+    "index.report.json": REPORT_SCHEMA,
+    "deadlines.json": DEADLINES_SCHEMA,
+    "profiles.json": PROFILES_SCHEMA,
+    "responses.json": RESPONSES_SCHEMA,
+    "impacts.json": IMPACTS_SCHEMA,
+    "models": MODEL_SCHEMA,
+    "impacts": COUNTRY_SCHEMA,
+}
+
+
+def api_index(files: Mapping[str, bytes]) -> dict[str, Any]:
+    """api/v1/index.json: every file of the API with its schema (a path in the site) or, for
+    a table, the Data Package that describes it."""
+    endpoints = []
+    for path in sorted(files):
+        if not path.startswith(f"{API}/"):
+            continue
+        name, folder = path.rsplit("/", 1)[-1], path.rsplit("/", 2)[-2]
+        schema = _SCHEMA_OF.get(folder) or _SCHEMA_OF.get(name)
+        endpoints.append(
+            {
+                "path": path,
+                "media_type": "application/json"
+                if name.endswith(".json")
+                else _MEDIA[name.rsplit(".", 1)[-1]],
+                "schema": f"schemas/{schema}" if schema and name.endswith(".json") else None,
+                "described_by": None if name.endswith(".json") else "datapackage.json",
+            }
+        )
+    return {
+        "version": "1",
+        "kind": "api index",
+        "note": "Every path is relative to the site's root.",
+        "schemas": [f"schemas/{name}" for name in SCHEMAS],
+        "endpoints": endpoints,
+    }
+
+
+_MEDIA = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
 def _tasks(first: str) -> list[str]:

@@ -63,6 +63,10 @@ class PageInputs:
     sweep: Mapping[str, Any]
     index_name: str
     impacts: Mapping[str, Any] | None = None  # impacts.json of the index: the page shows it
+    # Each pick's energy per response (responses.json's picks): the page shows the interval.
+    responses: Sequence[Mapping[str, Any]] = ()
+    # Links to the other pages, the downloads and the API, as HTML (the site writes them).
+    links: str = ""
 
 
 def report_html(inputs: PageInputs) -> str:
@@ -101,12 +105,89 @@ def report_html(inputs: PageInputs) -> str:
         "vega_bundle": _script(BUNDLE),
         "page_script": _script("page.js"),
         "impacts_section": impacts_section(inputs.impacts) if inputs.impacts else "",
+        "links": inputs.links,
+        "responses_section": _responses_section(inputs.responses, inputs.document),
+        "findings_section": _findings_section(inputs.report),
         "impacts_script": (
             f'<script type="module">{_script("impacts.js")}</script>' if inputs.impacts else ""
         ),
     }
     # One pass over the template: text put in is never searched for placeholders again.
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("page.html"))
+
+
+def _responses_section(responses: Sequence[Mapping[str, Any]], document: Mapping[str, Any]) -> str:
+    """Per pick: Wh per response from the 10th to the 90th percentile of its output lengths,
+    the median, the 99th and the mean; the distribution in a detail view."""
+    if not responses:
+        return ""
+    names = {row["row_id"]: row["model"] for row in document["rows"]}
+    rows = []
+    for pick in responses:
+        name = escape(f"{names.get(pick['row_id'], pick['model_id'])} on {pick['gpu']}")
+        if "skipped" in pick:
+            rows.append(
+                f'<tr><th scope="row">{name}</th><td colspan="5">skipped: '
+                f"{escape(pick['skipped'])}</td></tr>"
+            )
+            continue
+        wh, tokens = pick["wh_per_response"], pick["output_tokens"]
+        histogram = pick["histogram"]
+        bins = "".join(
+            f"<tr><td>{low:g}–{high:g}</td><td>{count}</td></tr>"
+            for low, high, count in zip(
+                histogram["bins"], histogram["bins"][1:], histogram["counts"], strict=False
+            )
+            if count
+        )
+        detail = (
+            f'<details><summary>{pick["requests"]} requests</summary><table class="histogram">'
+            f"<tr><th>output tokens</th><th>requests</th></tr>{bins}</table></details>"
+        )
+        rows.append(
+            f'<tr data-row-id="{escape(pick["row_id"])}"><th scope="row">{name}</th>'
+            f"<td>{wh['p10']:.4f}–{wh['p90']:.4f}</td><td>{wh['p50']:.4f}</td>"
+            f"<td>{wh['p99']:.4f}</td><td>{wh['mean']:.4f}</td>"
+            f'<td title="output tokens p10 {tokens["p10"]:g}, p50 {tokens["p50"]:g}, '
+            f'p90 {tokens["p90"]:g}, p99 {tokens["p99"]:g}">{detail}</td></tr>'
+        )
+    return (
+        '<section id="responses"><h2>Energy per response</h2><p>Wh per response of each pick: '
+        "its energy per output token times the output tokens of a response, at the 10th–90th "
+        "percentile of its output-length distribution, the median, the 99th percentile and the "
+        "mean. A response is the output tokens of one request; prompt processing is inside the "
+        "steady-state energy per token, as upstream measures it.</p>"
+        '<table class="responses"><thead><tr><th>Pick</th><th>p10–p90 Wh</th><th>median Wh'
+        "</th><th>p99 Wh</th><th>mean Wh</th><th>distribution</th></tr></thead><tbody>"
+        f"{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _findings_section(report: Mapping[str, Any]) -> str:
+    """Upstream's data checked: every check, and each finding."""
+    checks = report.get("data_checks")
+    if not checks:
+        return ""
+    rows = "".join(
+        f'<tr><th scope="row">{escape(c["name"])}</th><td>{escape(c["rule"])}</td>'
+        f"<td>{escape(c['tolerance'])}</td><td>{c['checked']}</td><td>{c['violations']}</td>"
+        f"<td>{escape(c.get('skipped', ''))}</td></tr>"
+        for c in checks["checks"]
+    )
+    findings = "".join(
+        f"<li><strong>{escape(f['subject'])}</strong> ({escape(f['check'])}): "
+        f"{escape(f['detail'])}</li>"
+        for f in checks["findings"]
+    )
+    found = f'<ul class="findings">{findings}</ul>' if findings else "<p>No finding.</p>"
+    return (
+        '<section id="findings"><h2>Upstream\'s data, checked</h2><p>Rules that hold in '
+        "upstream's own construction, checked on every build. A finding is reported, not "
+        "refused: the index does not depend on it.</p>"
+        f'{found}<table class="checks"><thead><tr><th>Check</th><th>Rule</th><th>Tolerance'
+        "</th><th>Checked</th><th>Violations</th><th>Skipped</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></section>"
+    )
 
 
 @cache

@@ -1,0 +1,62 @@
+"""The site's links: its front page, and the block of links on each task's page (the other
+tasks, the downloads, the schemas, the API). Every link is relative, so the site reads the same
+from a folder on disk as from any host; every text is escaped."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from posixpath import relpath
+
+
+def link(target: str, text: str, *, here: str) -> str:
+    """``<a>`` to a site path from the page at site path ``here``."""
+    href = relpath(target, start=here.rsplit("/", 1)[0] if "/" in here else ".")
+    return f'<a href="{escape(href)}">{escape(text)}</a>'
+
+
+def _list(items: Sequence[str]) -> str:
+    return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+
+
+def task_links(
+    *,
+    here: str,
+    tasks: Mapping[str, str],
+    downloads: Mapping[str, str],
+    schemas: Sequence[str],
+    cards: Mapping[str, str],
+    api_index: str,
+) -> str:
+    """The links of one task's page: the front page and the other tasks, this task's downloads
+    (label → path), the schemas, the API's list of endpoints, and the cards of its picks."""
+    pages = [link("index.html", "All tasks", here=here)] + [
+        link(path, workload, here=here) for path, workload in tasks.items()
+    ]
+    schema_links = " · ".join(link(path, path.rsplit("/", 1)[-1], here=here) for path in schemas)
+    return (
+        '<nav class="site" aria-label="Site">'
+        f"<p>Pages: {' · '.join(pages)}</p>"
+        f"<details><summary>Downloads and API</summary>"
+        f"{_list([link(path, label, here=here) for label, path in downloads.items()])}"
+        f"<p>Schemas: {schema_links}</p>"
+        f"<p>{link(api_index, 'Every API endpoint, with its schema', here=here)}</p>"
+        "</details>"
+        f"<details><summary>A card per pick</summary>"
+        f"{_list([link(path, label, here=here) for label, path in cards.items()])}</details>"
+        "</nav>"
+    )
+
+
+def front_page(*, title: str, tasks: Mapping[str, str], extra: Mapping[str, str], lede: str) -> str:
+    """The site's front page: a link to every task's page and to the API and data package."""
+    here = "index.html"
+    items = [link(path, workload, here=here) for path, workload in tasks.items()]
+    others = [link(path, label, here=here) for label, path in extra.items()]
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title></head><body><h1>{escape(title)}</h1>"
+        f"<p>{escape(lede)}</p><h2>Tasks</h2>{_list(items)}<h2>Data</h2>{_list(others)}"
+        "</body></html>\n"
+    )
