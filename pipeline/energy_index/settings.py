@@ -56,6 +56,8 @@ CHANGELOG_SUFFIX = ".changelog.json"  # the latest change of a regenerated index
 EXTENDED_SUFFIX = ".extended.json"  # the index with robustness figures per row
 DEADLINES_NAME = "deadlines.json"
 CURVES_NAME = "curves.json"
+PROFILES_NAME = "profiles.json"  # latency profiles (build --profiles)
+RESPONSES_NAME = "responses.json"  # energy per response (build --responses)
 CHANGELOG_NAME = "CHANGELOG.md"  # shared by every index in a folder
 CARBON_CHANGELOG_NAME = "carbon.changelog.json"  # the latest change of the carbon snapshot
 

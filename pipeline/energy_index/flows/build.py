@@ -57,7 +57,9 @@ from energy_index.settings import (
     DEFAULT_TASK,
     EXTENDED_SUFFIX,
     PROFILE_DEADLINES_MS,
+    PROFILES_NAME,
     REPORT_DEADLINES_MS,
+    RESPONSES_NAME,
 )
 from energy_index.steps.checks import data_checks
 from energy_index.steps.derive import NAME_FIELDS, index_rows
@@ -425,11 +427,11 @@ def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
         for table_format in extras.formats:
             paths[f"impacts {table_format} export"] = out.with_name(f"impacts.{table_format}")
     if extras.profile_deadlines_ms:
-        paths["latency profiles"] = out.with_name("profiles.json")
+        paths["latency profiles"] = out.with_name(PROFILES_NAME)
         for table_format in extras.formats:
             paths[f"profiles {table_format} export"] = out.with_name(f"profiles.{table_format}")
     if extras.responses:
-        paths["energy per response"] = out.with_name("responses.json")
+        paths["energy per response"] = out.with_name(RESPONSES_NAME)
     return paths
 
 

@@ -73,7 +73,7 @@ from energy_index.model import Access
 from energy_index.pages.cards import card_html, card_path
 from energy_index.pages.navigation import front_page, task_links
 from energy_index.pages.page import report_html
-from energy_index.settings import CARBON_SNAPSHOT
+from energy_index.settings import CARBON_SNAPSHOT, DEADLINES_NAME, PROFILES_NAME, RESPONSES_NAME
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import slug
 
@@ -141,10 +141,10 @@ def site_files(
         files[f"{base}/index.report.json"] = serialized(dict(report))
         files[f"{base}/index.parquet"] = table_bytes(document["rows"], format="parquet")
         files[f"{base}/deadlines.json"] = serialized(dict(inputs.sweep))
-        files[f"{base}/profiles.json"] = serialized(
+        files[f"{base}/{PROFILES_NAME}"] = serialized(
             profiles_of(stages, profile_deadlines((task_settings.itl_deadline_ms,)))
         )
-        files[f"{base}/responses.json"] = serialized(responses_of(stages))
+        files[f"{base}/{RESPONSES_NAME}"] = serialized(responses_of(stages))
         files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
         files[f"{base}/impacts.json"] = serialized(impacts)
         files[f"{base}/impacts.csv"] = impacts_table_bytes(impacts, format="csv")
@@ -198,9 +198,9 @@ DOWNLOADS = (
     ("Its rows as CSV", "index.csv"),
     ("Its rows as Parquet", "index.parquet"),
     ("The build report", "index.report.json"),
-    ("Deadline sweep", "deadlines.json"),
-    ("Latency profiles", "profiles.json"),
-    ("Energy per response", "responses.json"),
+    ("Deadline sweep", DEADLINES_NAME),
+    ("Latency profiles", PROFILES_NAME),
+    ("Energy per response", RESPONSES_NAME),
     ("Estimated impacts", "impacts.json"),
     ("Estimated impacts as CSV", "impacts.csv"),
 )
@@ -210,9 +210,9 @@ API_INDEX = f"{API}/index.json"
 _SCHEMA_OF = {
     "index.json": INDEX_SCHEMA,
     "index.report.json": REPORT_SCHEMA,
-    "deadlines.json": DEADLINES_SCHEMA,
-    "profiles.json": PROFILES_SCHEMA,
-    "responses.json": RESPONSES_SCHEMA,
+    DEADLINES_NAME: DEADLINES_SCHEMA,
+    PROFILES_NAME: PROFILES_SCHEMA,
+    RESPONSES_NAME: RESPONSES_SCHEMA,
     "impacts.json": IMPACTS_SCHEMA,
     "models": MODEL_SCHEMA,
     "impacts": COUNTRY_SCHEMA,
