@@ -389,3 +389,26 @@ def test_calibration_covers_every_h100_pick_and_gives_the_issue_s_spread(
     assert statistics.median(ratios) == pytest.approx(1.885, abs=0.01)
     methods = published_impacts["calibration"]["methods"]
     assert all(m["citation"]["url"].startswith("https://") for m in methods.values())
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("unit", "Wh per thousand output tokens"),
+        ("upstream_commit", "deadbeef" * 5),
+    ],
+)
+def test_the_impacts_audit_fails_a_doctored_index_block(
+    tmp_path: Path, field: str, value: object
+) -> None:
+    """Only the index's sha256 and date move with a rebuild; what a card cites does not."""
+    out = tmp_path / "index.json"
+    built = invoke("build", "--from", GOLDEN, "--out", out, "--impacts", "--carbon", CARBON_FIXTURE)
+    assert built.exit_code == 0, built.output
+    document = json.loads((tmp_path / "impacts.json").read_bytes())
+    document["index"][field] = value
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(document))
+    failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
+    assert failed.exit_code == 1, failed.output
+    assert f"index.{field}: published" in failed.output

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from energy_index.documents.compare import VOLATILE as INDEX_VOLATILE
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.impacts import (
     carbon_source,
@@ -21,9 +22,10 @@ from energy_index.steps.calibration import calibration_rows
 from energy_index.steps.carbon import grid_intensities
 from energy_index.steps.impacts import impact_rows
 
-# Keys of impacts.json that describe the published index it sits beside (its sha256 and dates):
-# shown by an audit, never failing it, as the index's own dates are.
-VOLATILE = ("index",)
+# The paths of impacts.json that move with the day a rebuild is made: the index's own volatile
+# dates, and so its sha256. Shown by an audit, never failing it. The rest of the index block
+# (unit, deadline, upstream commit) is what a card cites, and is audited.
+VOLATILE = ("index.sha256", *(f"index.{key}" for key in INDEX_VOLATILE))
 
 
 def impacts_of(
@@ -67,8 +69,8 @@ def country_documents(impacts: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 @dataclass(frozen=True)
 class ImpactsAudit:
-    """What differs between a published impacts file and its rebuild (volatile: the index
-    block, i.e. the published index's sha256 and dates)."""
+    """What differs between a published impacts file and its rebuild (volatile: the published
+    index's sha256 and date)."""
 
     differences: list[str] = field(default_factory=list)
     volatile: list[str] = field(default_factory=list)
@@ -94,7 +96,7 @@ def audit_impacts(published: dict[str, Any], rebuilt: dict[str, Any]) -> Impacts
     """Every difference between a published impacts document and a rebuild, path by path."""
     problems: list[str] = []
     volatile: list[str] = []
-    for key in sorted(set(published) | set(rebuilt)):
-        found = differences(published.get(key), rebuilt.get(key), path=key)
-        (volatile if key in VOLATILE else problems).extend(found)
+    for found in differences(published, rebuilt):
+        path = found.partition(":")[0]
+        (volatile if path in VOLATILE else problems).append(found)
     return ImpactsAudit(differences=problems, volatile=volatile)
