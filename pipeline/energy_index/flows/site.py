@@ -344,13 +344,7 @@ def _impacts_table(task: str, files: Mapping[str, bytes]) -> dict[str, Any]:
         "title": f"{task}: measured GPU energy and estimated server and facility ranges",
         "description": "Columns named measured_gpu_* are the index's measured figures; "
         "estimated_* columns are ranges built from cited factors (see impacts.json).",
-        "path": path,
-        "format": "csv",
-        "mediatype": "text/csv",
-        "encoding": "utf-8",
-        "bytes": len(content),
-        "hash": f"sha256:{hashlib.sha256(content).hexdigest()}",
-        "schema": {"fields": fields, "primaryKey": ["row_id"]},
+        **_csv_resource(path, content, fields),
     }
 
 
@@ -368,6 +362,13 @@ def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -
     return {
         "name": f"{task}-index",
         "title": f"{document['source']['workload']}: the index rows",
+        **_csv_resource(path, content, fields),
+    }
+
+
+def _csv_resource(path: str, content: bytes, fields: list[dict[str, Any]]) -> dict[str, Any]:
+    """What every CSV table of the Data Package says about its file: where, what, checksum."""
+    return {
         "path": path,
         "format": "csv",
         "mediatype": "text/csv",

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from energy_index.steps.impacts import JOULES_PER_WH, significant
+from energy_index.steps.impacts import JOULES_PER_WH, measured_joules, pick_of, significant
 
 CALIBRATED_GPU = "H100"  # the GPU every method assumes
 
@@ -62,17 +62,7 @@ def calibration_rows(
         if row["gpu"] != CALIBRATED_GPU:
             continue
         measured = float(row["joules_per_output_token"])
-        entry: dict[str, Any] = {
-            "row_id": row["row_id"],
-            "model": row["model"],
-            "gpu": row["gpu"],
-            "num_gpus": row["num_gpus"],
-            "measured": {
-                "status": "measured",
-                "boundary": "gpu",
-                "joules_per_output_token": row["joules_per_output_token"],
-            },
-        }
+        entry: dict[str, Any] = {**pick_of(row), "measured": measured_joules(row)}
         for name, method in methods.items():
             joules = method_joules(row, name, method)
             entry[name] = {

@@ -77,6 +77,21 @@ def _per_mtok(joules: float) -> float:
     return joules * 1e6 / JOULES_PER_WH
 
 
+def pick_of(row: Mapping[str, Any], *, with_model_id: bool = False) -> dict[str, Any]:
+    """Which pick a row of impacts or of the calibration table is about."""
+    keys = ("row_id", "model", "model_id", "gpu", "num_gpus")
+    return {key: row[key] for key in keys if with_model_id or key != "model_id"}
+
+
+def measured_joules(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The index's measured GPU energy per output token, with its status and boundary."""
+    return {
+        "status": "measured",
+        "boundary": "gpu",
+        "joules_per_output_token": row["joules_per_output_token"],
+    }
+
+
 def impact_row(
     row: Mapping[str, Any],
     factors: Mapping[str, Any],
@@ -140,15 +155,9 @@ def impact_row(
         for code, country in grid.items()
     }
     return {
-        "row_id": row["row_id"],
-        "model": row["model"],
-        "model_id": row["model_id"],
-        "gpu": row["gpu"],
-        "num_gpus": row["num_gpus"],
+        **pick_of(row, with_model_id=True),
         "measured": {
-            "status": "measured",
-            "boundary": "gpu",
-            "joules_per_output_token": row["joules_per_output_token"],
+            **measured_joules(row),
             "wh_per_million_output_tokens": row["wh_per_million_output_tokens"],
             "gpu_power_watts_total": row["gpu_power_watts_total"],
             "avg_output_tokens": row["avg_output_tokens"],
