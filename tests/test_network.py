@@ -888,3 +888,17 @@ def test_a_published_index_served_in_another_encoding_is_refused(standin, encodi
     result = cli(standin, "audit", "--published", url, "--from", GOLDEN, *FAST)
     assert result.exit_code == 3, result.output
     assert "not JSON" in result.output and "UTF-8" in result.output
+
+
+def test_the_deadline_counts_from_each_command_not_from_when_its_settings_were_made():
+    import time
+
+    from energy_index import api
+    from energy_index.model import NetworkSettings
+
+    made = NetworkSettings()
+    assert made.started is None  # reusable: a long-lived program's later calls get a full deadline
+    before = time.monotonic()
+    stamped = api._access(".cache", made).network
+    assert stamped.started is not None and stamped.started >= before
+    assert stamped.deadline == made.deadline

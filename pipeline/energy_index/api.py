@@ -14,8 +14,9 @@ function, with the same default. Heavy libraries are imported when a function is
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -113,7 +114,8 @@ def _access(
 ) -> Access:
     return Access(
         cache=Path(cache),
-        network=network or NetworkSettings(),
+        # The command's --deadline counts from now, however long ago ``network`` was made.
+        network=replace(network or NetworkSettings(), started=time.monotonic()),
         today=today or _today(),
         notify=notify or (lambda line: None),
     )

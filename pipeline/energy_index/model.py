@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -64,8 +63,9 @@ class NetworkSettings:
     max_bytes: int = HTTP_MAX_BYTES
     deadline: float = HTTP_DEADLINE_SECONDS  # for all of the command's requests together
     quiet: bool = False  # no progress display
-    # When the command started (time.monotonic): every downloader it opens ends at one time.
-    started: float = field(default_factory=time.monotonic, compare=False)
+    # When the command began (time.monotonic), stamped by the API at each call so that every
+    # downloader the command opens ends at one time; None: each counts from its own start.
+    started: float | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)
