@@ -268,3 +268,17 @@ def test_build_help_says_where_the_default_dates_come_from(tmp_path: Path):
         recorded["retrieved"],
         recorded["updated"],
     )
+
+
+def test_audit_json_escapes_what_a_terminal_would_act_on(tmp_path: Path):
+    document = json.loads(PUBLISHED.read_bytes())
+    hostile = "GPU energy\x9b2J\u202e\x1b]0;t\x07 – only"
+    document["caveat"] = hostile
+    copy = tmp_path / "index.json"
+    copy.write_text(json.dumps(document))
+    result = invoke("audit", "--published", copy, "--from", GOLDEN, "--json")
+    assert result.exit_code == 1, result.output
+    assert not set(result.output) & {"\x9b", "\u202e", "\x1b", "\x07"}
+    assert "–" in result.output  # printable text stays as it is
+    differences = json.loads(result.output)["header_differences"]
+    assert [d["published"] for d in differences if d["where"] == "caveat"] == [hostile]

@@ -7,7 +7,6 @@ Heavy libraries (polars, pandera, httpx, jsonschema) are imported inside the com
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import sys
@@ -721,7 +720,9 @@ def audit(
         notify=_notify,
     )
     if as_json:
-        click.echo(json.dumps(result.as_json(), indent=2, ensure_ascii=False))
+        from energy_index.errors import printable_json
+
+        click.echo(printable_json(result.as_json()))
     else:
         for line in result.lines():
             click.echo(line)

@@ -215,6 +215,17 @@ def shown(value: Any, scrub: Callable[[str], str] = str) -> str:
     return quoted(value, scrub)
 
 
+def printable_json(value: Any) -> str:
+    """``value`` as indented JSON for a terminal: non-ASCII text kept, but every character a
+    terminal or a log could act on (C1 controls such as CSI, bidirectional and line-separator
+    characters, which JSON leaves raw) written as its ``\\u`` escape; the same JSON value.
+
+    Example: ``printable_json("a\\u202eb")`` → ``'"a\\\\u202eb"'``.
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
+
+
 def _plain(text: str) -> bool:
     return 0 < len(text) <= QUOTED_CHARACTERS and text.isprintable() and text.strip() == text
 
