@@ -233,3 +233,33 @@ def test_the_vendored_vega_bundle_is_vl_converts():
 
     vendored = (REPO / "pipeline" / "energy_index" / "pages" / "assets" / BUNDLE).read_text("utf-8")
     assert vendored == vega_bundle(), "run scripts/page_assets.py"
+
+
+@needs_chromium
+@pytest.mark.parametrize("statistic", ["p99", "p90", "median"])
+def test_the_statistic_selector_re_picks_exactly_as_profiles_json(built, tab, tmp_path, statistic):
+    out = tmp_path / "index.json"
+    invoke("build", "--from", str(GOLDEN), "--profiles", "--out", str(out))
+    profiles = json.loads(out.with_name("profiles.json").read_bytes())
+    tab.open(built["page"])
+    tab.tab.select_option("#statistic", statistic)
+    for ms in (20, 50, 200, 500):
+        tab.deadline(ms)
+        tab.tab.wait_for_function(f"document.documentElement.dataset.statistic === '{statistic}'")
+        rows = {(r["model"], r["gpu"]): r for r in tab.table()}
+        expected = [
+            p
+            for p in profiles["picks"]
+            if p["itl_statistic"] == statistic and p["itl_deadline_ms"] == ms
+        ]
+        assert len(expected) == len(rows) == 32
+        for pick in expected:
+            shown = rows[(pick["model"], pick["gpu"])]
+            assert shown["rowId"] == (pick["row_id"] or ""), (statistic, ms, pick["model"])
+        # The index is the median pick at 500 ms: a pick differs from it where the profile binds.
+        if ms == 500:
+            binding = sum(p["binding"] for p in expected)
+            assert sum(r["changed"] for r in rows.values()) == binding
+            assert binding == {"p99": 8, "p90": 1, "median": 0}[statistic]
+    # Not asserted here: Vega's "Infinite extent" warnings where a deadline leaves picks empty
+    # (20 ms), which the median slider gives too (issue #18 item 5, still open).

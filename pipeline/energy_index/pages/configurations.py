@@ -11,12 +11,13 @@ Python; the page is refused if it does not give the index's rows at the index's 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import polars as pl
 
 from energy_index.errors import SourceError
+from energy_index.model import ITL_STATISTICS
 from energy_index.steps.derive import index_row
 from energy_index.steps.selection import selection_order
 
@@ -47,6 +48,9 @@ class Configurations:
     group: tuple[int, ...]
     itl: tuple[float, ...]
     rows: tuple[dict[str, Any], ...]
+    # The tail statistics (p90, p95, p99) the task file has, per configuration (None: missing):
+    # the page's statistic selector re-picks on them with the same walk (profiles.json's rule).
+    tails: dict[str, tuple[float | None, ...]] = field(default_factory=dict)
 
 
 def ordered_configurations(
@@ -68,6 +72,11 @@ def ordered_configurations(
         group=tuple(position[(row["model_id"], row["gpu"])] for row in rows),
         itl=tuple(ordered.get_column("median_itl_ms").to_list()),
         rows=rows,
+        tails={
+            name: tuple(ordered.get_column(column).to_list())
+            for name, column in ITL_STATISTICS.items()
+            if name != "median" and column in ordered.columns
+        },
     )
 
 
@@ -112,5 +121,6 @@ def embedded(configurations: Configurations) -> dict[str, Any]:
     return {
         "group": list(configurations.group),
         "itl": list(configurations.itl),
+        "tails": {name: list(values) for name, values in configurations.tails.items()},
         **{name: [row[name] for row in configurations.rows] for name in FIELD_DIGITS},
     }

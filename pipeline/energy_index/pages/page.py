@@ -106,6 +106,7 @@ def report_html(inputs: PageInputs) -> str:
         "page_script": _script("page.js"),
         "impacts_section": impacts_section(inputs.impacts) if inputs.impacts else "",
         "links": inputs.links,
+        "statistic_select": _statistic_select(configurations),
         "responses_section": _responses_section(inputs.responses, inputs.document),
         "findings_section": _findings_section(inputs.report),
         "impacts_script": (
@@ -114,6 +115,18 @@ def report_html(inputs: PageInputs) -> str:
     }
     # One pass over the template: text put in is never searched for placeholders again.
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("page.html"))
+
+
+def _statistic_select(configurations: Configurations) -> str:
+    """The ITL statistic the deadline applies to: the median, or a tail percentile the task
+    file has (profiles.json's rule)."""
+    options = "".join(
+        f'<option value="{name}">{"median" if name == "median" else name}</option>'
+        for name in ("median", *configurations.tails)
+    )
+    return (
+        f'<label class="statistic">ITL statistic <select id="statistic">{options}</select></label>'
+    )
 
 
 def _responses_section(responses: Sequence[Mapping[str, Any]], document: Mapping[str, Any]) -> str:

@@ -11,13 +11,16 @@ const configurations = data.configurations;
 const groups = data.groups;
 const count = configurations.group.length;
 
-/** Per group, the index of its pick among the configurations at `deadline`, or -1. */
-function picksAt(deadline) {
+/** Per group, the index of its pick among the configurations at `deadline` on the ITL
+ * `statistic` (median, p90, p95, p99: profiles.json's rule), or -1. A configuration without a
+ * value for the statistic is not eligible (null <= x is true in JavaScript: tested apart). */
+function picksAt(deadline, statistic = "median") {
+  const itl = statistic === "median" ? configurations.itl : configurations.tails[statistic];
   const picks = new Array(groups.length).fill(-1);
   let left = groups.length;
   for (let i = 0; i < count && left > 0; i++) {
     const group = configurations.group[i];
-    if (picks[group] < 0 && configurations.itl[i] <= deadline) {
+    if (picks[group] < 0 && itl[i] !== null && itl[i] <= deadline) {
       picks[group] = i;
       left--;
     }
@@ -44,7 +47,8 @@ const gpuBoxes = Array.from(document.querySelectorAll("input[name=gpu]"));
 const summary = document.getElementById("changed-count");
 const rows = Array.from(document.querySelectorAll("#index-table tbody tr"));
 const views = {};
-const state = { deadline: data.deadline, picks: indexPicks };
+const statistic = document.getElementById("statistic");
+const state = { deadline: data.deadline, statistic: "median", picks: indexPicks };
 
 function visible(group) {
   const g = groups[group];
@@ -116,7 +120,8 @@ function updateCharts() {
 let pending = null;
 function update() {
   state.deadline = Number(slider.value);
-  state.picks = picksAt(state.deadline);
+  state.statistic = statistic ? statistic.value : "median";
+  state.picks = picksAt(state.deadline, state.statistic);
   shown.textContent = `${formatted("deadline", state.deadline)} ms`;
   updateTable();
   // A drag fires many input events; the charts redraw once per frame at most.
@@ -124,7 +129,9 @@ function update() {
     pending = requestAnimationFrame(() => {
       pending = null;
       const deadline = state.deadline;
+      const drawnStatistic = state.statistic;
       updateCharts().then(() => {
+        document.documentElement.dataset.statistic = drawnStatistic;
         document.documentElement.dataset.drawn = String(deadline);
       });
     });
@@ -155,6 +162,7 @@ async function start() {
   document.documentElement.classList.remove("no-js");
   document.querySelectorAll("table.sortable").forEach(sortable);
   slider.addEventListener("input", update);
+  if (statistic) statistic.addEventListener("change", update);
   modelFilter.addEventListener("change", update);
   for (const box of gpuBoxes) box.addEventListener("change", update);
   update();
