@@ -146,6 +146,18 @@ def test_slugs_collide_even_when_gpus_keep_row_ids_apart():
         index_rows(frame, precision_labels=LABELS)
 
 
+def test_two_gpus_whose_slugs_collide_are_refused():
+    # "H100" and "h100" are two row_ids but one card path (cards/<task>/<model>/h100.html):
+    # the second card would silently replace the first.
+    frame = two_configurations(gpu_model=["H100", "h100"])
+    with pytest.raises(DerivationError) as caught:
+        index_rows(frame, precision_labels=LABELS)
+    assert str(caught.value) == (
+        "GPUs H100 and h100 have the same slug h100: their rows could not be told apart by "
+        "slug (nor their cards by path)"
+    )
+
+
 def test_distinct_slugs_give_distinct_row_ids():
     rows = index_rows(two_models(nickname=["Model X", "Model Y"]), precision_labels=LABELS)
     assert [row["row_id"] for row in rows] == ["model-x/H100/1/8", "model-y/H100/1/8"]

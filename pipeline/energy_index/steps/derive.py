@@ -62,6 +62,16 @@ def index_rows(
                 f"{shown(row['slug'])}: their "
                 "rows could not be told apart by slug (nor by row_id on the same GPUs)"
             )
+    # A card sits at cards/<task>/<model slug>/<GPU slug>.html: GPUs named apart only by case or
+    # punctuation ("H100", "h100") would share one card, the second silently replacing the first.
+    gpus_by_slug: dict[str, str] = {}
+    for gpu in sorted({row["gpu"] for row in rows}):
+        other = gpus_by_slug.setdefault(slug(gpu), gpu)
+        if other != gpu:
+            raise DerivationError(
+                f"GPUs {shown(other)} and {shown(gpu)} have the same slug {shown(slug(gpu))}: "
+                "their rows could not be told apart by slug (nor their cards by path)"
+            )
     seen: dict[str, str] = {}
     for row in rows:
         if row["row_id"] in seen:
