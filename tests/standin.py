@@ -5,6 +5,7 @@ It serves a snapshot directory (the vendored one by default) as the branch ``mas
 
 - ``GET /api/repos/<repo>/commits/<ref>``                     the commit a ref resolves to
 - ``GET /api/repos/<repo>/commits?sha=&path=&per_page=1``     the last commit to change a file
+- ``GET /api/repos/<repo>/commits?sha=&until=&per_page=1``    the head of master at a time
 - ``GET /raw/<repo>/<commit>/<path>``                         the file, with an ETag (``W/"…"``)
 
 ``fail(route, *faults)`` queues faults for the next requests on a route (``head``, ``history``,
@@ -23,6 +24,7 @@ import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -47,6 +49,7 @@ class StandIn:
         self.repository = manifest.get("repository", REPOSITORY)  # whose files it serves
         self.head = manifest["commit"]
         self.head_date = manifest["commit_date"]
+        self.commits = [(self.head, self.head_date)]  # master's history, oldest first
         self.contents: dict[tuple[str, str], bytes] = {}
         self.changed_by: dict[tuple[str, str], tuple[str, str]] = {}
         self.paths = sorted(manifest["files"])
@@ -122,6 +125,7 @@ class StandIn:
                     self.changed_by[key] = self.changed_by[(parent, path)]
             self.paths = sorted(path for c, path in self.contents if c == commit)
             self.head, self.head_date = commit, date
+            self.commits.append((commit, date))
             return commit
 
     # -- serving ----------------------------------------------------------------------------
@@ -158,12 +162,22 @@ class StandIn:
                     self._send(404, b'{"message": "Not Found"}')
 
             def _head(self, ref: str) -> tuple[int, bytes, dict[str, str]]:
-                commit = standin.head if ref in ("master", standin.head) else None
-                if commit is None:
+                if ref == "master":
+                    return 200, _commit_json(standin.head, standin.head_date), {}
+                dates = dict(standin.commits)
+                if ref not in dates:
                     return 404, b'{"message": "No commit found for SHA: ' + ref.encode() + b'"}', {}
-                return 200, _commit_json(commit, standin.head_date), {}
+                return 200, _commit_json(ref, dates[ref]), {}
 
             def _history(self, query: dict[str, list[str]]) -> tuple[int, bytes, dict[str, str]]:
+                if "until" in query and "path" not in query:  # master as it was at a time
+                    until = datetime.fromisoformat(query["until"][0])
+                    made = [
+                        (sha, date)
+                        for sha, date in standin.commits
+                        if datetime.fromisoformat(date) <= until
+                    ]
+                    return 200, b"[" + b",".join(_commit_json(*c) for c in made[-1:]) + b"]", {}
                 key = (query.get("sha", [""])[0], query.get("path", [""])[0])
                 if key not in standin.changed_by:
                     return 200, b"[]", {}

@@ -152,7 +152,8 @@ def test_usage_errors_exit_2(args):
 def test_audit_passes_on_the_published_index():
     result = invoke("audit", "--published", PUBLISHED, "--from", GOLDEN)
     assert result.exit_code == 0, result.output
-    first = result.output.splitlines()[0]
+    said, first = result.output.splitlines()[:2]
+    assert said == f"{PUBLISHED} compared with a rebuild from {GOLDEN} (given)"
     assert first.startswith("32/32 rows identical, header identical (volatile: ")
     # The golden snapshot records the published dates: a rebuild carries them.
     assert 'source.retrieved = "2026-09-26"' in first
@@ -168,7 +169,7 @@ def test_audit_names_a_changed_figure_and_exits_1(tmp_path: Path):
     copy.write_text(json.dumps(document))
     result = invoke("audit", "--published", copy, "--from", GOLDEN)
     assert result.exit_code == 1
-    lines = result.output.splitlines()
+    lines = result.output.splitlines()[1:]  # after the line saying what was compared
     assert lines[0].startswith("31/32 rows identical, header differs")
     assert f"{row['row_id']}.wh_per_million_output_tokens: 15.66 → 15.67" in lines
     assert any(line.startswith('caveat: "changed" → "GPU energy only') for line in lines)

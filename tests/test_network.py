@@ -295,7 +295,7 @@ def test_audit_reads_a_published_index_from_a_url(standin, tmp_path):
     url = f"{standin.raw_base}/ml-energy/leaderboard/{standin.head}/published/index.json"
     result = cli(standin, "audit", "--published", url, "--from", GOLDEN, *FAST)
     assert result.exit_code == 0, result.output
-    assert result.output.startswith("32/32 rows identical")
+    assert result.output.splitlines()[1].startswith("32/32 rows identical")
 
 
 # -- Issue 9: hardening ---------------------------------------------------------------------

@@ -119,7 +119,7 @@ def test_every_option_default_is_read_from_the_settings_module():
     assert unmapped == [], "each option with a default needs its setting in OPTION_SETTINGS"
     assert wrong == []
     # Every command that has a deadline, a snapshot or network limits was seen.
-    assert {"build itl_deadline_ms", "regenerate itl_deadline_ms", "audit source"} <= set(defaults)
+    assert {"build itl_deadline_ms", "regenerate itl_deadline_ms", "report source"} <= set(defaults)
     assert sum(key.endswith(" retries") for key in defaults) == 7  # refresh-carbon too
 
 

@@ -74,7 +74,10 @@ def test_build_audit_report_and_site_work_in_an_empty_folder(installed: Path, tm
     published = run(installed / "python", "-c", where, cwd=tmp_path).stdout.strip()
     assert published.startswith(str(installed.parent))
     audit = run(command, "audit", "--published", published, cwd=tmp_path)
-    assert audit.stdout.startswith(f"{len(json.loads(Path(published).read_bytes())['rows'])}/")
+    said, verdict = audit.stdout.splitlines()[:2]
+    snapshot = Path(published).parent.parent / "snapshots" / "ml-energy-leaderboard"
+    assert said.startswith(f"{published} compared with a rebuild from the snapshot {snapshot} ")
+    assert verdict.startswith(f"{len(json.loads(Path(published).read_bytes())['rows'])}/")
     call = f"import energy_index; print(energy_index.audit(published={published!r}).identical)"
     identical = run(installed / "python", "-c", call, cwd=tmp_path).stdout.strip()
     assert identical == "True"

@@ -226,21 +226,27 @@ def build(
 def audit(
     *,
     published: PathLike,
-    source: PathLike = VENDORED_SNAPSHOT,
+    source: PathLike | None = None,
+    at: str | None = None,
     carbon: PathLike = CARBON_SNAPSHOT,
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
 ) -> Audit | ImpactsAudit:
-    """``energy-index audit``: rebuild in memory from ``source`` with the published file's task
-    and deadline, and compare. ``published`` is a file or an https:// URL; ``.identical`` says
-    whether anything but the volatile dates differs, ``.lines()`` lists each difference. A
+    """``energy-index audit``: rebuild in memory with the published file's task and deadline,
+    and compare. ``published`` is a file or an https:// URL. The rebuild is from ``source``
+    when given, from upstream's commit ``at`` when given, else from the vendored snapshot when
+    the published file records its dates (offline), else from the upstream commit current at
+    the published file's ``source.retrieved``. ``.basis`` says which and why; ``.identical``
+    whether anything but the volatile dates differs; ``.lines()`` lists each difference. A
     published impacts.json is compared with impacts rebuilt with the carbon snapshot ``carbon``."""
     from energy_index.flows.audit import audited
 
     return audited(
         os.fspath(published),
-        source=_source(source),
+        source=_source(source) if source is not None else None,
+        at=at,
+        vendored=located(VENDORED_SNAPSHOT, default=VENDORED_SNAPSHOT),
         access=_access(cache, network, notify=notify),
         carbon=_carbon(carbon),
     )

@@ -678,7 +678,18 @@ def refresh_carbon(
     help="The published index (or impacts.json) to check: a file, or an https:// URL where it "
     "is served.",
 )
-@source_option(VENDORED_SNAPSHOT)
+@click.option(
+    "--from",
+    "source",
+    help="Rebuild from this snapshot directory, upstream URL or 'live' [default: the vendored "
+    f"snapshot ({VENDORED_SNAPSHOT}{INSTALLED_COPY}) when the published file records its dates, "
+    "else the upstream commit current at the published source.retrieved].",
+)
+@click.option(
+    "--at",
+    help="Rebuild from this upstream commit (40 hex digits), fetched, instead of the one the "
+    "published file's dates point to.",
+)
 @carbon_option
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @cache_option
@@ -686,7 +697,8 @@ def refresh_carbon(
 @reports_errors
 def audit(
     published: str,
-    source: str,
+    source: str | None,
+    at: str | None,
     carbon: Path,
     as_json: bool,
     cache: Path,
@@ -696,7 +708,11 @@ def audit(
 
     Rows are matched by row_id and compared field by field; header keys too. The dates updated,
     data_version and source.retrieved are volatile: shown, never failing. The rebuild uses the
-    published file's task and deadline. Exit 0 only when nothing else differs.
+    published file's task and deadline. Exit 0 only when nothing else differs. The first line
+    says what was compared with what: without --from or --at, the vendored snapshot when the
+    published file records its dates (offline), else upstream at the commit that was current on
+    the published file's source.retrieved date (GitHub's commits API), so that upstream's later
+    changes are not taken for tampering.
 
     An impacts.json (build --impacts) is compared path by path with impacts rebuilt from the
     index rebuilt from --from, the cited factors and the carbon snapshot --carbon; its 'index'
@@ -707,6 +723,7 @@ def audit(
     \b
         energy-index audit --published output/index.json
         energy-index audit --published fixtures/published/index.json --json
+        energy-index audit --published https://example.org/index.json --at 0cd52da…
         energy-index audit --published site/api/v1/tasks/gpqa/impacts.json
     """
     from energy_index import api
@@ -714,6 +731,7 @@ def audit(
     result = api.audit(
         published=published,
         source=source,
+        at=at,
         carbon=carbon,
         cache=cache,
         network=network,
@@ -724,7 +742,7 @@ def audit(
 
         click.echo(printable_json(result.as_json()))
     else:
-        for line in result.lines():
+        for line in [result.basis, *result.lines()]:
             click.echo(line)
     sys.exit(0 if result.identical else 1)
 

@@ -55,6 +55,9 @@ class NetworkSettings:
     of the command line). GITHUB_TOKEN is not here: it is read where the request is made."""
 
     ref: str | None = None  # branch, tag or commit [default: the repository URL's, or master]
+    # A commit of ``ref`` to take instead of its head (audit: the commit a published file was
+    # built from); the snapshot still names ``ref``, as the published file's data_url does.
+    commit: str | None = None
     api_base: str = GITHUB_API_BASE
     raw_base: str = GITHUB_RAW_BASE
     retries: int = HTTP_RETRIES

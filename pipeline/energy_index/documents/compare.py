@@ -37,6 +37,7 @@ class Audit:
     only_rebuilt: list[str] = field(default_factory=list)
     header_differences: list[Difference] = field(default_factory=list)
     volatile: list[Difference] = field(default_factory=list)
+    basis: str = ""  # what was compared with what, and why (flows/audit.py)
 
     @property
     def identical(self) -> bool:

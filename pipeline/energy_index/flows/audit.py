@@ -4,49 +4,137 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
-from energy_index.errors import DeadlineTooTight, Problems, SourceError, listed_problems
+from energy_index.errors import (
+    DeadlineTooTight,
+    Problems,
+    SourceError,
+    UsageError,
+    listed_problems,
+    quoted,
+)
 from energy_index.flows.build import BuildSettings, assembled, build, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
-from energy_index.io.source import published_document, read_index, resolved_snapshot
-from energy_index.model import Access, json_number
-from energy_index.settings import CARBON_SNAPSHOT, DEFAULT_ITL_DEADLINE_MS, DEFAULT_TASK
+from energy_index.io.github import is_commit
+from energy_index.io.snapshots import upstream_snapshot
+from energy_index.io.source import (
+    commit_current_at,
+    published_document,
+    read_index,
+    resolved_snapshot,
+)
+from energy_index.model import SNAPSHOT_MANIFEST, Access, is_day, json_number
+from energy_index.settings import (
+    CARBON_SNAPSHOT,
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_TASK,
+    UPSTREAM_REF,
+    UPSTREAM_URL,
+    VENDORED_SNAPSHOT,
+)
 
 
 def audited(
     published: str,
     *,
-    source: str,
+    source: str | None,
     access: Access,
     carbon: Path = Path(CARBON_SNAPSHOT),
+    at: str | None = None,
+    vendored: Path = Path(VENDORED_SNAPSHOT),
 ) -> Audit | ImpactsAudit:
     """Every difference between the published index at ``published`` (a file or a URL) and a
-    rebuild from ``source`` with the published file's task and deadline.
+    rebuild with the published file's task and deadline, from ``source``, or from upstream at
+    the commit ``at``, or else from the input the published file names (see :func:`basis`).
+    ``.basis`` says what was compared with what, and why.
 
     The published document is checked first (schema and index rules): a comparison by row_id
     alone would pass duplicated rows and rows that are not rows.
 
-    Example: ``audited("output/index.json", source="snapshots/ml-energy-leaderboard",
-    access=Access(today="2026-11-30")).identical``.
+    Example: ``audited("output/index.json", source=None, access=Access(today="2026-11-30"))``.
     """
     document = published_document(published, network=access.network)
     if document.get("kind") == "impacts":
-        return audited_impacts(published, document, source=source, carbon=carbon, access=access)
+        given = source if source is not None else str(vendored)
+        impacts = audited_impacts(published, document, source=given, carbon=carbon, access=access)
+        return replace(impacts, basis=f"{published} compared with impacts rebuilt from {given}")
     refuse_invalid(published, document)
     task = task_of(document)
     settings = BuildSettings(
         task=task,
         itl_deadline_ms=float(document.get("itl_deadline_ms", DEFAULT_ITL_DEADLINE_MS)),
     )
-    snapshot = resolved_snapshot(source, tasks=[task], access=access)
+    chosen = basis(document, source=source, at=at, vendored=vendored, access=access)
+    network = replace(access.network, commit=chosen.commit) if chosen.commit else access.network
+    snapshot = resolved_snapshot(
+        chosen.source, tasks=[task], access=replace(access, network=network)
+    )
     with _published_deadline(published, settings):
         rebuilt = build(snapshot, settings=settings)
-    return audit(document, rebuilt.document)
+    result = audit(document, rebuilt.document)
+    return replace(result, basis=f"{published} compared with a rebuild from {chosen.described}")
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a published index is rebuilt from: a source, at a ref, and the reason in words."""
+
+    source: str
+    commit: str | None  # a commit of the ref to take instead of its head
+    described: str
+
+
+def basis(
+    document: dict[str, Any],
+    *,
+    source: str | None,
+    at: str | None,
+    vendored: Path,
+    access: Access,
+) -> Basis:
+    """The input to rebuild a published index from: ``source`` or the upstream commit ``at`` when
+    given; else the vendored snapshot when its recorded index dates are the published file's
+    (its input, offline); else the upstream commit that was current at the published file's
+    ``source.retrieved`` (GitHub's commits API, ``until``), so that upstream's later changes are
+    not taken for tampering."""
+    if at is not None:
+        if not is_commit(at):
+            raise UsageError(f"{quoted(at)}: not a commit sha (40 hex digits)", parameter="at")
+        return Basis(UPSTREAM_URL, at, f"upstream commit {at} (given)")
+    if source is not None:
+        return Basis(source, None, f"{source} (given)")
+    retrieved = document.get("source", {}).get("retrieved")
+    if not is_day(retrieved):
+        raise SourceError(
+            f"source.retrieved: {quoted(retrieved)} is not a date: the upstream commit the "
+            "published file was built from cannot be found; give a source or a commit",
+            parameter="source",
+        )
+    if (vendored / SNAPSHOT_MANIFEST).is_file():
+        held = upstream_snapshot(vendored, task=task_of(document))
+        dates = held.index_dates.retrieved if held.index_dates else held.retrieved
+        if dates == retrieved:
+            return Basis(
+                str(vendored),
+                None,
+                f"the snapshot {vendored} (upstream commit {held.commit}): it records the "
+                f"published source.retrieved, {retrieved}",
+            )
+    commit, when = commit_current_at(retrieved, network=access.network)
+    access.notify(f"upstream commit current at {retrieved}: {commit} ({when})")
+    ref = access.network.ref or UPSTREAM_REF
+    return Basis(
+        UPSTREAM_URL,
+        commit,
+        f"upstream commit {commit} ({when}), the last of {ref} on or before the published "
+        f"source.retrieved, {retrieved}",
+    )
 
 
 def audited_impacts(

@@ -74,6 +74,7 @@ class ImpactsAudit:
 
     differences: list[str] = field(default_factory=list)
     volatile: list[str] = field(default_factory=list)
+    basis: str = ""  # what was compared with what (flows/audit.py)
 
     @property
     def identical(self) -> bool:

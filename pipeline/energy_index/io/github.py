@@ -62,6 +62,7 @@ class Upstream:
     ref: str = UPSTREAM_REF
     api_base: str = GITHUB_API_BASE
     raw_base: str = GITHUB_RAW_BASE
+    commit: str | None = None  # a commit of ref to take instead of its head
 
     def __post_init__(self) -> None:
         for name, url in (("api_base", self.api_base), ("raw_base", self.raw_base)):
@@ -73,7 +74,8 @@ class Upstream:
             )
 
     def head_url(self) -> str:
-        return f"{self.api_base}/repos/{self.repository}/commits/{quote(self.ref, safe='')}"
+        at = self.commit or self.ref
+        return f"{self.api_base}/repos/{self.repository}/commits/{quote(at, safe='')}"
 
     def last_change_url(self, commit: str, path: str) -> str:
         query = urlencode({"sha": commit, "path": path, "per_page": 1})
@@ -82,8 +84,25 @@ class Upstream:
     def raw_url(self, commit: str, path: str) -> str:
         return f"{self.raw_base}/{self.repository}/{commit}/{path}"
 
+    def current_at_url(self, day: str) -> str:
+        """The last commit of the ref made on or before ``day`` (UTC): GitHub's ``until``."""
+        query = urlencode({"sha": self.ref, "until": f"{day}T23:59:59Z", "per_page": 1})
+        return f"{self.api_base}/repos/{self.repository}/commits?{query}"
 
-def upstream_of(source: str, *, ref: str | None, api_base: str, raw_base: str) -> Upstream:
+
+def commit_current_at(upstream: Upstream, day: str, *, downloader: Downloader) -> tuple[str, str]:
+    """The sha and date of the last commit of ``upstream.ref`` on or before ``day``."""
+    url = upstream.current_at_url(day)
+    answer = downloader.get_json(url, expect=list)
+    if not answer:
+        problem = f"no commit of {quoted(upstream.ref)} on or before {day}"
+        raise NetworkError(url=url, problem=problem)
+    return _commit_of(answer[0], url, downloader.scrub)
+
+
+def upstream_of(
+    source: str, *, ref: str | None, api_base: str, raw_base: str, commit: str | None = None
+) -> Upstream:
     """The upstream a ``https://github.com/<owner>/<repo>[/tree/<ref>]`` source names."""
     match = _REPOSITORY_URL.match(source)
     if not match:
@@ -96,6 +115,7 @@ def upstream_of(source: str, *, ref: str | None, api_base: str, raw_base: str) -
         ref=ref or match.group(2) or UPSTREAM_REF,
         api_base=api_base.rstrip("/"),
         raw_base=raw_base.rstrip("/"),
+        commit=commit,
     )
 
 

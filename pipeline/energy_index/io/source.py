@@ -82,7 +82,11 @@ def resolved_snapshot(
     from energy_index.io.github import fetched_snapshot, upstream_of
 
     upstream = upstream_of(
-        source, ref=network.ref, api_base=network.api_base, raw_base=network.raw_base
+        source,
+        ref=network.ref,
+        api_base=network.api_base,
+        raw_base=network.raw_base,
+        commit=network.commit,
     )
     with downloader(network) as client:
         outcome = fetched_snapshot(
@@ -105,6 +109,19 @@ def resolved_snapshot(
     if outcome.dropped:
         access.notify(f"no longer upstream, dropped: {', '.join(outcome.dropped)}")
     return outcome.directory
+
+
+def commit_current_at(day: str, *, network: NetworkSettings) -> tuple[str, str]:
+    """The upstream commit (sha, date) that was the head of its ref (``network.ref``, default
+    master) at the end of ``day``, asked of GitHub's commits API."""
+    from energy_index.io.github import commit_current_at as asked
+    from energy_index.io.github import upstream_of
+
+    upstream = upstream_of(
+        UPSTREAM_URL, ref=network.ref, api_base=network.api_base, raw_base=network.raw_base
+    )
+    with downloader(network) as client:
+        return asked(upstream, day, downloader=client)
 
 
 def published_document(location: str, *, network: NetworkSettings) -> dict[str, Any]:
