@@ -68,7 +68,9 @@ from energy_index.flows.report import (
     settings_of,
 )
 from energy_index.io.files import write_directory
+from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
+from energy_index.io.vendored import snapshot_tasks
 from energy_index.model import Access
 from energy_index.pages.cards import card_html, card_path
 from energy_index.pages.navigation import front_page, task_links
@@ -101,10 +103,10 @@ def site_files(
     editorial = editorial_text()
     pages = {
         f"tasks/{task}/index.html": task_text(editorial, task)["workload"]
-        for task in _tasks(settings.task)
+        for task in _tasks(settings.task, source)
     }
     schemas = [f"schemas/{name}" for name in SCHEMAS]
-    for task in _tasks(settings.task):
+    for task in _tasks(settings.task, source):
         task_settings = replace(settings, task=task)
         stages = index_stages(source, settings=task_settings)
         if task == settings.task:
@@ -250,8 +252,11 @@ def api_index(files: Mapping[str, bytes]) -> dict[str, Any]:
 _MEDIA = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
-def _tasks(first: str) -> list[str]:
-    return [first, *(t for t in indexed_tasks(editorial_text()) if t != first)]
+def _tasks(first: str, source: Path) -> list[str]:
+    """The index's task, then every other indexed task the snapshot holds (a task upstream
+    deleted, which regeneration dropped from the snapshot, has no page)."""
+    held = set(snapshot_tasks(snapshot_directory(source)))
+    return [first, *(t for t in indexed_tasks(editorial_text()) if t != first and t in held)]
 
 
 def _add_models(
