@@ -35,7 +35,7 @@ STEP_ORDER = {
     "calibration": 6,  # published methods against the measured picks
     "profiles": 4,
     "responses": 4,
-    "checks": 4,
+    "checks": 5,  # reads the per-model files as responses does
 }
 BASE = {"energy_index", "energy_index.settings", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {

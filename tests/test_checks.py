@@ -13,8 +13,9 @@ import pytest
 from energy_index.flows.build import BuildSettings, build
 from energy_index.io.snapshots import upstream_snapshot
 from energy_index.steps.checks import CHECKS, data_checks
+from energy_index.steps.responses import ModelFileProblem, parsed_model_file
 from energy_index.steps.validate import validated_configurations
-from tests.conftest import GOLDEN, TASK_PATH, upstream_file
+from tests.conftest import GOLDEN, TASK_PATH, changed_snapshot, upstream_file
 
 NEMOTRON = "nvidia/NVIDIA-Nemotron-Nano-12B-v2"
 QWEN_FILE = "public/data/models/Qwen__Qwen3-8B__lm-arena-chat.json"
@@ -26,6 +27,18 @@ def golden_inputs(task: str = "lm-arena-chat") -> tuple[Any, dict[str, bytes]]:
     return frame, {f.path: bytes(f.content) for f in snapshot.model_files}
 
 
+def run_checks(frame: Any, files: dict[str, bytes]) -> dict[str, Any]:
+    """The checks, given the files as bytes: each read as the build reads it."""
+    return data_checks(frame, {path: _read(content) for path, content in files.items()})
+
+
+def _read(content: bytes) -> Any:
+    try:
+        return parsed_model_file(content)
+    except ModelFileProblem as problem:
+        return str(problem)
+
+
 def by_check(result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
     found: dict[str, list[dict[str, Any]]] = {c.name: [] for c in CHECKS}
     for finding in result["findings"]:
@@ -34,7 +47,7 @@ def by_check(result: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def test_the_golden_chat_task_has_the_nemotron_output_length_findings_and_nothing_else():
-    result = data_checks(*golden_inputs())
+    result = run_checks(*golden_inputs())
     findings = by_check(result)
     assert [f["subject"] for f in findings["output_length_consistent_across_gpus"]] == [
         "NVIDIA Nemotron Nano 12B V2 (nvidia/NVIDIA-Nemotron-Nano-12B-v2)",
@@ -56,7 +69,7 @@ def test_the_golden_chat_task_has_the_nemotron_output_length_findings_and_nothin
 
 @pytest.mark.parametrize("task", ["gpqa", "sourcegraph-fim", "image-chat", "video-chat"])
 def test_the_other_golden_tasks_break_no_check(task):
-    result = data_checks(*golden_inputs(task))
+    result = run_checks(*golden_inputs(task))
     assert result["findings"] == []
     assert all(c["checked"] > 0 for c in result["checks"])
 
@@ -89,7 +102,7 @@ def test_power_over_throughput_is_broken_by_a_throughput_off_by_a_percent():
     def slower(c):
         c["output_throughput_tokens_per_sec"] *= 0.99
 
-    findings = by_check(data_checks(frame, _changed_model_file(files, slower)))
+    findings = by_check(run_checks(frame, _changed_model_file(files, slower)))
     [finding] = findings["energy_per_token_is_power_over_throughput"]
     assert "Qwen/Qwen3-8B" in finding["subject"] and "relative difference 0.01" in finding["detail"]
 
@@ -100,7 +113,7 @@ def test_request_energy_is_broken_in_a_per_model_file():
     def more(c):
         c["energy_per_request_joules"] *= 1.001
 
-    findings = by_check(data_checks(frame, _changed_model_file(files, more)))
+    findings = by_check(run_checks(frame, _changed_model_file(files, more)))
     assert len(findings["energy_per_request_is_energy_per_token_times_output_length"]) == 1
     # The copy no longer agrees with the task file either: both are said.
     assert len(findings["model_file_agrees_with_task_file"]) == 1
@@ -111,7 +124,7 @@ def test_percentiles_out_of_order_are_a_finding_not_a_refusal():
         c["p95_itl_ms"], c["p99_itl_ms"] = c["p99_itl_ms"] * 1.5, c["p99_itl_ms"]
 
     changed = _changed_task(swapped)
-    findings = by_check(data_checks(changed, {}))
+    findings = by_check(run_checks(changed, {}))
     [finding] = findings["itl_percentiles_ordered"]
     assert finding["subject"].startswith("Qwen/Qwen3-8B on 1×H100")
     assert "p95_itl_ms" in finding["detail"]
@@ -123,13 +136,13 @@ def test_a_model_file_that_disagrees_with_the_task_file_is_named_by_field():
     def hotter(c):
         c["avg_power_watts"] += 1
 
-    findings = by_check(data_checks(frame, _changed_model_file(files, hotter)))
+    findings = by_check(run_checks(frame, _changed_model_file(files, hotter)))
     [finding] = findings["model_file_agrees_with_task_file"]
     assert finding["detail"].startswith("avg_power_watts ")
     assert "in the task file" in finding["detail"]
     lost = json.loads(files[QWEN_FILE])
     lost["configurations"].pop()
-    missing = by_check(data_checks(frame, {**files, QWEN_FILE: json.dumps(lost).encode()}))
+    missing = by_check(run_checks(frame, {**files, QWEN_FILE: json.dumps(lost).encode()}))
     [gone] = missing["model_file_agrees_with_task_file"]
     assert gone["detail"] == f"in the task file, not in {QWEN_FILE}"
 
@@ -139,7 +152,7 @@ def test_output_lengths_within_the_factor_are_no_finding_and_beyond_it_are():
         c["avg_output_len"] *= 2
         c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
 
-    findings = by_check(data_checks(_changed_task(doubled), {}))
+    findings = by_check(run_checks(_changed_task(doubled), {}))
     subjects = [f["subject"] for f in findings["output_length_consistent_across_gpus"]]
     assert "Qwen 3 8B (Qwen/Qwen3-8B)" in subjects
 
@@ -147,15 +160,77 @@ def test_output_lengths_within_the_factor_are_no_finding_and_beyond_it_are():
         c["avg_output_len"] *= 1.2
         c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
 
-    findings = by_check(data_checks(_changed_task(a_little_longer), {}))
+    findings = by_check(run_checks(_changed_task(a_little_longer), {}))
     subjects = [f["subject"] for f in findings["output_length_consistent_across_gpus"]]
     assert "Qwen 3 8B (Qwen/Qwen3-8B)" not in subjects
 
 
 def test_without_per_model_files_the_checks_that_need_them_say_they_were_skipped():
     frame, _ = golden_inputs()
-    result = data_checks(frame, {})
+    result = run_checks(frame, {})
     skipped = {c["name"]: c.get("skipped") for c in result["checks"]}
     assert skipped["energy_per_token_is_power_over_throughput"]
     assert skipped["model_file_agrees_with_task_file"]
     assert skipped["itl_percentiles_ordered"] is None
+
+
+# Issue 19 (H2, M3, M1): every per-model file of the snapshot is read once, by the reader the
+# responses use (steps.responses.parsed_model_file); one it cannot read is a finding naming the
+# file and the field, never a traceback (the checks are never a refusal).
+EVIL = "public/data/models/Evil__X__lm-arena-chat.json"
+CONFIGURATION = '"gpu_model": "H100", "num_gpus": 1, "max_num_seqs": 1'
+
+
+def _repeated_key() -> bytes:
+    content = (GOLDEN / QWEN_FILE).read_bytes()
+    key = b'"energy_per_token_joules": '
+    return content.replace(key, key + b"999.0, " + key, 1)
+
+
+MALFORMED = {
+    "configurations not a list": (
+        EVIL,
+        b'{"model_id": "Evil/X", "task": "lm-arena-chat", "configurations": 5}',
+        "configurations: expected a list, got 5",
+    ),
+    "model_id a list": (EVIL, b'{"model_id": ["a"], "configurations": []}', "model_id"),
+    "a figure beyond a float": (
+        EVIL,
+        f'{{"model_id": "Evil/Z", "task": "lm-arena-chat", "configurations": [{{{CONFIGURATION}, '
+        f'"avg_power_watts": {"9" * 400}}}]}}'.encode(),
+        "(the value of 'avg_power_watts') is beyond the largest float",
+    ),
+    "a lone surrogate": (
+        EVIL,
+        b'{"model_id": "Evil/S", "task": "lm-arena-chat", "configurations": [{"gpu_model": '
+        b'"\\udc80", "num_gpus": 1, "max_num_seqs": 1}]}',
+        "lone UTF-16 surrogate",
+    ),
+    "a repeated key": (QWEN_FILE, _repeated_key(), "'energy_per_token_joules' appears twice"),
+}
+
+
+@pytest.mark.parametrize(("path", "content", "says"), MALFORMED.values(), ids=list(MALFORMED))
+def test_a_malformed_per_model_file_is_a_finding_naming_file_and_field(
+    tmp_path, path, content, says
+):
+    snapshot = changed_snapshot(GOLDEN, tmp_path / "snapshot", {path: content}, commit="a" * 40)
+    built = build(snapshot, settings=BuildSettings())
+    [finding] = [f for f in built.report["data_checks"]["findings"] if path in f["subject"]]
+    assert finding["check"] == "model_file_agrees_with_task_file"
+    assert says in finding["detail"]
+    assert json.loads(built.report_bytes)["data_checks"]["findings"]  # the report is written
+
+
+def test_findings_quote_upstream_values_cut_short():
+    frame, files = golden_inputs()
+    document = json.loads(files[QWEN_FILE])
+    document["weight_precision"] = "x" * 100_000
+    document["configurations"][0]["gpu_model"] = "H100" + "y" * 100_000
+    document["configurations"][1]["avg_power_watts"] = 1e300
+    findings = run_checks(frame, {**files, QWEN_FILE: json.dumps(document).encode()})["findings"]
+    details = " ".join(f["detail"] for f in findings)
+    assert "weight_precision: 'xxx" in details and "(100000 characters)" in details
+    assert "avg_power_watts 1e+300 here" in details
+    assert any("(100004 characters)" in f["subject"] for f in findings)
+    assert max(len(f["subject"]) + len(f["detail"]) for f in findings) < 500

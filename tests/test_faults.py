@@ -811,7 +811,7 @@ def test_a_number_too_long_to_read_is_named_as_such(tmp_path: Path):
     result = invoke("validate", path)
     assert result.exit_code == 1, result.output
     assert "not UTF-8" not in result.output
-    assert "a number of more than 4300 digits" in result.output
+    assert "the integer 999999999999… of 5000 digits at line 1, column 13" in result.output
 
 
 # -- #19 item 11: an invalid published copy costs a bounded amount of work and message -----------
@@ -885,3 +885,16 @@ def test_a_published_deadline_no_reference_run_meets_is_the_files_fault_not_a_fl
     assert "--itl-deadline-ms" not in result.output
     assert f"{path}: itl_deadline_ms 1:" in result.output
     assert "the fastest deadline it can meet is" in result.output
+
+
+@pytest.mark.parametrize("command", [["validate"], ["audit", "--published"]])
+def test_a_published_number_beyond_a_float_is_refused_naming_file_line_and_key(tmp_path, command):
+    # `validate` called it valid and `audit` crashed in float(): refused where JSON is read.
+    text = PUBLISHED.read_text("utf-8")
+    published = tmp_path / "index.json"
+    published.write_text(text.replace('"itl_deadline_ms": 500', '"itl_deadline_ms": 1' + "0" * 400))
+    result = invoke(*command, published)
+    assert result.exit_code == 1
+    assert f"{published}: not valid here: the integer 100000000000… of 401 digits" in result.output
+    assert "(the value of 'itl_deadline_ms') is beyond the largest float" in result.output
+    assert "Traceback" not in result.output

@@ -412,3 +412,14 @@ def test_the_impacts_audit_fails_a_doctored_index_block(
     failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1, failed.output
     assert f"index.{field}: published" in failed.output
+
+
+def test_a_carbon_intensity_beyond_a_float_is_refused_naming_the_file_and_field() -> None:
+    content = b'{"FRA": {"country_name": "France", "year": 2023, "carbon_intensity": 1' + (
+        b"0" * 400 + b"}}"
+    )
+    file = UpstreamFile(CARBON_PATH, content, "", len(content), "https://x", "", "")
+    with pytest.raises(UpstreamFormatError) as caught:
+        grid_intensities(file)
+    assert str(caught.value).startswith(f"{CARBON_PATH}: not valid here: the integer")
+    assert "(the value of 'carbon_intensity') is beyond the largest float" in str(caught.value)

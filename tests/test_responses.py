@@ -297,3 +297,34 @@ def test_a_model_file_the_quick_way_does_not_vouch_for_is_refused_the_careful_wa
     assert _quickly_parsed(content) is None
     with pytest.raises(ModelFileProblem, match=r"configurations\[\d+\]"):
         parsed_model_file(content)
+
+
+# Issue 19: a per-model file is read as strictly as a task file, on both ways of reading it.
+def _nemotron_with(edit: Any) -> bytes:
+    content = (GOLDEN / NEMOTRON_CHAT).read_text("utf-8")
+    return edit(content).encode()
+
+
+@pytest.mark.parametrize(
+    ("edit", "says"),
+    [
+        (lambda t: t.replace('"gpu_model": ', '"gpu_model": "H100", "gpu_model": ', 1),
+         "the key 'gpu_model' appears twice in one object"),
+        (lambda t: t.replace('"tensor_parallel": ', '"tensor_parallel": 1, "tensor_parallel": ', 1),
+         "the key 'tensor_parallel' appears twice in one object"),
+        (lambda t: t.replace('"bins": [', '"bins": [1' + "0" * 400 + ", ", 1),
+         "integer 100000000000… of 401 digits"),
+        (lambda t: t.replace('"tensor_parallel": 1', '"tensor_parallel": 1' + "0" * 400, 1),
+         "(the value of 'tensor_parallel') is beyond the largest float"),
+    ],
+    ids=["a repeated key read", "a repeated key not read", "a bin edge beyond a float",
+         "an integer beyond a float not read"],
+)  # fmt: skip
+def test_a_model_file_with_a_repeated_key_or_a_huge_integer_is_refused_both_ways(edit, says):
+    from energy_index.steps.responses import ModelFileProblem, _quickly_parsed, parsed_model_file
+
+    content = _nemotron_with(edit)
+    assert _quickly_parsed(content) is None
+    with pytest.raises(ModelFileProblem) as caught:
+        parsed_model_file(content)
+    assert says in str(caught.value)

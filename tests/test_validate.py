@@ -373,3 +373,18 @@ def test_every_rule_holds_exactly_where_pandera_finds_nothing():
             assert validate.every_rule_holds(columns, frame) == expected, (name, position)
             verdicts[expected] += 1
     assert verdicts[True] > 50 and verdicts[False] > 50  # both verdicts were put to the test
+
+
+def test_an_integer_beyond_a_float_is_refused_naming_the_file_line_and_key():
+    # json.loads keeps 10**400 as an int: polars' and float()'s OverflowError, unless refused.
+    content = (GOLDEN / TASK_PATH).read_bytes()
+    key = b'"avg_power_watts": '
+    at = content.index(key) + len(key)
+    end = content.index(b",", at)
+    huge = content[:at] + b"1" + b"0" * 400 + content[end:]
+    with pytest.raises(UpstreamFormatError) as caught:
+        validated_configurations(upstream_file(huge))
+    message = str(caught.value)
+    assert message.startswith(f"{TASK_PATH}: not valid here: the integer 100000000000… of 401")
+    assert "(the value of 'avg_power_watts') is beyond the largest float" in message
+    assert "line " in message

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -191,8 +192,61 @@ def is_day(value: object) -> bool:
 
 
 # -- JSON that every reader takes the same way ---------------------------------------------------
-class DuplicateKey(ValueError):
+class RefusedJSON(ValueError):
+    """JSON that parses but is refused: every reader names the file and says why."""
+
+
+class DuplicateKey(RefusedJSON):
     pass
+
+
+class NumberTooLarge(RefusedJSON):
+    pass
+
+
+def strict_json(content: bytes | str) -> Any:
+    """Parsed JSON: bytes are UTF-8 text without a BOM (utf8_text); no key repeated in one object
+    (unique_keys) and no integer beyond the largest float (RefusedJSON: DuplicateKey,
+    NumberTooLarge, naming where). ValueError (NotUtf8, json.JSONDecodeError) or RecursionError
+    otherwise.
+
+    The integer is refused here, where numbers enter, not where a step first takes its float():
+    json.loads keeps 10**400 as an int that every ``float(x)`` and ``math.isfinite(x)`` downstream
+    turns into an OverflowError. A float literal beyond the range is already ``inf``, which the
+    checks of finiteness refuse.
+
+    Example: ``strict_json(b'{"a": 1, "a": 2}')`` raises DuplicateKey.
+    """
+    try:
+        text = content if isinstance(content, str) else utf8_text(content)
+        return json.loads(text, object_pairs_hook=unique_keys, parse_int=_finite_integer)
+    except NumberTooLarge as error:
+        raise NumberTooLarge(_number_where(text, str(error))) from None
+
+
+_FLOAT_DIGITS = len(str(int(sys.float_info.max)))  # 309: no integer of more digits is a float
+_KEY_BEFORE = re.compile(r'"((?:[^"\\]|\\.){1,80})"\s*:\s*$')
+
+
+def _finite_integer(text: str) -> int:
+    # The length first: int() of a few thousand digits is slow, and a float holds none of them.
+    if len(text.lstrip("-")) > _FLOAT_DIGITS or abs(value := int(text)) > sys.float_info.max:
+        raise NumberTooLarge(text)
+    return value
+
+
+def _number_where(text: str, literal: str) -> str:
+    """Where the refused integer is: line, column and the key it is the value of."""
+    at = max(text.find(literal), 0)
+    line = text.count("\n", 0, at) + 1
+    column = at - (text.rfind("\n", 0, at) + 1) + 1
+    key = _KEY_BEFORE.search(text[max(at - 200, 0) : at])
+    of = f" (the value of {key.group(1)!a})" if key else ""
+    shown = literal if len(literal) <= 12 else f"{literal[:12]}…"
+    return (
+        f"the integer {shown} of {len(literal.lstrip('-'))} digits at line {line}, column "
+        f"{column}{of} is beyond the largest float (about 1.8e308)"
+    )
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -241,10 +295,3 @@ def utf8_text(content: bytes) -> str:
         return bytes(content).decode("utf-8")
     except UnicodeDecodeError as error:
         raise NotUtf8(f"not UTF-8 text (byte {error.start} is not); {_RFC_8259}") from None
-
-
-def strict_json(content: bytes) -> Any:
-    """Parsed JSON: UTF-8 text without a BOM (utf8_text), no key repeated in one object
-    (unique_keys). ValueError (NotUtf8, DuplicateKey, json.JSONDecodeError, a number of more
-    digits than Python converts) or RecursionError otherwise."""
-    return json.loads(utf8_text(content), object_pairs_hook=unique_keys)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -170,8 +171,9 @@ def index_stages(
     rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
     compiled = leaderboard_compiled(snapshot.index_file)
     figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
-    responses = per_response(snapshot, selection.selected.to_dicts())
-    checks = data_checks(validated.frame, {f.path: f.content for f in snapshot.model_files})
+    model_files = read_model_files(snapshot)  # once, for both
+    responses = per_response(snapshot, selection.selected.to_dicts(), model_files)
+    checks = data_checks(validated.frame, model_files)
     # The per-model files' bytes are read; only their provenance is kept.
     snapshot = replace(
         snapshot, model_files=tuple(replace(f, content=b"") for f in snapshot.model_files)
@@ -191,14 +193,31 @@ def index_stages(
     )
 
 
-def per_response(snapshot: UpstreamSnapshot, picks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def read_model_files(snapshot: UpstreamSnapshot) -> dict[str, ModelFile | str]:
+    """Each per-model file of the snapshot's task, by path: read (``parsed_model_file``), or why
+    it cannot be, in words naming the field."""
+    files: dict[str, ModelFile | str] = {}
+    for f in snapshot.model_files:
+        try:
+            files[f.path] = parsed_model_file(f.content)
+        except ModelFileProblem as problem:
+            files[f.path] = str(problem)
+    return files
+
+
+def per_response(
+    snapshot: UpstreamSnapshot,
+    picks: list[dict[str, Any]],
+    model_files: Mapping[str, ModelFile | str] | None = None,
+) -> list[dict[str, Any]]:
     """Energy per response of each pick (``steps.responses.response_energy``), from the task's
-    per-model files in the snapshot; a pick whose model has no usable file is ``skipped``, with
-    the reason. This is the function to call for Wh per response of the index's picks.
+    per-model files in the snapshot (``model_files``: as ``read_model_files`` reads them, which
+    it calls when not given); a pick whose model has no usable file is ``skipped``, with the
+    reason. This is the function to call for Wh per response of the index's picks.
 
     Example: ``per_response(stages.snapshot, stages.selection.selected.to_dicts())``.
     """
-    by_path = {f.path: f for f in snapshot.model_files}
+    by_path = read_model_files(snapshot) if model_files is None else model_files
     files: dict[str, ModelFile | str] = {}
     for model_id in sorted({pick["model_id"] for pick in picks}):
         path = model_path(model_id, snapshot.task)
@@ -209,10 +228,9 @@ def per_response(snapshot: UpstreamSnapshot, picks: list[dict[str, Any]]) -> lis
                 else "the snapshot holds no per-model files (made before they were fetched)"
             )
             continue
-        try:
-            parsed = parsed_model_file(by_path[path].content)
-        except ModelFileProblem as problem:
-            files[model_id] = f"{path}: {problem}"
+        parsed = by_path[path]
+        if not isinstance(parsed, ModelFile):
+            files[model_id] = f"{path}: {parsed}"
             continue
         if (parsed.model_id, parsed.task) != (model_id, snapshot.task):
             files[model_id] = (

@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 import os
 import stat
-import sys
 from pathlib import Path
 from typing import Any
 
 from energy_index.errors import SourceError
-from energy_index.model import DuplicateKey, NotUtf8, strict_json
+from energy_index.model import NotUtf8, RefusedJSON, strict_json
 
 # The largest local input read: above the 870 MB task file of 10⁶ configurations that the
 # benchmarks build, far below what would exhaust memory on a build machine.
@@ -74,11 +73,11 @@ def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
 
 
 def json_value(content: bytes, *, path: Path | str) -> Any:
-    """Parsed JSON; bad JSON, a key repeated in one object and nesting too deep to parse are
-    errors naming the file."""
+    """Parsed JSON; bad JSON, a key repeated in one object, an integer beyond a float and
+    nesting too deep to parse are errors naming the file."""
     try:
         return strict_json(content)
-    except DuplicateKey as error:
+    except RefusedJSON as error:
         raise SourceError(f"{path}: not valid here: {error}") from None
     except RecursionError:
         raise SourceError(f"{path}: not valid JSON (nested too deeply to parse)") from None
@@ -96,8 +95,8 @@ def excerpt(content: bytes) -> str:
 
 
 def _reason(error: ValueError) -> str:
-    # A JSONDecodeError quotes no content, only where parsing stopped; nor does NotUtf8. The one
-    # other ValueError of json.loads on text is Python's cap on the digits of an integer.
+    # A JSONDecodeError quotes no content, only where parsing stopped; nor does NotUtf8. An
+    # integer past Python's cap on digits is refused before (NumberTooLarge): nothing else is.
     if isinstance(error, json.JSONDecodeError | NotUtf8):
         return str(error)
-    return f"a number of more than {sys.get_int_max_str_digits()} digits"
+    return type(error).__name__

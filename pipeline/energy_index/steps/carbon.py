@@ -8,7 +8,6 @@ reported at once, by country and field.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from energy_index.errors import UpstreamFormatError
-from energy_index.model import DuplicateKey, UpstreamFile, unique_keys
+from energy_index.model import RefusedJSON, UpstreamFile, strict_json
 
 _ISO3 = re.compile(r"[A-Z]{3}")
 SHOWN_PROBLEMS = 20
@@ -38,8 +37,8 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
     Example: ``grid_intensities(carbon_snapshot(Path(CARBON_SNAPSHOT)).file)["FRA"].g_per_kwh``.
     """
     try:  # strictly, as every upstream file: a repeated key is refused, not resolved
-        document = json.loads(bytes(file.content), object_pairs_hook=unique_keys)
-    except DuplicateKey as error:
+        document = strict_json(bytes(file.content))
+    except RefusedJSON as error:
         raise UpstreamFormatError(path=file.path, problem=f"not valid here: {error}") from None
     except RecursionError:
         raise UpstreamFormatError(path=file.path, problem="nested too deeply to parse") from None

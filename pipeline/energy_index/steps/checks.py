@@ -17,7 +17,6 @@ index does not depend on these (what it depends on, validation refuses).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,12 +25,13 @@ from typing import Any
 
 import polars as pl
 
+from energy_index.errors import quoted, shown
 from energy_index.settings import OUTPUT_LENGTH_GPU_FACTOR
+from energy_index.steps.responses import LATENCIES, MODEL_NUMBERS, MODEL_TEXTS, ModelFile
 
 FINDINGS_SHOWN = 20  # per check: the count says how many there are; a large input has many
 RELATIVE_TOLERANCE = 1e-6  # between figures upstream computes one from another: float noise
 SAME_VALUE_TOLERANCE = 1e-9  # between two copies of one measured figure
-LATENCIES = ("median_itl_ms", "p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
 # The fields a per-model file's configuration shares with the task file's.
 SHARED_FIGURES = (
     "energy_per_token_joules",
@@ -41,7 +41,7 @@ SHARED_FIGURES = (
     "avg_power_watts",
     *LATENCIES,
 )
-SHARED_MODEL_FIELDS = ("total_params_billions", "activated_params_billions", "weight_precision")
+SHARED_MODEL_FIELDS = (*MODEL_NUMBERS, *MODEL_TEXTS)
 KEY = ("gpu_model", "num_gpus", "max_num_seqs")
 
 
@@ -83,24 +83,26 @@ CHECKS = (
 )
 
 
-def data_checks(configurations: pl.DataFrame, model_files: Mapping[str, bytes]) -> dict[str, Any]:
+def data_checks(
+    configurations: pl.DataFrame, model_files: Mapping[str, ModelFile | str]
+) -> dict[str, Any]:
     """Run every check on a task's configurations (the validated frame) and its per-model files
-    (path → bytes; a file that is not JSON is a finding of ``model_file_agrees_with_task_file``).
+    (path → the file as ``steps.responses.parsed_model_file`` reads it, or why it cannot be read:
+    such a file is a finding of ``model_file_agrees_with_task_file``).
 
     Returns ``checks`` (each with how many items it checked and how many broke it, or why it was
     skipped) and ``findings`` (one per violation, or per model for the output lengths; the first
     ``FINDINGS_SHOWN`` of each check).
     """
-    files = {path: _loaded(content) for path, content in model_files.items()}
-    with_files = {d.get("model_id") for d in files.values() if isinstance(d, dict)}
+    files = model_files
+    with_files = {f.model_id for f in files.values() if isinstance(f, ModelFile)}
     # Only the models with a file are compared row by row: a large synthetic task has none.
     task_rows = configurations.filter(pl.col("model_id").is_in(list(with_files))).to_dicts()
     model_rows = [
-        {**c, "model_id": document["model_id"]}
-        for document in files.values()
-        if isinstance(document, dict)
-        for c in document.get("configurations", [])
-        if isinstance(c, dict)
+        _row(model_file.model_id, c)
+        for model_file in files.values()
+        if isinstance(model_file, ModelFile)
+        for c in model_file.configurations
     ]
     results = {
         "energy_per_token_is_power_over_throughput": _power_over_throughput(model_rows, files),
@@ -131,11 +133,17 @@ def data_checks(configurations: pl.DataFrame, model_files: Mapping[str, bytes]) 
 Result = tuple[int, list[dict[str, Any]], str | None]
 
 
-def _loaded(content: bytes) -> Any:
-    try:
-        return json.loads(content)
-    except (ValueError, RecursionError):
-        return None
+def _row(model_id: str, c: Any) -> dict[str, Any]:
+    """A per-model file's configuration as the task file's row would have it."""
+    return {
+        "model_id": model_id,
+        "gpu_model": c.gpu_model,
+        "num_gpus": c.num_gpus,
+        "max_num_seqs": c.max_num_seqs,
+        "energy_per_token_joules": c.energy_per_token_joules,
+        "avg_output_len": c.avg_output_len,
+        **c.figures,
+    }
 
 
 def _number(value: Any) -> float | None:
@@ -149,8 +157,9 @@ def _relative(actual: float, expected: float) -> float:
 
 
 def _subject(c: Mapping[str, Any]) -> str:
-    where = f"{c.get('num_gpus')}×{c.get('gpu_model')}"
-    return f"{c.get('model_id')} on {where}, max_num_seqs {c.get('max_num_seqs')}"
+    # Upstream's values, each cut short and escaped: a name of 5 MB is not a report's to carry.
+    where = f"{shown(c.get('num_gpus'))}×{shown(c.get('gpu_model'))}"
+    return f"{shown(c.get('model_id'))} on {where}, max_num_seqs {shown(c.get('max_num_seqs'))}"
 
 
 def _power_over_throughput(rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Result:
@@ -238,26 +247,26 @@ def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Res
     for c in task_rows:
         by_model.setdefault(c["model_id"], []).append(c)
     checked, found = 0, []
-    for path, document in sorted(files.items()):
-        if not isinstance(document, dict) or not isinstance(document.get("configurations"), list):
-            found.append({"subject": path, "detail": "not a per-model file (no configurations)"})
+    for path, model_file in sorted(files.items()):
+        if not isinstance(model_file, ModelFile):
+            found.append({"subject": path, "detail": f"not read: {model_file}"})
             continue
-        model_id = document.get("model_id")
-        task_configurations = by_model.get(model_id, []) if isinstance(model_id, str) else []
+        model_id = model_file.model_id
+        task_configurations = by_model.get(model_id, [])
         first = task_configurations[0] if task_configurations else {}
+        details = model_file.details
         for name in SHARED_MODEL_FIELDS:
-            if name in document and name in first and not _same(document[name], first[name]):
+            if name in details and name in first and not _same(details[name], first[name]):
                 found.append(
                     {
-                        "subject": f"{model_id} ({path})",
-                        "detail": f"{name}: {document[name]!r} here, {first[name]!r} in the "
-                        "task file",
+                        "subject": f"{shown(model_id)} ({path})",
+                        "detail": f"{name}: {quoted(details[name])} here, {quoted(first[name])} "
+                        "in the task file",
                     }
                 )
         unmatched = list(task_configurations)
-        for c in document["configurations"]:
-            if not isinstance(c, dict):
-                continue
+        for configuration in model_file.configurations:
+            c = _row(model_id, configuration)
             checked += 1
             twin = _twin(c, unmatched)
             if twin is None:
@@ -270,7 +279,7 @@ def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Res
                 continue
             unmatched.remove(twin)
             differing = [
-                f"{name} {c[name]!r} here, {twin[name]!r} in the task file"
+                f"{name} {quoted(c[name])} here, {quoted(twin[name])} in the task file"
                 for name in SHARED_FIGURES
                 if name in c and name in twin and not _same(c[name], twin[name])
             ]

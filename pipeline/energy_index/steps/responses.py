@@ -19,25 +19,40 @@ never stops a build, since the index does not depend on it.
 
 from __future__ import annotations
 
-import json
 import math
 import operator
+import re
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
 from typing import Any, cast
 
 import msgspec
 
-from energy_index.errors import quoted
+from energy_index.errors import UpstreamFormatError, quoted
 from energy_index.settings import RESPONSE_QUANTILES
 from energy_index.steps.derive import JOULES_PER_WATT_HOUR, row_id
+from energy_index.steps.validate import upstream_json
 
 # Relative tolerance of "mean energy per response = the task file's energy_per_request_joules":
 # both are energy per token × average output length, so only float noise may separate them.
 MEAN_CHECK_RTOL = 1e-6
 MATCHED_KEY = ("gpu_model", "num_gpus", "max_num_seqs")
+# Figures of a configuration this stage does not use, read for the data checks (steps.checks):
+# optional, and a finite number when present.
+LATENCIES = ("median_itl_ms", "p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
+OTHER_FIGURES = (
+    "energy_per_request_joules",
+    "avg_batch_size",
+    "avg_power_watts",
+    "output_throughput_tokens_per_sec",
+    *LATENCIES,
+)
+# The model's own fields, also compared with the task file's: optional.
+MODEL_NUMBERS = ("total_params_billions", "activated_params_billions")
+MODEL_TEXTS = ("weight_precision",)
 
 
 class ModelFileProblem(ValueError):
@@ -77,6 +92,8 @@ class ModelConfiguration:
     energy_per_token_joules: float
     avg_output_len: float
     histogram: Histogram
+    # Each of OTHER_FIGURES the file gives (not null), as a float.
+    figures: Mapping[str, float] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -84,10 +101,16 @@ class ModelFile:
     model_id: str
     task: str
     configurations: tuple[ModelConfiguration, ...]
+    # Each of MODEL_NUMBERS (as a float) and MODEL_TEXTS the file gives (not null).
+    details: Mapping[str, float | str] = field(default_factory=dict, hash=False)
 
 
 def parsed_model_file(content: bytes) -> ModelFile:
-    """A per-model file's configurations; ModelFileProblem says what is wrong, by field."""
+    """A per-model file's configurations; ModelFileProblem says what is wrong, by field.
+
+    It is read as strictly as a task file (``steps.validate.upstream_json``): a key repeated in
+    one object, an integer beyond a float, a lone UTF-16 surrogate are each a problem.
+    """
     return _quickly_parsed(content) or _carefully_parsed(content)
 
 
@@ -100,25 +123,48 @@ class _QuickHistogram(msgspec.Struct):
     counts: list[int]
 
 
-class _QuickConfiguration(msgspec.Struct):
-    gpu_model: str
-    num_gpus: int
-    max_num_seqs: int
-    energy_per_token_joules: float
-    avg_output_len: float
-    output_length_distribution: _QuickHistogram
+_QuickConfiguration = msgspec.defstruct(
+    "_QuickConfiguration",
+    [
+        ("gpu_model", str),
+        ("num_gpus", int),
+        ("max_num_seqs", int),
+        ("energy_per_token_joules", float),
+        ("avg_output_len", float),
+        ("output_length_distribution", _QuickHistogram),
+        *((name, float | None, None) for name in OTHER_FIGURES),
+    ],
+)
+_QuickModelFile = msgspec.defstruct(
+    "_QuickModelFile",
+    [
+        ("model_id", str),
+        ("task", str),
+        ("configurations", list[_QuickConfiguration]),  # type: ignore[valid-type]
+        *((name, float | None, None) for name in MODEL_NUMBERS),
+        *((name, str | None, None) for name in MODEL_TEXTS),
+    ],
+)
 
 
-class _QuickModelFile(msgspec.Struct):
-    model_id: str
-    task: str
-    configurations: list[_QuickConfiguration]
+# 309 digits in a row: maybe an integer beyond a float, which msgspec keeps as an int where it
+# decodes no type, and the careful way refuses (a run inside a text only costs that way).
+_LONG_NUMBER = re.compile(rb"[0-9]{309}")
 
 
 def _quickly_parsed(content: bytes) -> ModelFile | None:
+    if _LONG_NUMBER.search(content):
+        return None
     try:
-        document = msgspec.json.decode(content, type=_QuickModelFile)
+        whole = msgspec.json.decode(content)
+        document: Any = msgspec.convert(whole, _QuickModelFile)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        return None
+    # msgspec, like json.loads, keeps the last of a key repeated in one object, and says nothing.
+    # A file's quote characters are two per key and per text value, and more for each dropped
+    # key (or a \" in a text): the count vouches for the file (as steps.validate does for a
+    # task file), else the careful way names the key.
+    if content.count(b'"') != 2 * _keys_and_texts(whole):
         return None
     configurations = []
     for item in document.configurations:
@@ -144,29 +190,71 @@ def _quickly_parsed(content: bytes) -> ModelFile | None:
                 energy_per_token_joules=item.energy_per_token_joules,
                 avg_output_len=item.avg_output_len,
                 histogram=Histogram(tuple(edges), tuple(counts)),
+                figures=_given(item, OTHER_FIGURES),
             )
         )
-    return ModelFile(document.model_id, document.task, tuple(configurations))
+    details = _given(document, (*MODEL_NUMBERS, *MODEL_TEXTS))
+    return ModelFile(document.model_id, document.task, tuple(configurations), details)
+
+
+def _given(item: Any, names: Sequence[str]) -> dict[str, Any]:
+    return {name: value for name in names if (value := getattr(item, name)) is not None}
+
+
+def _keys_and_texts(value: Any) -> int:
+    if isinstance(value, dict):
+        return len(value) + sum(map(_keys_and_texts, value.values()))
+    if isinstance(value, list):
+        kinds = Counter(map(type, value))  # a list of numbers (most are) is counted at once
+        if kinds.keys() <= {int, float, bool, type(None)}:
+            return 0
+        return sum(map(_keys_and_texts, value))
+    return isinstance(value, str)
 
 
 def _carefully_parsed(content: bytes) -> ModelFile:
     try:
-        document = json.loads(content)
-    except (ValueError, RecursionError) as error:
-        raise ModelFileProblem(f"not JSON ({error})") from None
+        document = upstream_json(content, path="")
+    except UpstreamFormatError as error:
+        raise ModelFileProblem(error.problem) from None
     if not isinstance(document, dict):
         raise ModelFileProblem("not a JSON object")
     model_id, task = document.get("model_id"), document.get("task")
     if not isinstance(model_id, str) or not isinstance(task, str):
-        raise ModelFileProblem("model_id and task must be text")
+        raise ModelFileProblem(
+            f"model_id and task must be text, got {quoted(model_id)} and {quoted(task)}"
+        )
     items = document.get("configurations")
     if not isinstance(items, list):
-        raise ModelFileProblem("configurations: expected a list")
+        raise ModelFileProblem(f"configurations: expected a list, got {quoted(items)}")
+    details: dict[str, float | str] = {**_numbers(document, MODEL_NUMBERS, "")}
+    for name in MODEL_TEXTS:
+        value = document.get(name)
+        if value is not None and not isinstance(value, str):
+            raise ModelFileProblem(f"{name}: expected str, got {quoted(value)}")
+        if value is not None:
+            details[name] = value
     return ModelFile(
         model_id=model_id,
         task=task,
         configurations=tuple(_configuration(item, n) for n, item in enumerate(items)),
+        details=details,
     )
+
+
+def _numbers(item: Mapping[str, Any], names: Sequence[str], where: str) -> dict[str, float]:
+    """Each of ``names`` the object gives (not null), a finite number."""
+    found = {}
+    for name in names:
+        value = item.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ModelFileProblem(f"{where}{name}: expected a number, got {quoted(value)}")
+        if not math.isfinite(value):
+            raise ModelFileProblem(f"{where}{name}: must be a finite number, got {quoted(value)}")
+        found[name] = float(value)
+    return found
 
 
 def _configuration(item: Any, number: int) -> ModelConfiguration:
@@ -191,7 +279,9 @@ def _configuration(item: Any, number: int) -> ModelConfiguration:
             raise ModelFileProblem(f"{where}.{name}: must be a finite number > 0")
         values[name] = value
     return ModelConfiguration(
-        **values, histogram=_histogram(item.get("output_length_distribution"), where)
+        **values,
+        histogram=_histogram(item.get("output_length_distribution"), where),
+        figures=_numbers(item, OTHER_FIGURES, f"{where}."),
     )
 
 

@@ -30,7 +30,7 @@ from energy_index.errors import (
     quoted,
     shown,
 )
-from energy_index.model import KEY_COLUMNS, DuplicateKey, UpstreamFile, is_day, unique_keys
+from energy_index.model import KEY_COLUMNS, RefusedJSON, UpstreamFile, is_day, strict_json
 
 TAIL_LATENCIES = ("p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
 
@@ -447,7 +447,7 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
     def problem(text: str) -> UpstreamFormatError:
         return UpstreamFormatError(path=task_file.path, problem=text)
 
-    document = _upstream_json(task_file)
+    document = upstream_json(task_file.content, path=task_file.path)
     if not isinstance(document, dict):
         raise problem(f"expected a JSON object with 'configurations', got a {_json_type(document)}")
     if "configurations" not in document:
@@ -467,23 +467,23 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _upstream_json(upstream: UpstreamFile) -> Any:
+def upstream_json(content: bytes, *, path: str) -> Any:
     """An upstream file's JSON, read strictly: besides bad JSON, a key repeated in one object,
-    a lone UTF-16 surrogate (text no UTF-8 output can hold) and nesting too deep to parse are
-    refused naming the file, never a traceback."""
+    an integer beyond a float, a lone UTF-16 surrogate (text no UTF-8 output can hold) and
+    nesting too deep to parse are refused naming the file, never a traceback."""
 
     def problem(text: str) -> UpstreamFormatError:
-        return UpstreamFormatError(path=upstream.path, problem=text)
+        return UpstreamFormatError(path=path, problem=text)
 
-    content = upstream.content[:]  # a mapped file is read as bytes
+    content = content[:]  # a mapped file is read as bytes
     try:
         # Decoded first, strictly: json.loads lets a surrogate encoded in UTF-8 through.
         text = content.decode("utf-8")
-        document = json.loads(text, object_pairs_hook=unique_keys)
+        document = strict_json(text)
     except UnicodeDecodeError as error:
         what = "a UTF-16 surrogate" if _encoded_surrogate(content, error.start) else "not UTF-8"
         raise problem(f"not UTF-8 text ({what} at byte {error.start})") from None
-    except DuplicateKey as error:
+    except RefusedJSON as error:
         raise problem(f"not valid here: {error}") from None
     except RecursionError:
         raise problem("not valid JSON (nested too deeply to parse)") from None
@@ -693,7 +693,7 @@ def _text_shown(value: Any) -> Any:
 
 def leaderboard_compiled(index_file: UpstreamFile) -> str:
     """The date the leaderboard says its data was compiled: ``last_updated`` in its index.json."""
-    document = _upstream_json(index_file)
+    document = upstream_json(index_file.content, path=index_file.path)
     value = document.get("last_updated") if isinstance(document, dict) else None
     if not isinstance(value, str) or not is_day(value):
         raise UpstreamFormatError(
@@ -705,7 +705,7 @@ def leaderboard_compiled(index_file: UpstreamFile) -> str:
 
 def refuse_unsupported_task(index_file: UpstreamFile, task: str) -> None:
     """Refuse a task the leaderboard lists as diffusion: its unit is not energy per token."""
-    document = _upstream_json(index_file)
+    document = upstream_json(index_file.content, path=index_file.path)
     architectures = document.get("architectures", {}) if isinstance(document, dict) else {}
     if not isinstance(architectures, dict) or not all(
         isinstance(tasks, list) and all(isinstance(name, str) for name in tasks)
