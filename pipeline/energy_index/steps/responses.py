@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import math
 import operator
-import re
+import sys
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, pairwise
@@ -147,24 +146,17 @@ _QuickModelFile = msgspec.defstruct(
 )
 
 
-# 309 digits in a row: maybe an integer beyond a float, which msgspec keeps as an int where it
-# decodes no type, and the careful way refuses (a run inside a text only costs that way).
-_LONG_NUMBER = re.compile(rb"[0-9]{309}")
-
-
 def _quickly_parsed(content: bytes) -> ModelFile | None:
-    if _LONG_NUMBER.search(content):
-        return None
     try:
         whole = msgspec.json.decode(content)
         document: Any = msgspec.convert(whole, _QuickModelFile)
-    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        return None
-    # msgspec, like json.loads, keeps the last of a key repeated in one object, and says nothing.
-    # A file's quote characters are two per key and per text value, and more for each dropped
-    # key (or a \" in a text): the count vouches for the file (as steps.validate does for a
-    # task file), else the careful way names the key.
-    if content.count(b'"') != 2 * _keys_and_texts(whole):
+        # msgspec, like json.loads, keeps the last of a key repeated in one object, and says
+        # nothing. A file's quote characters are two per key and per text value, and more for
+        # each dropped key (or a \" in a text): the count vouches for the file (as
+        # steps.validate does for a task file), else the careful way names the key.
+        if content.count(b'"') != 2 * _keys_and_texts(whole):
+            return None
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError, OverflowError):
         return None
     configurations = []
     for item in document.configurations:
@@ -201,14 +193,24 @@ def _given(item: Any, names: Sequence[str]) -> dict[str, Any]:
     return {name: value for name in names if (value := getattr(item, name)) is not None}
 
 
+_LARGEST = sys.float_info.max
+_NUMBERS = frozenset({int, float, bool})
+
+
 def _keys_and_texts(value: Any) -> int:
+    """The keys and text values in a decoded document. OverflowError on an integer beyond a
+    float, which msgspec keeps where it decodes no type and the careful way refuses."""
     if isinstance(value, dict):
         return len(value) + sum(map(_keys_and_texts, value.values()))
     if isinstance(value, list):
-        kinds = Counter(map(type, value))  # a list of numbers (most are) is counted at once
-        if kinds.keys() <= {int, float, bool, type(None)}:
+        # A list of numbers (most are: the histograms) is bounded and counted at once.
+        if value and set(map(type, value)) <= _NUMBERS:
+            if min(value) < -_LARGEST or max(value) > _LARGEST:
+                raise OverflowError
             return 0
         return sum(map(_keys_and_texts, value))
+    if isinstance(value, int) and abs(value) > _LARGEST:
+        raise OverflowError
     return isinstance(value, str)
 
 
