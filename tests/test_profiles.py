@@ -17,6 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
+from energy_index.documents.editorial import editorial_text
+from energy_index.documents.index import stated_itl_statistic
 from energy_index.documents.schemas import PROFILES_SCHEMA, schema_problems
 from energy_index.flows.build import BuildSettings, Extras, build, profile_deadlines, run
 from energy_index.model import ITL_STATISTICS
@@ -267,3 +269,26 @@ def test_an_unknown_statistic_is_a_usage_error(tmp_path: Path):
     assert result.exit_code == 2
     assert "p50" in result.output and "p99" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("statistic", sorted(ITL_STATISTICS))
+def test_an_index_built_on_any_statistic_audits_clean_against_its_input(
+    tmp_path: Path, statistic: str
+):
+    """The audit rebuilds with the statistic the index states, not with the median."""
+    out = tmp_path / "index.json"
+    built = CliRunner().invoke(
+        main, ["build", "--from", str(GOLDEN), "--itl-statistic", statistic, "--out", str(out)]
+    )
+    assert built.exit_code == 0, built.output
+    audited = CliRunner().invoke(main, ["audit", "--published", str(out), "--from", str(GOLDEN)])
+    assert audited.exit_code == 0, audited.output
+    assert "32/32 rows identical, header identical" in audited.output
+
+
+def test_the_statistic_an_index_states_is_read_from_its_selection_text():
+    editorial = editorial_text()
+    for statistic in ITL_STATISTICS:
+        document = build(GOLDEN, settings=BuildSettings(itl_statistic=statistic, **DATES)).document
+        assert stated_itl_statistic(document, editorial) == statistic
+    assert stated_itl_statistic({"selection": "something else"}, editorial) == "median"

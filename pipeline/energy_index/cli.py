@@ -708,11 +708,12 @@ def audit(
 
     Rows are matched by row_id and compared field by field; header keys too. The dates updated,
     data_version and source.retrieved are volatile: shown, never failing. The rebuild uses the
-    published file's task and deadline. Exit 0 only when nothing else differs. The first line
-    says what was compared with what: without --from or --at, the vendored snapshot when the
-    published file records its dates (offline), else upstream at the commit that was current on
-    the published file's source.retrieved date (GitHub's commits API), so that upstream's later
-    changes are not taken for tampering.
+    published file's task, deadline and latency statistic (the one its selection text names).
+    Exit 0 only when nothing else differs. The first line says what was compared with what:
+    without --from or --at, the vendored snapshot when the published file records its dates
+    (offline), else upstream at the commit that was current on the published file's
+    source.retrieved date (GitHub's commits API), so that upstream's later changes are not taken
+    for tampering.
 
     An impacts.json (build --impacts) is compared path by path with impacts rebuilt from the
     index rebuilt from --from, the cited factors and the carbon snapshot --carbon; its 'index'

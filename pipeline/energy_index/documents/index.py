@@ -164,6 +164,21 @@ def itl_statistic(selection: Selection) -> str:
     return next(name for name, column in ITL_STATISTICS.items() if column == selection.itl_column)
 
 
+def stated_itl_statistic(document: dict[str, Any], editorial: dict[str, Any]) -> str:
+    """The latency statistic a published index says it selected on: the one whose words its
+    ``selection`` text carries where the editorial template puts them (the index has no other
+    field for it, and its format stays as published). The default when none matches: the audit
+    then reports the ``selection`` text as a difference."""
+    words = editorial["selection"]
+    before, _, rest = words["summary"].partition("{statistic}")
+    after = rest.split("{", 1)[0]
+    text = str(document.get("selection", ""))
+    for name, phrase in words["statistics"].items():
+        if text.startswith(f"{before}{phrase}{after}"):
+            return str(name)
+    return DEFAULT_ITL_STATISTIC
+
+
 def _reach(stable: pl.DataFrame, selection: Selection, words: dict[str, str]) -> str:
     deadline_ms = selection.itl_deadline_ms
     itl = stable.get_column(selection.itl_column).drop_nulls()

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.compare import Audit, audit
+from energy_index.documents.editorial import editorial_text
+from energy_index.documents.index import stated_itl_statistic
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
 from energy_index.errors import (
@@ -50,7 +52,7 @@ def audited(
     vendored: Path = Path(VENDORED_SNAPSHOT),
 ) -> Audit | ImpactsAudit:
     """Every difference between the published index at ``published`` (a file or a URL) and a
-    rebuild with the published file's task and deadline, from ``source``, or from upstream at
+    rebuild with the published file's task, deadline and latency statistic, from ``source``, or from upstream at
     the commit ``at``, or else from the input the published file names (see :func:`basis`).
     ``.basis`` says what was compared with what, and why.
 
@@ -69,6 +71,7 @@ def audited(
     settings = BuildSettings(
         task=task,
         itl_deadline_ms=float(document.get("itl_deadline_ms", DEFAULT_ITL_DEADLINE_MS)),
+        itl_statistic=stated_itl_statistic(document, editorial_text()),
     )
     chosen = basis(document, source=source, at=at, vendored=vendored, access=access)
     network = replace(access.network, commit=chosen.commit) if chosen.commit else access.network
