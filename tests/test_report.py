@@ -351,3 +351,42 @@ def test_the_same_index_gives_the_same_page_from_any_path(tmp_path: Path, golden
     pages.append((tmp_path / "relative.html").read_bytes())
     assert pages[0] == pages[1] == pages[2]
     assert str(tmp_path).encode() not in pages[0]
+
+
+@pytest.mark.parametrize("statistic", ["p90", "p99"])
+def test_an_index_on_a_tail_statistic_gets_its_page_and_site(tmp_path: Path, statistic: str):
+    """The page re-picks on the statistic the index states, and opens on it."""
+    out = tmp_path / "index.json"
+    built = invoke("build", "--from", GOLDEN, "--itl-statistic", statistic, "--out", out)
+    assert built.exit_code == 0, built.output
+    page = tmp_path / "report.html"
+    code, output = report("--index", str(out), "--from", str(GOLDEN), "--out", str(page))
+    assert code == 0, output
+    markup = page.read_text("utf-8")
+    assert f'<option value="{statistic}" selected>' in markup
+    data = re.search(r'<script type="application/json" id="page-data">(.*?)</script>', markup, re.S)
+    assert data is not None and json.loads(data.group(1))["statistic"] == statistic
+    site = invoke("site", "--index", out, "--from", GOLDEN, "--out", tmp_path / "site")
+    assert site.exit_code == 0, site.output
+
+
+def test_a_tail_statistic_index_whose_rows_are_the_medians_is_refused(tmp_path: Path):
+    """The selection text says p99 but the rows are the median's: the page is refused."""
+    median = tmp_path / "median" / "index.json"
+    p99 = tmp_path / "p99" / "index.json"
+    for out, statistic in ((median, "median"), (p99, "p99")):
+        built = invoke("build", "--from", GOLDEN, "--itl-statistic", statistic, "--out", out)
+        assert built.exit_code == 0, built.output
+    document = json.loads(median.read_bytes())
+    document["selection"] = json.loads(p99.read_bytes())["selection"]
+    median.write_text(json.dumps(document))
+    # The build report is made to match, as a careless or hostile publisher would.
+    build_report = median.with_name("index.report.json")
+    described = json.loads(build_report.read_bytes())
+    described["index_sha256"] = hashlib.sha256(median.read_bytes()).hexdigest()
+    build_report.write_text(json.dumps(described))
+    code, output = report(
+        "--index", str(median), "--from", str(GOLDEN), "--out", str(tmp_path / "r.html")
+    )
+    assert code == 1
+    assert "8 row(s) of the index differ" in output and "p99 ITL" in output

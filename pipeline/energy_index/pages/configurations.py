@@ -16,8 +16,11 @@ from typing import Any
 
 import polars as pl
 
-from energy_index.errors import SourceError
+from energy_index.documents.editorial import editorial_text
+from energy_index.documents.index import stated_itl_statistic
+from energy_index.errors import SourceError, shown
 from energy_index.model import ITL_STATISTICS
+from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.derive import index_row
 from energy_index.steps.selection import selection_order
 
@@ -80,20 +83,37 @@ def ordered_configurations(
     )
 
 
-def picks_at(configurations: Configurations, deadline_ms: float) -> tuple[int | None, ...]:
-    """Per group, the position of its pick at the deadline, or None: the page's own walk."""
+def picks_at(
+    configurations: Configurations, deadline_ms: float, statistic: str = DEFAULT_ITL_STATISTIC
+) -> tuple[int | None, ...]:
+    """Per group, the position of its pick at the deadline on the ITL ``statistic``, or None:
+    the page's own walk (a configuration without a value for the statistic is not eligible)."""
+    itl = (
+        configurations.itl
+        if statistic == DEFAULT_ITL_STATISTIC
+        else configurations.tails[statistic]
+    )
     picks: list[int | None] = [None] * len(configurations.groups)
-    for i, (group, itl) in enumerate(zip(configurations.group, configurations.itl, strict=True)):
-        if picks[group] is None and itl <= deadline_ms:
+    for i, (group, value) in enumerate(zip(configurations.group, itl, strict=True)):
+        if picks[group] is None and value is not None and value <= deadline_ms:
             picks[group] = i
     return tuple(picks)
+
+
+def index_statistic(document: Mapping[str, Any]) -> str:
+    """The ITL statistic the index selected on (what its selection text states)."""
+    return stated_itl_statistic(dict(document), editorial_text())
 
 
 def refuse_disagreement(
     configurations: Configurations, document: Mapping[str, Any], *, where: str
 ) -> None:
-    """Raise unless re-picking at the index's deadline gives exactly the index's rows."""
-    picks = picks_at(configurations, float(document["itl_deadline_ms"]))
+    """Raise unless re-picking at the index's deadline, on its statistic, gives exactly the
+    index's rows."""
+    statistic = index_statistic(document)
+    if statistic != DEFAULT_ITL_STATISTIC and statistic not in configurations.tails:
+        raise SourceError(f"{where}: selects on {statistic}, which its snapshot's task file lacks")
+    picks = picks_at(configurations, float(document["itl_deadline_ms"]), statistic)
     repicked = {
         (
             configurations.groups[g]["model_id"],
@@ -107,11 +127,12 @@ def refuse_disagreement(
         key for key in repicked.keys() | published.keys() if repicked.get(key) != published.get(key)
     )
     if differing:
-        names = ", ".join(f"{model} on {gpu}" for model, gpu in differing[:5])
+        names = ", ".join(f"{shown(model)} on {shown(gpu)}" for model, gpu in differing[:5])
         more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
         raise SourceError(
             f"{where}: {len(differing)} row(s) of the index differ from the picks its snapshot "
-            f"gives at {document['itl_deadline_ms']} ms ({names}{more}); the index was not "
+            f"gives at {shown(document['itl_deadline_ms'])} ms on the {statistic} ITL "
+            f"({names}{more}); the index was not "
             "built from this snapshot, or was edited since"
         )
 

@@ -25,6 +25,7 @@ from energy_index.pages.configurations import (
     FIELD_DIGITS,
     Configurations,
     embedded,
+    index_statistic,
     picks_at,
     refuse_disagreement,
 )
@@ -100,13 +101,15 @@ def report_html(inputs: PageInputs) -> str:
         "sweep_table": _sweep_table(inputs.sweep),
         "excluded": _excluded(inputs.report),
         "provenance": _provenance(document, inputs.report, inputs.index_name),
-        "page_data": _json_in_script(_page_data(configurations, deadline)),
+        "page_data": _json_in_script(
+            _page_data(configurations, deadline, index_statistic(document))
+        ),
         "chart_specs": _json_in_script(specs_for(gpus=gpus, deadline_ms=deadline)),
         "vega_bundle": _script(BUNDLE),
         "page_script": _script("page.js"),
         "impacts_section": impacts_section(inputs.impacts) if inputs.impacts else "",
         "links": inputs.links,
-        "statistic_select": _statistic_select(configurations),
+        "statistic_select": _statistic_select(configurations, index_statistic(document)),
         "responses_section": _responses_section(inputs.responses, inputs.document),
         "findings_section": _findings_section(inputs.report),
         "impacts_script": (
@@ -117,11 +120,11 @@ def report_html(inputs: PageInputs) -> str:
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("page.html"))
 
 
-def _statistic_select(configurations: Configurations) -> str:
+def _statistic_select(configurations: Configurations, selected: str) -> str:
     """The ITL statistic the deadline applies to: the median, or a tail percentile the task
-    file has (profiles.json's rule)."""
+    file has (profiles.json's rule); the index's own is selected."""
     options = "".join(
-        f'<option value="{name}">{"median" if name == "median" else name}</option>'
+        f'<option value="{name}"{" selected" if name == selected else ""}>{name}</option>'
         for name in ("median", *configurations.tails)
     )
     return (
@@ -220,9 +223,12 @@ def _json_in_script(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _page_data(configurations: Configurations, deadline: int | float) -> dict[str, Any]:
+def _page_data(
+    configurations: Configurations, deadline: int | float, statistic: str
+) -> dict[str, Any]:
     return {
         "deadline": deadline,
+        "statistic": statistic,
         "formats": {**FIELD_DIGITS, "deadline": None},
         "groups": list(configurations.groups),
         "configurations": embedded(configurations),
@@ -261,7 +267,7 @@ def _formatted(field: str, value: Any) -> str:
 
 
 def _index_table(configurations: Configurations, document: Mapping[str, Any]) -> str:
-    picks = picks_at(configurations, float(document["itl_deadline_ms"]))
+    picks = picks_at(configurations, float(document["itl_deadline_ms"]), index_statistic(document))
     order = sorted(
         range(len(picks)),
         key=lambda g: (

@@ -39,7 +39,7 @@ function rowId(group, i) {
   return `${g.slug}/${g.gpu}/${c.num_gpus[i]}/${c.max_num_seqs[i]}`;
 }
 
-const indexPicks = picksAt(data.deadline);
+const indexPicks = picksAt(data.deadline, data.statistic);
 const slider = document.getElementById("deadline");
 const shown = document.getElementById("deadline-value");
 const modelFilter = document.getElementById("model-filter");
@@ -48,7 +48,7 @@ const summary = document.getElementById("changed-count");
 const rows = Array.from(document.querySelectorAll("#index-table tbody tr"));
 const views = {};
 const statistic = document.getElementById("statistic");
-const state = { deadline: data.deadline, statistic: "median", picks: indexPicks };
+const state = { deadline: data.deadline, statistic: data.statistic, picks: indexPicks };
 
 function visible(group) {
   const g = groups[group];
@@ -120,7 +120,7 @@ function updateCharts() {
 let pending = null;
 function update() {
   state.deadline = Number(slider.value);
-  state.statistic = statistic ? statistic.value : "median";
+  state.statistic = statistic ? statistic.value : data.statistic;
   state.picks = picksAt(state.deadline, state.statistic);
   shown.textContent = `${formatted("deadline", state.deadline)} ms`;
   updateTable();
