@@ -52,8 +52,9 @@ def audited(
     vendored: Path = Path(VENDORED_SNAPSHOT),
 ) -> Audit | ImpactsAudit:
     """Every difference between the published index at ``published`` (a file or a URL) and a
-    rebuild with the published file's task, deadline and latency statistic, from ``source``, or from upstream at
-    the commit ``at``, or else from the input the published file names (see :func:`basis`).
+    rebuild with the published file's task, deadline and latency statistic, from ``source``, or
+    from upstream at the commit ``at``, or else from the input the published file names (see
+    :func:`basis`).
     ``.basis`` says what was compared with what, and why.
 
     The published document is checked first (schema and index rules): a comparison by row_id
