@@ -287,10 +287,25 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     )
     assert {status for status, *_ in cells} == {"measured", "estimated"}
     assert all((status == "measured") == (boundary == "gpu") for status, boundary, *_ in cells)
-    assert f"≤ {index['itl_deadline_ms']} ms" in html
     assert impacts["index"]["upstream_commit"] in html
     assert "energy-index audit --published api/v1/tasks/lm-arena-chat/impacts.json" in html
     assert len(re.findall(r"<tr><td>[^<]+\([A-Z]{3}, \d{4}\)</td>", html)) == 213
+
+
+def test_a_card_states_the_selection_rule_once_as_its_own_sentence(site: Path):
+    """The rule (which names the statistic) opens a sentence of its own, then the deadline and
+    the pick's median; not pasted in lower case after a line that already said it."""
+    index = json.loads((site / "api/v1/tasks/lm-arena-chat/index.json").read_bytes())
+    row = next(r for r in index["rows"] if r["row_id"].startswith("qwen-3-32b/H100/"))
+    html = (site / "cards/lm-arena-chat/qwen-3-32b/h100.html").read_text("utf-8")
+    rule = index["selection"].replace("'", "&#x27;")
+    assert rule.startswith("per model and GPU, ")
+    (selection,) = re.findall(r"<dt>Selection</dt><dd>([^<]*)</dd>", html)
+    assert selection == (
+        f"{rule[0].upper()}{rule[1:]}. itl_deadline_ms: {index['itl_deadline_ms']} ms; this "
+        f"pick's median inter-token latency: {row['median_itl_ms']} ms."
+    )
+    assert html.count("inter-token latency") == 2
 
 
 def test_the_card_s_verify_command_passes_on_the_site_s_files(site: Path):

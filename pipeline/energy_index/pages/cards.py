@@ -96,6 +96,9 @@ def card_html(
         f"energy-index audit --published {row_api}/impacts.json"
     )
     deadline = index["itl_deadline_ms"]
+    # The rule names the statistic the deadline bounds (median, p90…): the page states it once,
+    # as the sentence that opens the entry, rather than restating it in its own words.
+    rule = index["selection"]
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -106,8 +109,9 @@ def card_html(
         f"<dt>Configuration</dt><dd>{escape(str(index_row['num_gpus']))} × "
         f"{escape(index_row['gpu'])}, max_num_seqs {escape(str(index_row['max_num_seqs']))}, "
         f"{escape(index_row['precision'])}; row_id <code>{escape(index_row['row_id'])}</code></dd>"
-        f"<dt>Deadline and statistic</dt><dd>median inter-token latency ≤ {deadline} ms "
-        f"(this pick: {index_row['median_itl_ms']} ms). {escape(index['selection'])}</dd>"
+        f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. itl_deadline_ms: "
+        f"{deadline} ms; this pick's median inter-token latency: {index_row['median_itl_ms']} ms."
+        "</dd>"
         f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
         f"{escape(upstream_commit)}</code>; index updated {escape(index['updated'])}, sha256 "
         f"<code>{escape(impacts['index']['sha256'])}</code></dd></dl>"
