@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,20 @@ def test_build_says_what_it_wrote(tmp_path: Path):
     result = invoke("build", "--from", GOLDEN, "--out", out)
     assert result.exit_code == 0
     assert f"wrote {out} (32 rows from 328 stable of 328 configurations)" in result.output
+
+
+def test_build_names_every_file_it_wrote(tmp_path: Path):
+    # Every extra beside the index and its report: each is in the folder and in the wrote line.
+    out = tmp_path / "index.json"
+    result = invoke(
+        "build", "--from", GOLDEN, "--out", out, "--itl-deadline-ms", "100,500", "--curves",
+        "--extended", "--format", "csv", "--profiles", "--responses",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    written = sorted(tmp_path.iterdir())
+    assert len(written) == 9  # index, report, deadlines, curves, extended, csv, profiles, responses
+    (line,) = [line for line in result.output.splitlines() if line.startswith("wrote ")]
+    assert sorted(re.findall(r"(?:^wrote |, | and )(/[^ ,]+)", line)) == [str(p) for p in written]
 
 
 BAD_INPUTS = [

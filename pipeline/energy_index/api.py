@@ -164,7 +164,6 @@ def build(
         build_every_task,
         build_in_memory,
         build_index,
-        output_paths,
         profile_deadlines,
     )
 
@@ -197,10 +196,6 @@ def build(
         result = build_in_memory(_source(source), settings=settings, access=access)
         return Built(document=result.document, report=result.report)
 
-    def written(at: Path) -> tuple[Path, ...]:
-        paths = output_paths(at, extras=extras)
-        return tuple(path for role, path in paths.items() if role != "errors file")
-
     if all_tasks:
         out_dir = target.parent / "tasks"
         results = build_every_task(
@@ -210,7 +205,7 @@ def build(
             name: Built(
                 document=result.document,
                 report=result.report,
-                files=written(out_dir / name / "index.json"),
+                files=result.written,
             )
             for name, result in results.items()
         }
@@ -220,7 +215,7 @@ def build(
     result = build_index(
         _source(source), out=target, settings=settings, extras=extras, access=access
     )
-    return Built(document=result.document, report=result.report, files=written(target))
+    return Built(document=result.document, report=result.report, files=result.written)
 
 
 def audit(

@@ -22,7 +22,6 @@ from energy_index.model import (
     NetworkSettings,
     is_day,
     json_number,
-    report_path,
 )
 from energy_index.settings import (
     CARBON_SNAPSHOT,
@@ -504,13 +503,21 @@ def build(
     if all_tasks:
         for result in built.tasks.values():
             rows = len(result.document["rows"])
-            click.echo(f"wrote {result.files[0]} ({rows} rows)")
+            click.echo(f"wrote {result.files[0]} ({rows} rows){_and_beside(result.files)}")
         return
     counts = built.report["counts"]
     click.echo(
-        f"wrote {out} ({counts['rows']} rows from {counts['stable']} stable of "
-        f"{counts['configurations']} configurations) and {report_path(out)}"
+        f"wrote {built.files[0]} ({counts['rows']} rows from {counts['stable']} stable of "
+        f"{counts['configurations']} configurations){_and_beside(built.files)}"
     )
+
+
+def _and_beside(files: tuple[Path, ...]) -> str:
+    """The files a build wrote beside its index (``files[0]``), for its ``wrote`` line."""
+    rest = [str(path) for path in files[1:]]
+    if len(rest) < 2:
+        return "".join(f" and {path}" for path in rest)
+    return f", {', '.join(rest[:-1])} and {rest[-1]}"
 
 
 @main.command(epilog=EXIT_CODES)

@@ -122,6 +122,8 @@ class Build:
     report: dict[str, Any]
     index_bytes: bytes
     report_bytes: bytes
+    # The files written, the index first then its report and the extras; none when in memory.
+    written: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -520,7 +522,7 @@ def run(
     # The index is written last: it is replaced only once everything beside it is in place.
     write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
     errors_path(out).unlink(missing_ok=True)  # a list of failures the index no longer has
-    return result
+    return replace(result, written=(out, report_path(out), *files))
 
 
 def refuse_outputs_inside(source: Path, outputs: dict[str, Path]) -> None:
@@ -572,9 +574,9 @@ def run_all_tasks(
         stages = staged_or_errors_file(source, out=out, settings=task_settings)
         result = assembled(stages, task_settings.dates(stages.snapshot))
         refuse_unpublishable(stages, result, name=str(out))
-        staged.update(extra_files(stages, result, out=out, extras=extras))
-        staged.update({report_path(out): result.report_bytes, out: result.index_bytes})
-        results[task] = result
+        files = extra_files(stages, result, out=out, extras=extras)
+        staged.update({**files, report_path(out): result.report_bytes, out: result.index_bytes})
+        results[task] = replace(result, written=(out, report_path(out), *files))
     write_files(staged)
     return results
 
