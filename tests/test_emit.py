@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import math
 import os
@@ -17,8 +18,8 @@ from energy_index.documents.schemas import (
     schema_path,
     schema_problems,
 )
-from energy_index.errors import OutputError, SchemaViolation
-from energy_index.io.files import write_files
+from energy_index.errors import OutputError, SchemaViolation, UsageError
+from energy_index.io.files import writable_directory, write_files
 
 
 @pytest.mark.parametrize("name", SCHEMAS)
@@ -75,6 +76,31 @@ def test_a_failed_write_leaves_the_index_as_it_was_and_no_temporary_file(tmp_pat
         write_files({blocked: b"report", index: b"new index"})
     assert index.read_bytes() == b"the previous index\n"
     assert sorted(os.listdir(tmp_path)) == ["index.json", "index.report.json"]
+
+
+@pytest.mark.parametrize(
+    "name", ["../secret", "{tmp}/secret", "sub/../../secret", "link/secret", "leak"]
+)
+def test_a_manifest_name_outside_its_folder_is_refused_unread(tmp_path: Path, name: str):
+    # The hand-edit check hashes each file its manifest lists: a name that leaves the folder
+    # would have it read (and its sha256 compared) any file the user can read.
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not the folder's")
+    folder = tmp_path / "site"
+    folder.mkdir()
+    if name.startswith("sub/"):
+        (folder / "sub").mkdir()
+    if name.startswith("link/"):  # a link the manifest lists through, to the folder's parent
+        (folder / "link").symlink_to(tmp_path, target_is_directory=True)
+    if name == "leak":  # a listed file that is a link out of the folder
+        (folder / "leak").symlink_to(secret)
+    name = name.format(tmp=tmp_path)
+    digest = hashlib.sha256(secret.read_bytes()).hexdigest()
+    (folder / "files.json").write_text(json.dumps({"files": {name: digest}}))
+    with pytest.raises(UsageError) as refused:
+        writable_directory(folder, manifest="files.json", keep_edits=True)
+    assert f"files.json lists '{name}'" in str(refused.value)
+    assert "outside" in str(refused.value)
 
 
 def test_written_files_are_readable_by_others(tmp_path: Path):

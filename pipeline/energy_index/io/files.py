@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from energy_index.errors import LockBusy, OutputError, SourceError, UsageError
+from energy_index.errors import LockBusy, OutputError, SourceError, UsageError, quoted
 from energy_index.io.local import local_bytes, special_kind
 from energy_index.model import SNAPSHOT_MANIFEST
 
@@ -347,10 +347,12 @@ def _edited(target: Path, *, manifest: str) -> list[str]:
     except (SourceError, ValueError, RecursionError):
         return []
     files = listing.get("files") if isinstance(listing, dict) else None
+    files = files if isinstance(files, dict) else {}
+    paths = {name: _inside(target, name, manifest=manifest) for name in files}  # before any read
     edited = []
-    for name, record in files.items() if isinstance(files, dict) else ():
+    for name, record in files.items():
         digest = record.get("sha256") if isinstance(record, dict) else record
-        path = target / name
+        path = paths[name]
         if not isinstance(digest, str) or not os.path.lexists(path):
             continue
         try:
@@ -360,6 +362,23 @@ def _edited(target: Path, *, manifest: str) -> list[str]:
         if actual != digest:
             edited.append(name)
     return sorted(edited)
+
+
+def _inside(target: Path, name: str, *, manifest: str) -> Path:
+    """``target / name``, refused (UsageError) unless it stays in ``target``: the manifest is
+    anyone's to edit, and a name that leaves the folder would have any readable file hashed."""
+    path = target / name
+    real = os.path.realpath(target)
+    if (
+        Path(name).is_absolute()
+        or ".." in Path(name).parts
+        or os.path.commonpath([real, os.path.realpath(path)]) != real  # links followed
+    ):
+        raise UsageError(
+            f"{target}: {manifest} lists {quoted(name)}, a name outside the folder (absolute, "
+            "with '..' or through a link); refused, nothing read"
+        )
+    return path
 
 
 def _some(names: list[str]) -> str:
