@@ -223,6 +223,29 @@ def test_validate_accepts_the_published_index_and_names_problems_in_a_broken_one
     assert "$.rows[0].slug: 'Bad Slug' does not match" in result.output
 
 
+def test_validate_and_audit_check_an_extended_index_as_one(tmp_path: Path):
+    # build --extended writes index.extended.json: the tool's own file, told apart by its
+    # version and held to schemas/index-extended.schema.json (not refused row by row).
+    assert (
+        invoke("build", "--from", GOLDEN, "--out", tmp_path / "index.json", "--extended").exit_code
+        == 0
+    )
+    extended = tmp_path / "index.extended.json"
+    result = invoke("validate", extended)
+    assert result.exit_code == 0, result.output
+    assert "for an extended index" in result.output
+    audited = invoke("audit", "--published", extended, "--from", GOLDEN)
+    assert audited.exit_code == 0, audited.output
+    document = json.loads(extended.read_bytes())
+    del document["rows"][0]["robustness"]  # the extended schema requires it, the index's forbids it
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(document))
+    result = invoke("validate", broken)
+    assert result.exit_code == 1
+    assert "$.rows[0]: 'robustness' is a required property" in result.output
+    assert len(result.output.splitlines()) == 1
+
+
 def test_help_imports_none_of_the_heavy_libraries():
     program = (
         "import sys\n"

@@ -884,9 +884,11 @@ def site(
 @click.argument("path", type=click.Path(path_type=Path))
 @reports_errors
 def validate(path: Path) -> None:
-    """Check an index file against schemas/index.schema.json and the rules a schema cannot
-    state: row_id unique, one row per model and GPU, rows in the documented order, the
-    reference row among them, dates real and in order. audit and regenerate check the same.
+    """Check an index file against schemas/index.schema.json (an extended index, from build
+    --extended, against schemas/index-extended.schema.json: told apart by its version) and the
+    rules a schema cannot state: row_id unique, one row per model and GPU, rows in the
+    documented order, the reference row among them, dates real and in order. audit and
+    regenerate check the same.
 
     Example:
 
@@ -899,4 +901,7 @@ def validate(path: Path) -> None:
         click.echo(f"{path}: {problem}", err=True)
     if problems:
         sys.exit(1)
-    click.echo(f"{path}: valid against schemas/index.schema.json and the index rules")
+    click.echo(
+        f"{path}: valid against its schema (schemas/index.schema.json, or "
+        "schemas/index-extended.schema.json for an extended index) and the index rules"
+    )

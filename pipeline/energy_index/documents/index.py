@@ -17,6 +17,7 @@ import msgspec
 import polars as pl
 
 from energy_index import __version__
+from energy_index.documents.schemas import EXTENDED_VERSION
 from energy_index.errors import DeadlineTooTight, DerivationError
 from energy_index.model import (
     ITL_STATISTICS,
@@ -349,9 +350,6 @@ def curves_document(*, curves: list[dict[str, Any]], snapshot: UpstreamSnapshot)
         "per token and lower or equal median ITL, one of them strictly lower",
         "curves": curves,
     }
-
-
-EXTENDED_VERSION = "1-extended"
 
 
 def extended_document(

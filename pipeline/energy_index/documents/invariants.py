@@ -10,7 +10,7 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
-from energy_index.documents.schemas import schema_problems
+from energy_index.documents.schemas import index_schema, schema_problems
 from energy_index.errors import Problems, quoted, shown
 from energy_index.steps.derive import unprintable_characters
 
@@ -30,7 +30,7 @@ def index_problems(document: Any) -> Problems:
 
     Example: ``index_problems(json.loads(Path("output/index.json").read_bytes())) == []``.
     """
-    problems = schema_problems(document)
+    problems = schema_problems(document, schema=index_schema(document))
     if not isinstance(document, dict):
         return problems
     rows = document.get("rows")

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 INDEX_SCHEMA = "index.schema.json"
 EXTENDED_SCHEMA = "index-extended.schema.json"
+EXTENDED_VERSION = (
+    "1-extended"  # the version of an index with robustness figures (build --extended)
+)
 DEADLINES_SCHEMA = "deadlines.schema.json"
 CURVES_SCHEMA = "curves.schema.json"
 MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
@@ -42,6 +45,15 @@ SCHEMAS = (
     PROFILES_SCHEMA,
     RESPONSES_SCHEMA,
 )
+
+
+def index_schema(document: Any) -> str:
+    """The schema an index document is held to, told by its content: an extended index (its
+    version) to index-extended.schema.json, anything else to index.schema.json."""
+    extended = isinstance(document, dict) and document.get("version") == EXTENDED_VERSION
+    return EXTENDED_SCHEMA if extended else INDEX_SCHEMA
+
+
 MESSAGE_CHARACTERS = 240  # of one problem's message; the middle of a longer one is left out
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 # jsonschema skips a format it has no checker for; these are the ones the schemas rely on.

@@ -10,9 +10,14 @@ from typing import Any
 
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.editorial import editorial_text
-from energy_index.documents.index import stated_itl_statistic
+from energy_index.documents.index import extended_document, stated_itl_statistic
 from energy_index.documents.invariants import index_problems
-from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
+from energy_index.documents.schemas import (
+    EXTENDED_SCHEMA,
+    IMPACTS_SCHEMA,
+    index_schema,
+    schema_problems,
+)
 from energy_index.errors import (
     DeadlineTooTight,
     Problems,
@@ -21,7 +26,7 @@ from energy_index.errors import (
     listed_problems,
     quoted,
 )
-from energy_index.flows.build import BuildSettings, assembled, build, index_stages
+from energy_index.flows.build import BuildSettings, assembled, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
 from energy_index.io.github import is_commit
 from energy_index.io.snapshots import upstream_snapshot
@@ -80,8 +85,11 @@ def audited(
         chosen.source, tasks=[task], access=replace(access, network=network)
     )
     with _published_deadline(published, settings):
-        rebuilt = build(snapshot, settings=settings)
-    result = audit(document, rebuilt.document)
+        stages = index_stages(snapshot, settings=settings)
+        rebuilt = assembled(stages, settings.dates(stages.snapshot)).document
+    if index_schema(document) == EXTENDED_SCHEMA:  # build --extended's file: rebuilt as one
+        rebuilt = extended_document(rebuilt, figures=stages.robustness)
+    result = audit(document, rebuilt)
     return replace(result, basis=f"{published} compared with a rebuild from {chosen.described}")
 
 
