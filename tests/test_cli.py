@@ -156,7 +156,7 @@ def test_a_tampered_snapshot_exits_1_and_leaves_the_output_alone(tmp_path, previ
         ["build", "--updated", "2026-13-01"],
         ["build", "--itl-deadline-ms", "0"],
         ["build", "--no-such-option"],
-        ["audit"],
+        ["audit", "--at"],
         ["frobnicate"],
     ],
 )

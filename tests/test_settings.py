@@ -30,6 +30,7 @@ OPTION_SETTINGS = {
     "itl_statistic": "DEFAULT_ITL_STATISTIC",
     "out": "DEFAULT_OUT",
     "index": "DEFAULT_OUT",
+    "published": "DEFAULT_OUT",
     "cache": "DEFAULT_CACHE",
     "carbon": "CARBON_SNAPSHOT",
     "repository": "UPSTREAM_URL",

@@ -59,6 +59,12 @@ def test_the_installed_package_is_energy_index_alone(installed: Path, tmp_path: 
 
 def test_build_audit_report_and_site_work_in_an_empty_folder(installed: Path, tmp_path: Path):
     command = installed / "energy-index"
+    # First, in the empty folder, what a user holding nothing checks: the published index the
+    # package carries, with no option at all.
+    first = run(command, "audit", cwd=tmp_path)
+    assert "/data/published/index.json compared with a rebuild from" in first.stdout
+    assert "rows identical, header identical" in first.stdout
+    assert list(tmp_path.iterdir()) == []
     build = run(command, "build", cwd=tmp_path)
     assert "wrote output/index.json" in build.stdout
     # The build of the installed snapshot is the committed output, byte for byte.

@@ -220,7 +220,7 @@ def build(
 
 def audit(
     *,
-    published: PathLike,
+    published: PathLike = DEFAULT_OUT,
     source: PathLike | None = None,
     at: str | None = None,
     carbon: PathLike = CARBON_SNAPSHOT,
@@ -234,11 +234,18 @@ def audit(
     the published file records its dates (offline), else from the upstream commit current at
     the published file's ``source.retrieved``. ``.basis`` says which and why; ``.identical``
     whether anything but the volatile dates differs; ``.lines()`` lists each difference. A
-    published impacts.json is compared with impacts rebuilt with the carbon snapshot ``carbon``."""
+    published impacts.json is compared with impacts rebuilt with the carbon snapshot ``carbon``.
+    The default ``published`` is ``output/index.json`` here, or, where there is none (an empty
+    folder), the published index the package carries."""
     from energy_index.flows.audit import audited
 
     return audited(
-        os.fspath(published),
+        # Only the default is looked for in the package: a URL must stay as written.
+        os.fspath(
+            located(published, default=DEFAULT_OUT)
+            if os.fspath(published) == DEFAULT_OUT
+            else published
+        ),
         source=_source(source) if source is not None else None,
         at=at,
         vendored=located(VENDORED_SNAPSHOT, default=VENDORED_SNAPSHOT),

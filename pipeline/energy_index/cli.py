@@ -681,9 +681,10 @@ def refresh_carbon(
 @main.command(epilog=EXIT_CODES)
 @click.option(
     "--published",
-    required=True,
+    default=DEFAULT_OUT,
+    show_default=True,
     help="The published index (or impacts.json) to check: a file, or an https:// URL where it "
-    "is served.",
+    f"is served ({DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
 )
 @click.option(
     "--from",
