@@ -196,9 +196,10 @@ def test_the_committed_chart_specs_are_altairs_for_any_gpus():
     assert json.loads(committed.read_text()) == template_specs(), "run scripts/page_assets.py"
     for gpus in (["H100"], ["B200", "H100"], ["A100", "B200", "H100", "MI300X", "X", "Y", "Z"]):
         for deadline in (500, 87.5):
-            assert specs_for(gpus=gpus, deadline_ms=deadline) == chart_specs(
-                gpus=gpus, deadline_ms=deadline
-            )
+            for wh_max in (80, 12.97):
+                assert specs_for(gpus=gpus, deadline_ms=deadline, wh_max=wh_max) == chart_specs(
+                    gpus=gpus, deadline_ms=deadline, wh_max=wh_max
+                )
 
 
 def test_the_chart_specs_are_valid_vega_lite_with_legible_fonts():
@@ -207,7 +208,7 @@ def test_the_chart_specs_are_valid_vega_lite_with_legible_fonts():
 
     from energy_index.pages.specs import specs_for
 
-    specs = specs_for(gpus=["B200", "H100"], deadline_ms=500)
+    specs = specs_for(gpus=["B200", "H100"], deadline_ms=500, wh_max=80)
     validator = jsonschema.Draft7Validator(load_schema())
     for name, spec in specs.items():
         assert not list(validator.iter_errors(spec)), name

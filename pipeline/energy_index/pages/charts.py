@@ -23,10 +23,16 @@ def gpu_colours(gpus: Sequence[str]) -> dict[str, str]:
     return {gpu: PALETTE[i % len(PALETTE)] for i, gpu in enumerate(gpus)}
 
 
-def chart_specs(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[str, Any]]:
+def chart_specs(
+    *, gpus: Sequence[str], deadline_ms: float, wh_max: float
+) -> dict[str, dict[str, Any]]:
     """``{"wh": …, "curves": …}``: the bar chart of the picks and the energy–latency curves.
 
-    Example: ``chart_specs(gpus=["B200", "H100"], deadline_ms=500)["wh"]["data"]``
+    ``wh_max``: where the bar chart's scale ends at first (the page's script moves it, a
+    parameter of that name, with the bars): a domain from a parameter is never empty, where
+    one from the data is whenever the deadline or a filter leaves no bar, and Vega warns.
+
+    Example: ``chart_specs(gpus=["B200", "H100"], deadline_ms=500, wh_max=80)["wh"]["data"]``
     → ``{"name": "picks"}``
     """
     import altair as alt  # only a page needs it
@@ -60,7 +66,11 @@ def chart_specs(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[st
                 axis=alt.Axis(labelLimit=320),
             ),
             yOffset=alt.YOffset("gpu:N", scale=alt.Scale(domain=list(colours))),
-            x=alt.X("wh:Q", title="Wh per million output tokens", scale=alt.Scale(zero=True)),
+            x=alt.X(
+                "wh:Q",
+                title="Wh per million output tokens",
+                scale=alt.Scale(domain=alt.ExprRef("[0, wh_max]"), zero=True),
+            ),
         )
     )
     wh = (
@@ -75,6 +85,7 @@ def chart_specs(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[st
                 text="label:N"
             ),
         )
+        .add_params(alt.param(name="wh_max", value=wh_max))
         # Room on the right for the longest bar's label.
         .properties(
             width=760, height=alt.Step(14), padding={"left": 5, "right": 90, "top": 5, "bottom": 5}
@@ -101,10 +112,15 @@ def chart_specs(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[st
     points = base.mark_point(filled=True, size=36, opacity=0.9).encode(
         x=x, y=y, color=colour, tooltip=tooltip
     )
-    picked = (
-        base.transform_filter("datum.picked")
-        .mark_point(shape="diamond", size=190, filled=False, strokeWidth=2.2)
-        .encode(x=x, y=y, color=colour, tooltip=tooltip)
+    # The picks are marked by size, not filtered out: a facet whose model has no pick at the
+    # deadline would otherwise hold an empty layer, whose extent Vega warns about.
+    picked = base.mark_point(shape="diamond", filled=False, strokeWidth=2.2).encode(
+        x=x,
+        y=y,
+        color=colour,
+        size=alt.condition("datum.picked", alt.value(190), alt.value(0)),
+        opacity=alt.condition("datum.picked", alt.value(1), alt.value(0)),
+        tooltip=tooltip,
     )
     # One rule per model, drawn only where the deadline lies within the model's latencies; its
     # position is clamped to them so that it never stretches the fitted axis.
@@ -137,6 +153,9 @@ def _configured(chart: Any) -> dict[str, Any]:
     # call cost a second of cpu per page; the tests validate both specs against the Vega-Lite
     # schema instead.
     spec: dict[str, Any] = chart.to_dict(validate=False)
+    # Re-fitted to the content on every update: a filter that leaves one model's curves shrinks
+    # the chart instead of leaving the blank space of all of them (Vega's default only grows).
+    spec["autosize"] = {"type": "pad", "resize": True}
     spec["config"] = {
         "axis": {"labelFontSize": FONT_PX, "titleFontSize": TITLE_FONT_PX},
         "legend": {"labelFontSize": FONT_PX, "titleFontSize": TITLE_FONT_PX},

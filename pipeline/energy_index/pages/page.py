@@ -70,6 +70,18 @@ class PageInputs:
     links: str = ""
 
 
+def page_specs(inputs: PageInputs) -> dict[str, dict[str, Any]]:
+    """The charts' specifications as the page opens: at the index's deadline, the bar scale
+    ending at its largest figure."""
+    return specs_for(
+        gpus=sorted({group["gpu"] for group in inputs.configurations.groups}),
+        deadline_ms=json_number(float(inputs.document["itl_deadline_ms"])),
+        wh_max=max(
+            (row["wh_per_million_output_tokens"] for row in inputs.document["rows"]), default=1
+        ),
+    )
+
+
 def report_html(inputs: PageInputs) -> str:
     """The page. Refused (SourceError) if the configurations do not re-pick the index's rows.
 
@@ -104,7 +116,7 @@ def report_html(inputs: PageInputs) -> str:
         "page_data": _json_in_script(
             _page_data(configurations, deadline, index_statistic(document))
         ),
-        "chart_specs": _json_in_script(specs_for(gpus=gpus, deadline_ms=deadline)),
+        "chart_specs": _json_in_script(page_specs(inputs)),
         "vega_bundle": _script(BUNDLE),
         "page_script": _script("page.js"),
         "impacts_section": impacts_section(inputs.impacts) if inputs.impacts else "",

@@ -10,8 +10,8 @@ from typing import Any
 
 from energy_index.model import json_number
 from energy_index.pages.configurations import Configurations, picks_at
-from energy_index.pages.page import PageInputs
-from energy_index.pages.specs import VEGA_LITE_VERSION, specs_for
+from energy_index.pages.page import PageInputs, page_specs
+from energy_index.pages.specs import VEGA_LITE_VERSION
 
 PNG_SCALE = 1.0
 
@@ -54,17 +54,16 @@ def charts_png(inputs: PageInputs) -> bytes:
     import vl_convert
 
     deadline = json_number(float(inputs.document["itl_deadline_ms"]))
-    gpus = sorted({group["gpu"] for group in inputs.configurations.groups})
-    specs = specs_for(gpus=gpus, deadline_ms=deadline)
+    specs = page_specs(inputs)
     # Parameters belong at the top of a concatenation.
     parts = [
-        {k: v for k, v in spec.items() if k not in ("config", "$schema", "params")}
+        {k: v for k, v in spec.items() if k not in ("config", "$schema", "params", "autosize")}
         for spec in specs.values()
     ]
     combined = {
         "$schema": specs["wh"]["$schema"],
         "config": specs["wh"]["config"],
-        "params": specs["curves"]["params"],
+        "params": specs["curves"]["params"] + specs["wh"]["params"],
         "vconcat": parts,
         "spacing": 40,
         "background": "#ffffff",

@@ -23,19 +23,24 @@ BUNDLE = "vega-bundle.js"
 VEGA_LITE_VERSION = "6.4"  # of the bundle, and of the PNG renderer
 STAND_IN_GPU = "GPU"
 STAND_IN_DEADLINE_MS = 500
+STAND_IN_WH_MAX = 100
 
 
 def template_specs() -> dict[str, dict[str, Any]]:
     """What altair writes for the stand-in GPU and deadline: the content of charts.json."""
     from energy_index.pages.charts import chart_specs
 
-    return chart_specs(gpus=[STAND_IN_GPU], deadline_ms=STAND_IN_DEADLINE_MS)
+    return chart_specs(
+        gpus=[STAND_IN_GPU], deadline_ms=STAND_IN_DEADLINE_MS, wh_max=STAND_IN_WH_MAX
+    )
 
 
-def specs_for(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[str, Any]]:
-    """The specifications for these GPUs (sorted names) and this deadline.
+def specs_for(
+    *, gpus: Sequence[str], deadline_ms: float, wh_max: float
+) -> dict[str, dict[str, Any]]:
+    """The specifications for these GPUs (sorted names), this deadline and first bar-scale end.
 
-    Example: ``specs_for(gpus=["B200", "H100"], deadline_ms=500)["curves"]["params"]``
+    Example: ``specs_for(gpus=["B200", "H100"], deadline_ms=500, wh_max=80)["curves"]["params"]``
     → ``[{"name": "deadline", "value": 500}]``
     """
     text = resources.files("energy_index.pages").joinpath("assets", TEMPLATE).read_text("utf-8")
@@ -46,10 +51,10 @@ def specs_for(*, gpus: Sequence[str], deadline_ms: float) -> dict[str, dict[str,
         "range": (list(stand_in.values()), list(colours.values())),
     }
     specs: dict[str, dict[str, Any]] = _filled(json.loads(text), swaps)
+    values = {"deadline": deadline_ms, "wh_max": wh_max}
     for spec in specs.values():
         for param in spec.get("params", []):
-            if param["name"] == "deadline":
-                param["value"] = deadline_ms
+            param["value"] = values.get(param["name"], param["value"])
     return specs
 
 

@@ -107,10 +107,44 @@ function pointValues() {
   return values;
 }
 
+/** What the filters show, as one string: the curves are drawn anew when it changes. */
+function filterKey() {
+  return `${gpuBoxes.filter((box) => box.checked).map((box) => box.value)}|${modelFilter.value}`;
+}
+
+const embedOptions = { actions: false, renderer: "svg" };
+let curvesKey = null;
+
+async function drawCurves() {
+  // A facet whose model a filter removes would be run once more with no data before it goes,
+  // and Vega warns of its empty extents; drawn anew, the chart has only the facets it shows.
+  if (views.curves) views.curves.finalize();
+  curvesKey = filterKey();
+  const spec = { ...specs.curves, datasets: { points: pointValues() } };
+  spec.params = spec.params.map((p) => (p.name === "deadline" ? { ...p, value: state.deadline } : p));
+  views.curves = (await vegaEmbed("#curves-chart", spec, embedOptions)).view;
+}
+
+// One redraw at a time: a redraw that embeds the curves anew must end before the next one
+// touches their view.
+let drawing = Promise.resolve();
 function updateCharts() {
+  drawing = drawing.then(redraw);
+  return drawing;
+}
+
+function redraw() {
   const runs = [];
-  if (views.wh) runs.push(views.wh.data("picks", pickValues()).runAsync());
-  if (views.curves) {
+  if (views.wh) {
+    const picks = pickValues();
+    // The bar scale's end is a parameter, not the data's extent, which would be empty (and
+    // warned about) where no pick is left; then the scale stays as it was.
+    if (picks.length > 0) views.wh.signal("wh_max", Math.max(...picks.map((p) => p.wh)));
+    runs.push(views.wh.data("picks", picks).runAsync());
+  }
+  if (views.curves && curvesKey !== filterKey()) {
+    runs.push(drawCurves());
+  } else if (views.curves) {
     views.curves.signal("deadline", state.deadline);
     runs.push(views.curves.data("points", pointValues()).runAsync());
   }
@@ -166,14 +200,12 @@ async function start() {
   modelFilter.addEventListener("change", update);
   for (const box of gpuBoxes) box.addEventListener("change", update);
   update();
-  const options = { actions: false, renderer: "svg" };
   // The first data go in with the specifications; later ones replace them (view.data).
-  const [wh, curves] = await Promise.all([
-    vegaEmbed("#wh-chart", { ...specs.wh, datasets: { picks: pickValues() } }, options),
-    vegaEmbed("#curves-chart", { ...specs.curves, datasets: { points: pointValues() } }, options),
+  const [wh] = await Promise.all([
+    vegaEmbed("#wh-chart", { ...specs.wh, datasets: { picks: pickValues() } }, embedOptions),
+    drawCurves(),
   ]);
   views.wh = wh.view;
-  views.curves = curves.view;
   document.documentElement.dataset.ready = "true";
 }
 
