@@ -103,6 +103,21 @@ def test_a_manifest_name_outside_its_folder_is_refused_unread(tmp_path: Path, na
     assert "outside" in str(refused.value)
 
 
+@pytest.mark.parametrize("name", ["a\u0000b", "\ud800", "dir/\ud800.json"])
+def test_a_manifest_name_no_file_can_have_is_refused_by_name(tmp_path: Path, name: str):
+    """A NUL or a lone surrogate in a listed name: one refusal naming it, not a traceback."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "index.html").write_text("page\n")
+    digest = hashlib.sha256(b"page\n").hexdigest()
+    listing = {"files": {"index.html": digest, name: digest}}
+    (folder / "files.json").write_text(json.dumps(listing))
+    with pytest.raises(UsageError) as refused:
+        writable_directory(folder, manifest="files.json", keep_edits=True)
+    assert "files.json lists" in str(refused.value)
+    assert "not a file name" in str(refused.value)
+
+
 def test_written_files_are_readable_by_others(tmp_path: Path):
     target = tmp_path / "index.json"
     write_files({target: b"{}\n"})

@@ -367,6 +367,15 @@ def _edited(target: Path, *, manifest: str) -> list[str]:
 def _inside(target: Path, name: str, *, manifest: str) -> Path:
     """``target / name``, refused (UsageError) unless it stays in ``target``: the manifest is
     anyone's to edit, and a name that leaves the folder would have any readable file hashed."""
+    try:
+        impossible = "\x00" in name or not os.fsencode(name)
+    except UnicodeEncodeError:  # a lone surrogate that is not an undecodable byte
+        impossible = True
+    if impossible:
+        raise UsageError(
+            f"{target}: {manifest} lists {quoted(name)}, not a file name (empty, a NUL or a lone "
+            "surrogate); refused, nothing read"
+        )
     path = target / name
     real = os.path.realpath(target)
     if (
