@@ -20,11 +20,12 @@ from energy_index.cli import main
 from energy_index.documents.editorial import editorial_text
 from energy_index.documents.index import stated_itl_statistic
 from energy_index.documents.schemas import PROFILES_SCHEMA, schema_problems
+from energy_index.errors import UpstreamFormatError
 from energy_index.flows.build import BuildSettings, Extras, build, profile_deadlines, run
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import PROFILE_DEADLINES_MS
 from energy_index.steps.profiles import latency_profiles
-from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH
+from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH, write_snapshot
 
 DATES = dict(zip(("retrieved", "updated"), PUBLISHED_DATES, strict=True))
 
@@ -292,3 +293,18 @@ def test_the_statistic_an_index_states_is_read_from_its_selection_text():
         document = build(GOLDEN, settings=BuildSettings(itl_statistic=statistic, **DATES)).document
         assert stated_itl_statistic(document, editorial) == statistic
     assert stated_itl_statistic({"selection": "something else"}, editorial) == "median"
+
+
+def test_a_broken_tail_latency_is_refused_when_the_index_selects_on_it(tmp_path: Path):
+    """A p99 the rules refuse is a warning while the index ignores it, a refusal once the
+    index selects on it (re-attack: a p99 of -5 slipped a pick under a 17.5 ms deadline)."""
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    document["configurations"][0]["p99_itl_ms"] = -5
+    snapshot = write_snapshot(tmp_path / "snap", json.dumps(document).encode())
+    median = build(snapshot, settings=BuildSettings(**DATES))
+    assert any(w["column"] == "p99_itl_ms" for w in median.report["warnings"])
+    with pytest.raises(UpstreamFormatError) as refused:
+        build(snapshot, settings=BuildSettings(itl_statistic="p99", **DATES))
+    assert "p99_itl_ms" in str(refused.value) and "selects on it" in str(refused.value)
+    p90 = build(snapshot, settings=BuildSettings(itl_statistic="p90", **DATES))
+    assert p90.document["rows"]

@@ -32,6 +32,7 @@ from energy_index.documents.schemas import (
 )
 from energy_index.errors import (
     SchemaViolation,
+    UpstreamFormatError,
     UsageError,
     ValidationFailed,
     quoted,
@@ -166,6 +167,15 @@ def index_stages(
             f"{settings.itl_statistic}: the task file {snapshot.task_file.path} "
             f"has no {itl_column} column to select on (this upstream version does not publish it)",
             parameter="itl_statistic",
+        )
+    # A tail column the index only reports may break its rules with a warning; once the index
+    # selects on it, a broken value would choose picks, so the warning becomes a refusal.
+    broken = [w for w in validated.warnings if w.column == itl_column]
+    if broken:
+        problems = "; ".join(f"{w.problem} in {w.rows} row(s), first {w.first}" for w in broken)
+        raise UpstreamFormatError(
+            path=snapshot.task_file.path,
+            problem=f"{itl_column}: {problems}; the index selects on it ({settings.itl_statistic})",
         )
     selection = selected_configurations(
         stability.stable, itl_deadline_ms=settings.itl_deadline_ms, itl_column=itl_column
