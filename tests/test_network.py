@@ -68,7 +68,7 @@ def assert_untouched(out: Path) -> None:
 
 def test_a_response_slower_than_the_read_timeout_is_retried_then_given_up(standin, out, tmp_path):
     standin.fail("head", *[Fault("delay", seconds=1.5)] * 3)
-    result = build_live(standin, out, tmp_path)
+    result = build_live(standin, out, tmp_path, "--timeout", "0.5")
     assert result.exit_code == 3
     assert "/commits/master: timed out" in result.output
     assert "after 3 attempt(s)" in result.output
