@@ -614,7 +614,13 @@ def test_a_real_sigint_exits_130_with_one_line(tmp_path: Path):
                "from energy_index.cli import main\n"
                f"main(['build', '--from', {str(GOLDEN)!r},"
                f" '--out', {str(out)!r}])\n"]  # fmt: skip
-    run = subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # A shell without job control starts background jobs with SIGINT ignored, and the child
+    # would inherit that and never see the signal: it gets the default disposition, as a
+    # command typed at a terminal has.
+    run = subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
     assert run.stdout is not None
     assert run.stdout.readline() == b"ready\n"
     time.sleep(0.1)
