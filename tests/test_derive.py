@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import re
+
 import polars as pl
 import pytest
 
 from energy_index.documents.editorial import editorial_text
 from energy_index.errors import DerivationError
 from energy_index.steps.derive import (
+    SLUG_LENGTH,
     index_rows,
     slug,
     unprintable_characters,
@@ -74,6 +77,21 @@ def test_rows_are_sorted_by_wh_then_row_id():
 )
 def test_slug(nickname, expected):
     assert slug(nickname) == expected
+
+
+def test_a_long_slug_is_cut_with_a_hash_of_the_whole():
+    # A slug names files (api/v1/models/<slug>.json, cards/…/<slug>/): 300 characters from
+    # upstream made a name no filesystem takes. Cut to 53, then '-' and 10 hex digits of the
+    # sha256 of the whole slug: short, deterministic, and distinct for names sharing a start.
+    long = slug("Qwen 3 8B " + "x" * 290)
+    assert long == "qwen-3-8b-" + "x" * 43 + "-" + "0dcffefa70"
+    assert len(long) == SLUG_LENGTH == 64
+    assert slug("Qwen 3 8B " + "x" * 289 + "y") != long
+    assert slug("a" * 64) == "a" * 64  # at the limit: kept whole
+    assert len(slug("a" * 65)) == 64
+    # A cut that ends on '-' does not leave two in a row (the schema's pattern).
+    cut = slug("a" * 52 + " " + "b" * 20)
+    assert "--" not in cut and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cut)
 
 
 def test_a_precision_without_a_label_is_a_clear_error():

@@ -25,7 +25,7 @@ from energy_index.documents.schemas import (
     RESPONSES_SCHEMA,
     schema_problems,
 )
-from tests.conftest import GOLDEN, REPO, invoke
+from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke
 from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
 
 TASKS = indexed_tasks(editorial_text())
@@ -415,3 +415,34 @@ def test_each_task_page_links_its_downloads_and_shows_responses_and_findings(sit
     assert 'href="../../schemas/index.schema.json"' in page
     assert '<section id="responses">' in page and page.count("<tr data-row-id=") == 32
     assert '<section id="findings">' in page and "NVIDIA-Nemotron-Nano-12B-v2" in page
+
+
+def test_a_300_character_model_name_gets_a_short_file_name_and_the_site_is_written(
+    tmp_path: Path,
+):
+    # A path component taken whole from upstream text stopped `site` with "File name too long"
+    # (the 300-character name quoted uncut): the slug is cut, with a hash of the whole.
+    long_name = "Qwen 3 8B " + "x" * 290
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        if configuration["nickname"] == "Qwen 3 8B":
+            configuration["nickname"] = long_name
+    snapshot = changed_snapshot(
+        GOLDEN, tmp_path / "snap", {TASK_PATH: json.dumps(document).encode()}, commit="a" * 40
+    )
+    index = tmp_path / "out" / "index.json"
+    assert invoke("build", "--from", snapshot, "--out", index).exit_code == 0
+    rows = [r for r in json.loads(index.read_bytes())["rows"] if r["model"] == long_name]
+    name = rows[0]["slug"]
+    assert len(name) == 64 and name.startswith("qwen-3-8b-xxx")
+    result = invoke("site", "--index", index, "--from", snapshot, "--out", tmp_path / "site",
+                    "--carbon", CARBON_FIXTURE)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    model = json.loads((tmp_path / "site/api/v1/models" / f"{name}.json").read_bytes())
+    assert (model["model"], model["slug"]) == (long_name, name)
+    assert schema_problems(model, schema=MODEL_SCHEMA) == []
+    for row in rows:
+        card = tmp_path / "site/cards/lm-arena-chat" / name / f"{row['gpu'].lower()}.html"
+        assert card.is_file()
+    files = [p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*")]
+    assert max(len(part) for path in files for part in path.parts) <= 64 + len(".json")

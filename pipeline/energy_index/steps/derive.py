@@ -7,6 +7,7 @@ which rounds some halves differently (12.345 → 12.34 in polars, 12.35 in Pytho
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -22,10 +23,22 @@ TOKENS_PER_MILLION = 1_000_000
 _NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
 
+# A slug names files of the site (api/v1/models/<slug>.json, cards/<task>/<slug>/<gpu>.html):
+# an upstream name of 300 characters made a name no filesystem takes (255 bytes at most).
+SLUG_LENGTH = 64
+_HASH_DIGITS = 10
+
+
 @cache  # a model's nickname comes back for every GPU and twice per row (slug, row_id)
 def slug(nickname: str) -> str:
-    """Lower-case, each run of non-alphanumerics becomes '-', none left at either end."""
-    return _NOT_ALPHANUMERIC.sub("-", nickname.lower()).strip("-")
+    """Lower-case, each run of non-alphanumerics becomes '-', none left at either end; one
+    longer than SLUG_LENGTH is cut, then '-' and the first 10 hex digits of the whole's sha256
+    (deterministic, and names that share a long start stay apart)."""
+    whole = _NOT_ALPHANUMERIC.sub("-", nickname.lower()).strip("-")
+    if len(whole) <= SLUG_LENGTH:
+        return whole
+    digest = hashlib.sha256(whole.encode("ascii")).hexdigest()[:_HASH_DIGITS]
+    return f"{whole[: SLUG_LENGTH - _HASH_DIGITS - 1].rstrip('-')}-{digest}"
 
 
 def row_id(configuration: Mapping[str, Any]) -> str:
