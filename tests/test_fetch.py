@@ -76,7 +76,7 @@ def test_a_manifest_missing_keys_is_named(tmp_path: Path):
     manifest = json.loads((copy / "snapshot.json").read_text())
     del manifest["commit"]
     (copy / "snapshot.json").write_text(json.dumps(manifest))
-    with pytest.raises(SourceError, match="missing key"):
+    with pytest.raises(SourceError, match="commit: missing"):
         upstream_snapshot(copy, task="lm-arena-chat")
 
 
@@ -113,7 +113,11 @@ def test_a_large_tampered_file_is_refused(tmp_path: Path):
 @pytest.mark.parametrize(
     ("key", "value", "fragment"),
     [
-        ("last_commit_date", "x", "wrong type or format"),
+        (
+            "last_commit_date",
+            "x",
+            "last_commit_date: expected an ISO 8601 date and time, found 'x'",
+        ),
         ("commit_date", "yesterday", "commit_date: expected an ISO 8601"),
         ("retrieved", "someday", "retrieved: expected a date"),
     ],

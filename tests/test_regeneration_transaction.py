@@ -152,7 +152,7 @@ def _listing_dev_zero(source: Path, tmp_path: Path) -> None:
     [
         (_listing_a_symlink, "a symbolic link in a snapshot"),
         (_listing_a_fifo, "not a regular file (a FIFO)"),
-        (_listing_dev_zero, "'/dev/zero', not a path inside the snapshot"),
+        (_listing_dev_zero, "lists '/dev/zero', a name outside the folder"),
     ],
     ids=["symlink-out", "fifo", "dev-zero"],
 )

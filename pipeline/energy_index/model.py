@@ -110,8 +110,8 @@ class Dates:
 
 
 @dataclass(frozen=True)
-class UpstreamSnapshot:
-    """The files one build reads, and where they came from."""
+class SnapshotOrigin:
+    """Where a snapshot's files came from: the header of its snapshot.json (io/manifest.py)."""
 
     location: str
     repository: str
@@ -119,6 +119,12 @@ class UpstreamSnapshot:
     commit: str
     commit_date: str
     retrieved: str
+
+
+@dataclass(frozen=True)
+class UpstreamSnapshot(SnapshotOrigin):
+    """The files one build reads, and where they came from."""
+
     task: str
     task_file: UpstreamFile
     index_file: UpstreamFile
@@ -130,15 +136,9 @@ class UpstreamSnapshot:
 
 
 @dataclass(frozen=True)
-class CarbonSnapshot:
+class CarbonSnapshot(SnapshotOrigin):
     """The grid carbon intensity file one impacts build reads, and where it came from."""
 
-    location: str
-    repository: str
-    ref: str
-    commit: str
-    commit_date: str
-    retrieved: str
     file: UpstreamFile
 
 

@@ -14,7 +14,6 @@ import errno
 import fcntl
 import glob
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from energy_index.errors import LockBusy, OutputError, SourceError, UsageError, quoted
 from energy_index.io.local import local_bytes, special_kind
+from energy_index.io.manifest import Checks, SnapshotManifest, read_manifest
 from energy_index.model import SNAPSHOT_MANIFEST
 
 
@@ -185,7 +185,6 @@ def _staged_copy(target: Path, data: bytes) -> str:
 
 
 DIRECTORY_MANIFEST = SNAPSHOT_MANIFEST  # what marks a directory as written by write_directory
-_MANIFEST_CAP = 64 << 20
 _RENAME_EXCHANGE = 2  # linux/fs.h: swap two paths atomically
 
 
@@ -299,13 +298,14 @@ def _replace_problem(target: Path, *, manifest: str) -> str | None:
     entries = _entries(target)
     if not entries:
         return None
-    listed = _listed(target / manifest)
-    if listed is None:
+    listing, why = _listing(target, manifest=manifest)
+    if listing is None:
         return (
             f"not {'a snapshot directory' if manifest == DIRECTORY_MANIFEST else 'a folder'} "
-            f"this tool wrote (no {manifest} listing its files) and not empty: "
-            f"{_some(entries)}; refusing to replace it, name a new or empty directory"
+            f"this tool wrote ({why}) and not empty: {_some(entries)}; refusing to replace "
+            "it, name a new or empty directory"
         )
+    listed = set(listing.files)
     allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}
     foreign = [entry for entry in entries if entry not in allowed]
     if foreign:
@@ -325,67 +325,50 @@ def _entries(directory: Path) -> list[str]:
     return sorted(found)
 
 
-def _listed(path: Path) -> set[str] | None:
-    """The paths a manifest lists under ``files``; None if it is not such a manifest."""
+def _listing(folder: Path, *, manifest: str) -> tuple[SnapshotManifest | None, str]:
+    """The manifest that lists what ``folder`` holds, read as every manifest is (names and
+    sha256 only); None and why, if there is none this tool could have written."""
+    path = folder / manifest
+    if path.is_symlink():
+        return None, f"its {manifest} is a symbolic link"
+    if not os.path.lexists(path):
+        return None, f"no {manifest} listing its files"
     try:
-        if path.is_symlink():
-            return None
-        manifest = json.loads(local_bytes(path, max_bytes=_MANIFEST_CAP))
-    except (SourceError, ValueError, RecursionError):
-        return None
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(files, dict) or not all(isinstance(key, str) for key in files):
-        return None
-    return {Path(key).as_posix() for key in files}
+        return read_manifest(folder, checks=Checks.LISTING, name=manifest), ""
+    except SourceError as error:
+        return None, str(error)
 
 
 def _edited(target: Path, *, manifest: str) -> list[str]:
-    """The files ``manifest`` lists with a sha256 (``name: digest`` or ``name: {"sha256":
-    digest}``) whose bytes now differ; a listed file since removed is not an edit to keep."""
-    try:
-        listing = json.loads(local_bytes(target / manifest, max_bytes=_MANIFEST_CAP))
-    except (SourceError, ValueError, RecursionError):
+    """The files ``manifest`` lists whose bytes now differ from their sha256; a listed file
+    since removed is not an edit to keep."""
+    listing, _ = _listing(target, manifest=manifest)
+    if listing is None:
         return []
-    files = listing.get("files") if isinstance(listing, dict) else None
-    files = files if isinstance(files, dict) else {}
-    paths = {name: _inside(target, name, manifest=manifest) for name in files}  # before any read
+    paths = {name: _inside(target, name, manifest=manifest) for name in listing.files}
     edited = []
-    for name, record in files.items():
-        digest = record.get("sha256") if isinstance(record, dict) else record
-        path = paths[name]
-        if not isinstance(digest, str) or not os.path.lexists(path):
+    for name, path in paths.items():  # every name checked before any file is read
+        if listing.sha256(name) is None or not os.path.lexists(path):
             continue
         try:
             actual: str | None = hashlib.sha256(local_bytes(path)).hexdigest()
         except SourceError:
             actual = None  # a file replaced by a link, a FIFO, a folder: changed too
-        if actual != digest:
+        if actual != listing.sha256(name):
             edited.append(name)
     return sorted(edited)
 
 
 def _inside(target: Path, name: str, *, manifest: str) -> Path:
-    """``target / name``, refused (UsageError) unless it stays in ``target``: the manifest is
-    anyone's to edit, and a name that leaves the folder would have any readable file hashed."""
-    try:
-        impossible = "\x00" in name or not os.fsencode(name)
-    except UnicodeEncodeError:  # a lone surrogate that is not an undecodable byte
-        impossible = True
-    if impossible:
-        raise UsageError(
-            f"{target}: {manifest} lists {quoted(name)}, not a file name (empty, a NUL or a lone "
-            "surrogate); refused, nothing read"
-        )
+    """``target / name``, refused (UsageError) unless it stays in ``target`` with links
+    followed: the manifest is anyone's to edit (its names were checked as it was read), and a
+    name through a link out of the folder would have any readable file hashed."""
     path = target / name
     real = os.path.realpath(target)
-    if (
-        Path(name).is_absolute()
-        or ".." in Path(name).parts
-        or os.path.commonpath([real, os.path.realpath(path)]) != real  # links followed
-    ):
+    if os.path.commonpath([real, os.path.realpath(path)]) != real:
         raise UsageError(
-            f"{target}: {manifest} lists {quoted(name)}, a name outside the folder (absolute, "
-            "with '..' or through a link); refused, nothing read"
+            f"{target}: {manifest} lists {quoted(name)}, a name outside the folder (through a "
+            "link); refused, nothing read"
         )
     return path
 
@@ -406,7 +389,7 @@ def _recovered(target: Path, *, manifest: str) -> None:
         key=lambda path: path.stat().st_mtime,
     )  # fmt: skip
     if not target.exists() and not target.is_symlink():
-        retired = [p for p in leftovers if p.suffix == ".old" and _listed(p / manifest)]
+        retired = [p for p in leftovers if p.suffix == ".old" and _listing(p, manifest=manifest)[0]]
         if retired:
             os.rename(retired[-1], target)
             leftovers.remove(retired[-1])

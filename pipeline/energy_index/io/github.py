@@ -28,15 +28,24 @@ from energy_index.io.http import (
     URL_POLICY,
     Downloader,
     Fetched,
-    kept_etag,
-    kept_last_modified,
     parsed_json,
     shown_url,
     url_allowed,
 )
 from energy_index.io.local import local_bytes
+from energy_index.io.manifest import (
+    Checks,
+    SnapshotManifest,
+    is_commit,
+    is_ref,
+    manifest_bytes,
+    manifest_problems,
+    name_problem,
+    read_manifest,
+    task_of,
+)
 from energy_index.io.snapshots import model_path, task_path
-from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_day, is_timestamp
+from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_timestamp
 from energy_index.settings import (
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
@@ -44,13 +53,7 @@ from energy_index.settings import (
     UPSTREAM_REPOSITORY,
 )
 
-_COMMIT = re.compile(r"[0-9a-f]{40}")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
-_REPOSITORY = re.compile(r"[\w.-]{1,100}/[\w.-]{1,100}")
-_REF = re.compile(r"[^\x00-\x20\x7f~^:?*\[\\]{1,255}")
-_SNAPSHOT_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*")
 _OPTIONAL_PATH = re.compile(r"public/data/[A-Za-z0-9][A-Za-z0-9._/-]*\.json")
-_TASK_FILE = re.compile(r"public/data/tasks/([a-z0-9][a-z0-9-]*)\.json")
 _REPOSITORY_URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?:/tree/(.+))?/?$")
 
 
@@ -171,7 +174,7 @@ def fetched_snapshot(
 
     if (
         previous
-        and previous.manifest["commit"] == commit
+        and previous.manifest.data["commit"] == commit
         and all(previous.has(p) for p in paths)
         and all(previous.has(p) for p in _held_model_paths(previous, paths))
     ):
@@ -198,7 +201,7 @@ def fetched_snapshot(
             raise SourceError(f"{path}{origin} does not exist in {upstream.repository} at {commit}")
         records[path], contents[path], fresh = got
         downloaded += fresh
-        task = _task_of(path)
+        task = task_of(path)
         if task is not None:
             found = [p for p in _model_paths(contents[path], task) if p not in model_paths]
             model_paths.update(found)
@@ -233,7 +236,11 @@ def fetched_files(
     head_url = upstream.head_url()
     head = downloader.get_json(head_url, expect=dict)
     commit, commit_date = _commit_of(head, head_url, downloader.scrub)
-    if previous and previous.manifest["commit"] == commit and all(previous.has(p) for p in paths):
+    if (
+        previous
+        and previous.manifest.data["commit"] == commit
+        and all(previous.has(p) for p in paths)
+    ):
         return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0)
     records: dict[str, dict[str, Any]] = {}
     contents: dict[str, bytes] = {}
@@ -313,20 +320,15 @@ def _written(
         "ref": upstream.ref,
         "commit": commit[0],
         "commit_date": commit[1],
-        "retrieved": today if changed or previous is None else previous.manifest["retrieved"],
+        "retrieved": today if changed or previous is None else previous.manifest.data["retrieved"],
         "files": dict(sorted(records.items())),
     }
-    problems = manifest_problems(manifest)
+    problems = manifest_problems(manifest, checks=Checks.WRITTEN)
     if problems:  # a bug here, not upstream's: every value was checked on its way in
         raise SourceError(f"{to}: the snapshot to write fails its checks: {'; '.join(problems)}")
-    files = {**contents, SNAPSHOT_MANIFEST: (json.dumps(manifest, indent=2) + "\n").encode()}
+    files = {**contents, SNAPSHOT_MANIFEST: manifest_bytes(manifest)}
     write_directory(to, files, keep_edits=keep_edits)
     return changed
-
-
-def _task_of(path: str) -> str | None:
-    match = _TASK_FILE.fullmatch(path)
-    return match.group(1) if match else None
 
 
 def _model_paths(task_content: bytes, task: str) -> list[str]:
@@ -345,7 +347,7 @@ def _model_paths(task_content: bytes, task: str) -> list[str]:
         if isinstance(c, dict) and isinstance(c.get("model_id"), str)
     }
     paths = sorted(model_path(name, task) for name in names)
-    return [path for path in paths if _SNAPSHOT_PATH.fullmatch(path) and ".." not in path]
+    return [path for path in paths if name_problem(path, checks=Checks.WRITTEN) is None]
 
 
 def _held_model_paths(previous: _Previous, paths: Sequence[str]) -> list[str]:
@@ -354,7 +356,7 @@ def _held_model_paths(previous: _Previous, paths: Sequence[str]) -> list[str]:
     again, so that a no-op fetch costs one request only once the snapshot has them all."""
     found = []
     for path in paths:
-        task = _task_of(path)
+        task = task_of(path)
         if task is not None and previous.has(path):
             found += _model_paths(previous.content(path), task)
     return found
@@ -377,115 +379,44 @@ def _commit_of(answer: Any, url: str, scrub: Callable[[str], str]) -> tuple[str,
     return sha, date
 
 
-def is_commit(value: Any) -> bool:
-    """A full commit sha: 40 lower-case hex digits. Example: ``is_commit("0cd5…")``."""
-    return isinstance(value, str) and _COMMIT.fullmatch(value) is not None
-
-
-def manifest_problems(manifest: Any) -> list[str]:
-    """Every way a snapshot.json breaks what this tool writes, as 'key: problem'; [] if none.
-
-    Example: ``manifest_problems({"commit": "x"})`` → ``["repository: missing", …]``.
-    """
-    if not isinstance(manifest, dict):
-        return ["not a JSON object"]
-    checks: dict[str, Callable[[Any], bool]] = {
-        "repository": lambda v: isinstance(v, str) and _REPOSITORY.fullmatch(v) is not None,
-        "ref": is_ref,
-        "commit": is_commit,
-        "commit_date": is_timestamp,
-        "retrieved": is_day,
-    }
-    problems = [
-        f"{key}: missing" if key not in manifest else f"{key}: {quoted(manifest[key])} is wrong"
-        for key, check in checks.items()
-        if key not in manifest or not check(manifest[key])
-    ]
-    files = manifest.get("files")
-    if not isinstance(files, dict) or not files:
-        return [*problems, "files: not an object of path → record"]
-    for path, record in files.items():
-        problems += [f"files.{quoted(path)}: {p}" for p in _record_problems(path, record)]
-    return problems
-
-
-def _record_problems(path: Any, record: Any) -> list[str]:
-    if not (isinstance(path, str) and _SNAPSHOT_PATH.fullmatch(path)) or any(
-        part in (".", "..") for part in path.split("/")
-    ):
-        return ["not a path of the upstream repository"]
-    if not isinstance(record, dict):
-        return ["not an object"]
-    checks: dict[str, Callable[[Any], bool]] = {
-        "url": lambda v: isinstance(v, str) and url_allowed(v) and v.endswith(f"/{path}"),
-        "sha256": lambda v: isinstance(v, str) and _SHA256.fullmatch(v) is not None,
-        "bytes": lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0,
-        "last_commit": is_commit,
-        "last_commit_date": is_timestamp,
-        "etag": lambda v: v is None or (isinstance(v, str) and kept_etag(v) == v),
-        "last_modified": lambda v: v is None or (isinstance(v, str) and kept_last_modified(v) == v),
-    }
-    optional = ("etag", "last_modified")
-    return [
-        f"{key}: missing" if key not in record else f"{key}: {quoted(record[key])} is wrong"
-        for key, check in checks.items()
-        if (key not in record and key not in optional) or (key in record and not check(record[key]))
-    ]
-
-
-def is_ref(value: Any) -> bool:
-    """A branch, tag or commit name git would accept, in short (no spaces, no control
-    characters, none of ``~^:?*[\\``, no ``..``)."""
-    return isinstance(value, str) and _REF.fullmatch(value) is not None and ".." not in value
+def _previous(directory: Path) -> _Previous | None:
+    """The snapshot at ``directory`` if its snapshot.json passes every check of what this
+    tool writes; otherwise None, and it is fetched afresh (a manifest damaged by hand or by an
+    older version is never trusted, nor reused)."""
+    try:
+        return _Previous(read_manifest(directory, checks=Checks.WRITTEN))
+    except SourceError:
+        return None
 
 
 @dataclass(frozen=True)
 class _Previous:
-    directory: Path
-    manifest: dict[str, Any]
+    manifest: SnapshotManifest
 
-    def record(self, path: str) -> dict[str, Any] | None:
-        return self.manifest.get("files", {}).get(path) if self.has(path) else None
+    def record(self, path: str) -> Any:
+        return self.manifest.files[path] if self.has(path) else None
 
     def sha256(self, path: str) -> str | None:
-        record = self.manifest.get("files", {}).get(path)
-        return record.get("sha256") if record else None
+        return self.manifest.sha256(path)
 
     def content(self, path: str) -> bytes:
-        return local_bytes(self.directory / path)
+        return local_bytes(self.manifest.path.parent / path)
 
     def has(self, path: str) -> bool:
         """The file is listed and its bytes on disk still match their sha256."""
-        record = self.manifest.get("files", {}).get(path)
         try:
             content = self.content(path)
         except SourceError:  # gone, a FIFO, too large: fetched again
             return False
-        return bool(record) and hashlib.sha256(content).hexdigest() == record.get("sha256")
-
-
-def _loose_manifest(directory: Path) -> Any:
-    try:
-        return json.loads(local_bytes(directory / SNAPSHOT_MANIFEST))
-    except (SourceError, ValueError, RecursionError):
-        return None
-
-
-def _previous(directory: Path) -> _Previous | None:
-    """The snapshot at ``directory`` if its snapshot.json passes every check; otherwise None,
-    and it is fetched afresh (a manifest damaged by hand or by an older version is never
-    trusted, nor reused)."""
-    manifest = _loose_manifest(directory)
-    if manifest is None or manifest_problems(manifest):
-        return None
-    return _Previous(directory=directory, manifest=manifest)
+        return path in self.manifest.files and (
+            hashlib.sha256(content).hexdigest() == self.manifest.sha256(path)
+        )
 
 
 def _held_tasks(directory: Path) -> list[str]:
-    """The tasks whose files the snapshot.json at ``directory`` lists, whatever else it says."""
-    manifest = _loose_manifest(directory)
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(files, dict):
+    """The tasks whose files the snapshot.json at ``directory`` lists, whatever else it says
+    (a snapshot whose listing cannot be read is refused before: ``writable_directory``)."""
+    try:
+        return read_manifest(directory, checks=Checks.LISTING).tasks()
+    except SourceError:
         return []
-    found = (_TASK_FILE.fullmatch(path) for path in files if isinstance(path, str))
-    return sorted(match.group(1) for match in found if match)

@@ -15,26 +15,21 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Any
 
 from energy_index.errors import ChecksumMismatch, SourceError
-from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
+from energy_index.io.local import MAX_LOCAL_BYTES, local_bytes
+from energy_index.io.manifest import Checks, SnapshotManifest, read_manifest
 from energy_index.model import (
     INDEX_PATH,
     MODELS_FOLDER,
     SNAPSHOT_MANIFEST,
     CarbonSnapshot,
-    Dates,
     UpstreamFile,
     UpstreamSnapshot,
-    is_day,
-    is_timestamp,
 )
 from energy_index.settings import CARBON_PATH
 
 _TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_SNAPSHOT_KEYS = ("repository", "ref", "commit", "commit_date", "retrieved", "files")
-_FILE_KEYS = ("url", "sha256", "bytes", "last_commit", "last_commit_date")
 # Files from this size on are mapped (see _mapped): the task files of real size and above.
 _MAPPED_FROM_BYTES = 1 << 20
 
@@ -74,61 +69,33 @@ def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
     Example: ``upstream_snapshot(Path("snapshots/ml-energy-leaderboard"),
     task="lm-arena-chat")``.
     """
-    directory = snapshot_directory(source)
-    manifest = _manifest(directory)
+    manifest = read_manifest(snapshot_directory(source), checks=Checks.PROVENANCE)
     return UpstreamSnapshot(
-        location=str(directory),
-        repository=manifest["repository"],
-        ref=manifest["ref"],
-        commit=manifest["commit"],
-        commit_date=manifest["commit_date"],
-        retrieved=manifest["retrieved"],
+        **vars(manifest.origin()),
         task=task,
-        task_file=_verified_file(directory, manifest, task_path(task)),
-        index_file=_verified_file(directory, manifest, INDEX_PATH),
-        index_dates=_index_dates(directory, manifest),
+        task_file=_verified_file(manifest, task_path(task)),
+        index_file=_verified_file(manifest, INDEX_PATH),
+        index_dates=manifest.index_dates(),
         model_files=tuple(
-            _verified_file(directory, manifest, path)
-            for path in sorted(manifest["files"])
+            _verified_file(manifest, path)
+            for path in sorted(manifest.files)
             if _is_model_path(path, task)
         ),
     )
 
 
-def _is_model_path(path: object, task: str) -> bool:
+def _is_model_path(path: str, task: str) -> bool:
     """A per-model file of ``task``: ``public/data/models/<org>__<model>__<task>.json``."""
-    if not isinstance(path, str) or not path.startswith(f"{MODELS_FOLDER}/"):
+    if not path.startswith(f"{MODELS_FOLDER}/"):
         return False
     name = path.removeprefix(f"{MODELS_FOLDER}/")
     return "/" not in name and name.endswith(f"__{task}.json")
 
 
-INDEX_DATES = "index_dates"  # snapshot.json: the dates of the index built from the snapshot
-
-
-def _index_dates(directory: Path, manifest: dict[str, Any]) -> Dates | None:
-    """The dates snapshot.json records for the index built from it (optional: a fetched
-    snapshot has none), each checked: neither retrieved nor data_version after updated."""
-    recorded = manifest.get(INDEX_DATES)
-    if recorded is None:
-        return None
-    where = f"{directory / SNAPSHOT_MANIFEST}: {INDEX_DATES}"
-    keys = ("retrieved", "updated", "data_version")
-    if not isinstance(recorded, dict) or sorted(recorded) != sorted(keys):
-        raise SourceError(f"{where}: expected an object with exactly {', '.join(keys)}")
-    wrong = [key for key in keys if not is_day(recorded[key])]
-    if wrong:
-        raise SourceError(f"{where}: {', '.join(wrong)}: expected a date YYYY-MM-DD")
-    dates = Dates(**recorded)
-    if not (dates.retrieved <= dates.updated and dates.data_version <= dates.updated):
-        raise SourceError(f"{where}: expected retrieved and data_version no later than updated")
-    return dates
-
-
 def leaderboard_index(source: Path) -> UpstreamFile:
     """The leaderboard's ``public/data/index.json`` alone, checked against its sha256."""
-    directory = snapshot_directory(source)
-    return _verified_file(directory, _manifest(directory), INDEX_PATH)
+    manifest = read_manifest(snapshot_directory(source), checks=Checks.PROVENANCE)
+    return _verified_file(manifest, INDEX_PATH)
 
 
 def carbon_snapshot(source: Path) -> CarbonSnapshot:
@@ -136,61 +103,16 @@ def carbon_snapshot(source: Path) -> CarbonSnapshot:
 
     Example: ``carbon_snapshot(Path("snapshots/codecarbon-energy-mix")).commit``.
     """
-    directory = snapshot_directory(source)
-    manifest = _manifest(directory)
-    return CarbonSnapshot(
-        location=str(directory),
-        repository=manifest["repository"],
-        ref=manifest["ref"],
-        commit=manifest["commit"],
-        commit_date=manifest["commit_date"],
-        retrieved=manifest["retrieved"],
-        file=_verified_file(directory, manifest, CARBON_PATH),
-    )
+    manifest = read_manifest(snapshot_directory(source), checks=Checks.PROVENANCE)
+    return CarbonSnapshot(**vars(manifest.origin()), file=_verified_file(manifest, CARBON_PATH))
 
 
-def _manifest(directory: Path) -> dict[str, Any]:
-    manifest_path = directory / SNAPSHOT_MANIFEST
-    manifest = json_value(local_bytes(manifest_path), path=manifest_path)
-    if not isinstance(manifest, dict):
-        raise SourceError(f"{manifest_path}: expected a JSON object")
-    missing = [key for key in _SNAPSHOT_KEYS if key not in manifest]
-    if missing:
-        raise SourceError(f"{manifest_path}: missing key(s) {', '.join(missing)}")
-    wrong = [key for key in _SNAPSHOT_KEYS[:-1] if not isinstance(manifest[key], str)]
-    if wrong:
-        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: expected text")
-    if not isinstance(manifest["files"], dict):
-        raise SourceError(f"{manifest_path}: files: expected an object (path → record)")
-    if not is_timestamp(manifest["commit_date"]):
-        raise SourceError(f"{manifest_path}: commit_date: expected an ISO 8601 date and time")
-    if not is_day(manifest["retrieved"]):
-        raise SourceError(f"{manifest_path}: retrieved: expected a date YYYY-MM-DD")
-    return manifest
-
-
-def _typed(key: str, value: object) -> bool:
-    if key == "bytes":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if key == "last_commit_date":
-        return isinstance(value, str) and is_timestamp(value)
-    return isinstance(value, str)
-
-
-def _verified_file(directory: Path, manifest: dict[str, Any], path: str) -> UpstreamFile:
-    manifest_path = directory / SNAPSHOT_MANIFEST
-    record = manifest["files"].get(path)
+def _verified_file(manifest: SnapshotManifest, path: str) -> UpstreamFile:
+    record = manifest.files.get(path)
     if record is None:
-        listed = ", ".join(sorted(str(p) for p in manifest["files"]))
-        raise SourceError(f"{manifest_path}: does not list {path} (it lists: {listed})")
-    if not isinstance(record, dict):
-        raise SourceError(f"{manifest_path}: files.{path}: expected an object")
-    missing = [key for key in _FILE_KEYS if key not in record]
-    if missing:
-        raise SourceError(f"{manifest_path}: files.{path} lacks {', '.join(missing)}")
-    wrong = [f"files.{path}.{key}" for key in _FILE_KEYS if not _typed(key, record[key])]
-    if wrong:
-        raise SourceError(f"{manifest_path}: {', '.join(wrong)}: wrong type or format")
+        listed = ", ".join(sorted(manifest.files))
+        raise SourceError(f"{manifest.path}: does not list {path} (it lists: {listed})")
+    directory = manifest.path.parent
     file_path = directory / path
     if not file_path.resolve().is_relative_to(directory.resolve()):
         raise SourceError(f"{file_path}: a link to outside the snapshot directory; refused")

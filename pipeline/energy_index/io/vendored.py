@@ -10,37 +10,20 @@ snapshot, whole (written beside it and renamed into place), never file by file.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import re
 from dataclasses import asdict
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
 
 from energy_index.errors import ChecksumMismatch, SourceError
 from energy_index.io.local import json_value, local_bytes
-from energy_index.io.snapshots import INDEX_DATES
+from energy_index.io.manifest import (
+    CACHE_ONLY,
+    INDEX_DATES,
+    Checks,
+    manifest_bytes,
+    read_manifest,
+)
 from energy_index.model import SNAPSHOT_MANIFEST, Dates
-
-_TASK_FILE = re.compile(r"^public/data/tasks/([a-z0-9][a-z0-9-]*)\.json$")
-# What only a fetch cache needs (conditional requests): not kept in a vendored snapshot.json.
-_CACHE_ONLY = ("etag", "last_modified")
-
-
-def _manifest(directory: Path) -> dict[str, Any]:
-    path = directory / SNAPSHOT_MANIFEST
-    manifest = json_value(local_bytes(path), path=path)
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(files, dict) or not all(
-        isinstance(record, dict) and isinstance(record.get("sha256"), str)
-        for record in files.values()
-    ):
-        raise SourceError(f"{path}: files: expected an object of path → record with a sha256")
-    return manifest  # type: ignore[no-any-return]
-
-
-def _files(directory: Path) -> dict[str, str]:
-    return {name: record["sha256"] for name, record in _manifest(directory)["files"].items()}
 
 
 def snapshot_tasks(directory: Path) -> list[str]:
@@ -50,31 +33,29 @@ def snapshot_tasks(directory: Path) -> list[str]:
     """
     if not (directory / SNAPSHOT_MANIFEST).is_file():
         return []
-    found = (_TASK_FILE.match(path) for path in _files(directory))
-    return sorted(match.group(1) for match in found if match)
+    return read_manifest(directory, checks=Checks.PROVENANCE).tasks()
 
 
 def snapshot_checksums(directory: Path) -> dict[str, str] | None:
     """Path → sha256 of the files a snapshot lists; None if there is no snapshot there."""
     if not (directory / SNAPSHOT_MANIFEST).is_file():
         return None
-    return _files(directory)
+    return read_manifest(directory, checks=Checks.PROVENANCE).checksums()
 
 
 def snapshot_files(directory: Path) -> dict[str, bytes]:
     """Every file a snapshot lists, read safely and checked against its sha256, and its
     snapshot.json: what a vendored copy is made of.
 
-    A listed path must stay inside the folder (not absolute, no ``..``, no symbolic link on the
-    way) and name a regular file of bounded size: a snapshot.json listing ``/dev/zero``, a FIFO
-    or a link out of the folder is refused by name, before anything is copied.
+    A listed name must stay inside the folder (the manifest's checks: not absolute, no ``..``)
+    with no symbolic link on the way, and name a regular file of bounded size: a snapshot.json
+    listing ``/dev/zero``, a FIFO or a link out of the folder is refused by name, before
+    anything is copied.
     """
-    manifest_path = directory / SNAPSHOT_MANIFEST
+    manifest = read_manifest(directory, checks=Checks.PROVENANCE)
     files: dict[str, bytes] = {}
-    for name, sha256 in _files(directory).items():
-        parts = PurePosixPath(name).parts
-        if not parts or name.startswith("/") or ".." in parts or "\\" in name:
-            raise SourceError(f"{manifest_path}: lists {name!r}, not a path inside the snapshot")
+    for name, sha256 in manifest.checksums().items():
+        parts = name.split("/")
         for depth in range(1, len(parts) + 1):
             if os.path.islink(directory.joinpath(*parts[:depth])):
                 link = directory.joinpath(*parts[:depth])
@@ -84,16 +65,16 @@ def snapshot_files(directory: Path) -> dict[str, bytes]:
         if actual != sha256:
             raise ChecksumMismatch(path=str(directory / name), expected=sha256, actual=actual)
         files[name] = content
-    files[SNAPSHOT_MANIFEST] = local_bytes(manifest_path)
+    files[SNAPSHOT_MANIFEST] = local_bytes(manifest.path)
     return files
 
 
 def vendored_manifest(fetched: bytes, *, dates: Dates) -> bytes:
     """The snapshot.json of a vendored copy: the fetched one, without what only a cache needs,
     recording the dates of the index built from it."""
-    manifest = json.loads(fetched)
+    manifest = json_value(fetched, path=SNAPSHOT_MANIFEST)
     for record in manifest["files"].values():
-        for key in _CACHE_ONLY:
+        for key in CACHE_ONLY:
             record.pop(key, None)
     manifest[INDEX_DATES] = asdict(dates)
-    return (json.dumps(manifest, indent=2) + "\n").encode()
+    return manifest_bytes(manifest)

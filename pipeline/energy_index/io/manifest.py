@@ -1,0 +1,266 @@
+"""snapshot.json, read and checked in one place.
+
+A snapshot directory's ``snapshot.json`` says where its files came from (repository, ref,
+commit, commit date, the day they were retrieved), lists each file with its record (url,
+sha256, size, last commit; a fetch cache adds ETag and Last-Modified), and, in a vendored copy,
+the dates of the index built from it (``index_dates``). Four parts of the tool read it, and
+they differ only in how much they require, which is the ``checks`` of the one reader:
+
+- ``LISTING``: the names of the files and their sha256, nothing else. The folder replacement
+  needs no more to tell a folder this tool wrote from one it must not replace (it reads the
+  site's ``files.json`` the same way: there a file's record is its sha256 alone).
+- ``PROVENANCE``: a snapshot to build from, or to vendor: the header and every file's record
+  present and of its type, and ``index_dates`` sound. A snapshot made by hand passes it.
+- ``WRITTEN``: every value exactly as this tool writes it (a commit is 40 hex digits, a url
+  one the fetch may request and ending in its path, …): what a previous fetch cache must pass
+  before its bytes and ETags are reused, and what a fetch checks before it writes one.
+
+A file name must stay inside its folder at every level: not empty, not absolute, no ``..``,
+no NUL, no backslash. Whether a name leads through a symbolic link is for the code that opens
+it to check, on disk.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from energy_index.errors import SourceError, quoted
+from energy_index.io.http import kept_etag, kept_last_modified, url_allowed
+from energy_index.io.local import json_value, local_bytes
+from energy_index.model import SNAPSHOT_MANIFEST, Dates, SnapshotOrigin, is_day, is_timestamp
+
+INDEX_DATES = "index_dates"  # the dates of the index built from the snapshot (a vendored copy)
+CACHE_ONLY = ("etag", "last_modified")  # what only a fetch cache needs (conditional requests)
+MANIFEST_CAP = 64 << 20  # bytes: a snapshot.json of many thousand files, not a disk's worth
+
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_REPOSITORY = re.compile(r"[\w.-]{1,100}/[\w.-]{1,100}")
+_REF = re.compile(r"[^\x00-\x20\x7f~^:?*\[\\]{1,255}")
+_UPSTREAM_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*")
+_TASK_FILE = re.compile(r"public/data/tasks/([a-z0-9][a-z0-9-]*)\.json")
+_SHOWN_PROBLEMS = 5
+
+
+class Checks(enum.IntEnum):
+    """How much a reader of snapshot.json requires; each level includes the one before."""
+
+    LISTING = 1
+    PROVENANCE = 2
+    WRITTEN = 3
+
+
+def is_commit(value: Any) -> bool:
+    """A full commit sha: 40 lower-case hex digits. Example: ``is_commit("0cd5…")``."""
+    return isinstance(value, str) and _COMMIT.fullmatch(value) is not None
+
+
+def is_ref(value: Any) -> bool:
+    """A branch, tag or commit name git would accept, in short (no spaces, no control
+    characters, none of ``~^:?*[\\``, no ``..``)."""
+    return isinstance(value, str) and _REF.fullmatch(value) is not None and ".." not in value
+
+
+def task_of(name: str) -> str | None:
+    """The task a task file's path names: ``public/data/tasks/gpqa.json`` → ``gpqa``; else None."""
+    match = _TASK_FILE.fullmatch(name)
+    return match.group(1) if match else None
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+# key → (what PROVENANCE requires, what WRITTEN requires besides, what to expect, in words)
+_Check = tuple[Callable[[Any], bool], Callable[[Any], bool], str]
+_HEADER: dict[str, _Check] = {
+    "repository": (_text, lambda v: _REPOSITORY.fullmatch(v) is not None, "owner/name"),
+    "ref": (_text, is_ref, "a git ref"),
+    "commit": (_text, is_commit, "a commit sha (40 hex digits)"),
+    "commit_date": (is_timestamp, is_timestamp, "an ISO 8601 date and time"),
+    "retrieved": (is_day, is_day, "a date YYYY-MM-DD"),
+}
+_RECORD: dict[str, _Check] = {
+    "url": (_text, url_allowed, "a url this tool may fetch"),
+    "sha256": (_text, lambda v: _SHA256.fullmatch(v) is not None, "a sha256 (64 hex digits)"),
+    "bytes": (_count, _count, "a count of bytes"),
+    "last_commit": (_text, is_commit, "a commit sha (40 hex digits)"),
+    "last_commit_date": (is_timestamp, is_timestamp, "an ISO 8601 date and time"),
+}
+_CACHE_RECORD: dict[str, Callable[[Any], bool]] = {
+    "etag": lambda v: v is None or (isinstance(v, str) and kept_etag(v) == v),
+    "last_modified": lambda v: v is None or (isinstance(v, str) and kept_last_modified(v) == v),
+}
+
+
+@dataclass(frozen=True)
+class SnapshotManifest:
+    """A snapshot.json that passed its checks: ``data`` as parsed, and what its readers ask."""
+
+    path: Path
+    data: Mapping[str, Any]
+    checks: Checks
+
+    @property
+    def files(self) -> Mapping[str, Any]:
+        """File name → its record (at ``LISTING`` in a site's files.json: its sha256)."""
+        return self.data["files"]  # type: ignore[no-any-return]
+
+    def sha256(self, name: str) -> str | None:
+        """The sha256 a file is listed with; None if it is not listed, or listed without one
+        (a listing may do that)."""
+        record = self.files.get(name)
+        return record if isinstance(record, str) else record.get("sha256") if record else None
+
+    def checksums(self) -> dict[str, str]:
+        """File name → sha256, for every listed file (``PROVENANCE`` and above: each has one)."""
+        assert self.checks >= Checks.PROVENANCE, "a listing may list a file without its sha256"
+        return {name: record["sha256"] for name, record in self.files.items()}
+
+    def tasks(self) -> list[str]:
+        """The tasks whose task files are listed, sorted."""
+        return sorted(task for task in map(task_of, self.files) if task is not None)
+
+    def origin(self) -> SnapshotOrigin:
+        """Where the files came from (``PROVENANCE`` and above)."""
+        assert self.checks >= Checks.PROVENANCE, "a listing does not say where files came from"
+        return SnapshotOrigin(
+            location=str(self.path.parent),
+            **{key: self.data[key] for key in _HEADER},
+        )
+
+    def index_dates(self) -> Dates | None:
+        """The dates of the index built from this snapshot, if recorded (a vendored copy)."""
+        recorded = self.data.get(INDEX_DATES)
+        return None if recorded is None else Dates(**recorded)
+
+
+def read_manifest(
+    directory: Path, *, checks: Checks, name: str = SNAPSHOT_MANIFEST
+) -> SnapshotManifest:
+    """The manifest at ``directory / name``, parsed strictly and checked to ``checks``; a
+    SourceError naming the file and every problem (the first five) otherwise.
+
+    Example: ``read_manifest(Path("snapshots/ml-energy-leaderboard"),
+    checks=Checks.PROVENANCE).origin().commit``.
+    """
+    path = directory / name
+    data = json_value(local_bytes(path, max_bytes=MANIFEST_CAP), path=path)
+    problems = manifest_problems(data, checks=checks)
+    if problems:
+        more = len(problems) - _SHOWN_PROBLEMS
+        shown = "; ".join(problems[:_SHOWN_PROBLEMS]) + (f"; and {more} more" if more > 0 else "")
+        raise SourceError(f"{path}: {shown}")
+    return SnapshotManifest(path=path, data=data, checks=checks)
+
+
+def manifest_problems(data: Any, *, checks: Checks) -> list[str]:
+    """Every way ``data`` falls short of ``checks``, as 'key: problem'; [] if none.
+
+    Example: ``manifest_problems({"commit": "x"}, checks=Checks.WRITTEN)`` →
+    ``["repository: missing", …]``.
+    """
+    if not isinstance(data, dict):
+        return ["expected a JSON object"]
+    problems = []
+    if checks >= Checks.PROVENANCE:
+        problems += _problems(data, _HEADER, checks=checks)
+        problems += _index_dates_problems(data.get(INDEX_DATES))
+    files = data.get("files")
+    if not isinstance(files, dict):
+        return [*problems, "files: expected an object (file name → record)"]
+    if checks >= Checks.WRITTEN and not files:
+        problems.append("files: lists no file")
+    for name, record in files.items():
+        problem = name_problem(name, checks=checks)
+        where = f"files.{quoted(name)}"
+        if problem:
+            problems.append(f"lists {quoted(name)}, {problem}")
+        elif checks == Checks.LISTING and isinstance(record, str):
+            continue  # files.json's form: the record is the sha256 itself
+        elif not isinstance(record, dict):
+            problems.append(f"{where}: expected an object")
+        elif checks == Checks.LISTING:  # a sha256 is optional here: a file without is kept
+            if "sha256" in record and not isinstance(record["sha256"], str):
+                problems.append(f"{where}.sha256: expected text, found {quoted(record['sha256'])}")
+        else:
+            problems += [f"{where}.{p}" for p in _record_problems(name, record, checks=checks)]
+    return problems
+
+
+def name_problem(name: Any, *, checks: Checks = Checks.LISTING) -> str | None:
+    """Why ``name`` cannot be a file listed in a manifest; None if it can.
+
+    Example: ``name_problem("../secret")`` → ``"a name outside the folder (…)"``.
+    """
+    if not isinstance(name, str) or not name:
+        return "not a file name (empty, a NUL or a lone surrogate)"
+    try:
+        impossible = "\x00" in name or not os.fsencode(name)
+    except UnicodeEncodeError:  # a lone surrogate that is not an undecodable byte
+        impossible = True
+    if impossible:
+        return "not a file name (empty, a NUL or a lone surrogate)"
+    if "\\" in name or any(part in ("", ".", "..") for part in name.split("/")):
+        return "a name outside the folder (absolute, or with '..', '.', '\\' or '//')"
+    if checks >= Checks.WRITTEN and not _UPSTREAM_PATH.fullmatch(name):
+        return "not a path of the upstream repository"
+    return None
+
+
+def _problems(data: Mapping[str, Any], wanted: dict[str, _Check], *, checks: Checks) -> list[str]:
+    problems = []
+    for key, (typed, written, expected) in wanted.items():
+        if key not in data:
+            problems.append(f"{key}: missing")
+        elif not typed(data[key]) or (checks >= Checks.WRITTEN and not written(data[key])):
+            problems.append(f"{key}: expected {expected}, found {quoted(data[key])}")
+    return problems
+
+
+def _record_problems(name: str, record: Mapping[str, Any], *, checks: Checks) -> list[str]:
+    problems = _problems(record, _RECORD, checks=checks)
+    if checks >= Checks.WRITTEN:
+        url = record.get("url")
+        if isinstance(url, str) and url_allowed(url) and not url.endswith(f"/{name}"):
+            problems.append(f"url: does not end in the file's name, found {quoted(url)}")
+        problems += [
+            f"{key}: {quoted(record[key])} is not one this tool keeps"
+            for key, check in _CACHE_RECORD.items()
+            if key in record and not check(record[key])
+        ]
+    return problems
+
+
+def _index_dates_problems(recorded: Any) -> list[str]:
+    """``index_dates``, when there: exactly the three dates, neither retrieved nor
+    data_version after updated."""
+    if recorded is None:
+        return []
+    keys = ("retrieved", "updated", "data_version")
+    if not isinstance(recorded, dict) or sorted(recorded) != sorted(keys):
+        return [f"{INDEX_DATES}: expected an object with exactly {', '.join(keys)}"]
+    wrong = [key for key in keys if not is_day(recorded[key])]
+    if wrong:
+        return [f"{INDEX_DATES}: {', '.join(wrong)}: expected a date YYYY-MM-DD"]
+    dates = Dates(**recorded)
+    if not (dates.retrieved <= dates.updated and dates.data_version <= dates.updated):
+        return [f"{INDEX_DATES}: expected retrieved and data_version no later than updated"]
+    return []
+
+
+def manifest_bytes(data: Mapping[str, Any]) -> bytes:
+    """How every snapshot.json is written: the one serialisation, so that equal manifests are
+    equal bytes."""
+    return (json.dumps(data, indent=2) + "\n").encode()
