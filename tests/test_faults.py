@@ -448,7 +448,8 @@ def test_deep_nesting_in_the_index_at_out_does_not_block_the_next_build(tmp_path
         ([], "files: expected an object"),
         ({TASK_PATH: "oops"}, f"files.'{TASK_PATH}': expected an object"),
         ({TASK_PATH: {"url": 1, "sha256": None, "bytes": "x", "last_commit": [],
-                      "last_commit_date": {}}}, f"files.'{TASK_PATH}'.last_commit_date: expected an ISO 8601 date and time"),
+                      "last_commit_date": {}}},
+         f"files.'{TASK_PATH}'.last_commit_date: expected an ISO 8601 date and time"),
     ],
 )  # fmt: skip
 def test_malformed_files_entries_in_snapshot_json_are_a_clean_error(tmp_path, files, message):
