@@ -25,7 +25,7 @@ from energy_index.documents.factors import impact_factors
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
 from energy_index.errors import ChecksumMismatch, UpstreamFormatError
 from energy_index.flows.build import BuildSettings, Extras, index_stages, run_all_tasks
-from energy_index.flows.impacts import impacts_of
+from energy_index.flows.impacts import audit_impacts, impacts_of
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import UpstreamFile
 from energy_index.settings import CARBON_PATH
@@ -309,9 +309,7 @@ def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: 
     tampered.write_text(json.dumps(document))
     failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1
-    assert "carbon_source.countries.FRA.g_per_kwh: published '12.0' ≠ rebuilt '56.039'" in (
-        failed.output
-    )
+    assert "carbon_source.countries.FRA.g_per_kwh: 12.0 → 56.039" in failed.output
     document = json.loads(impacts.read_bytes())
     by_country = document["rows"][5]["estimated"]["carbon"]["by_country"]
     by_country["POL"]["g_per_million_output_tokens"]["low"] /= 2
@@ -321,6 +319,41 @@ def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: 
     assert "rows[5].estimated.carbon.by_country.POL.g_per_million_output_tokens.low" in (
         failed.output
     )
+
+
+def test_the_impacts_audit_compares_numbers_as_numbers(tmp_path: Path) -> None:
+    # A published 691.0 against a rebuilt 691 was reported as a difference (compared as text
+    # and by Python type); the index audit's comparer (documents/compare.py) is the one used.
+    out = tmp_path / "index.json"
+    built = invoke("build", "--from", GOLDEN, "--out", out, "--impacts", "--carbon", CARBON_FIXTURE)
+    assert built.exit_code == 0, built.output
+    document = json.loads((tmp_path / "impacts.json").read_bytes())
+    measured = document["rows"][0]["measured"]
+    assert measured["gpu_power_watts_total"] == 691
+    measured["gpu_power_watts_total"] = 691.0
+    copy = tmp_path / "published.json"
+    copy.write_text(json.dumps(document))
+    assert b'"gpu_power_watts_total": 691.0' in copy.read_bytes()
+    result = invoke("audit", "--published", copy, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
+    assert result.exit_code == 0, result.output
+    assert "impacts: identical" in result.output
+
+
+@pytest.mark.parametrize(
+    ("published", "rebuilt", "found"),
+    [
+        ({"a": 691.0}, {"a": 691}, []),
+        ({"a": [0.5, 691.0]}, {"a": [0.5, 691]}, []),
+        ({"a": True}, {"a": 1}, ["a: true → 1"]),
+        ({"a": [1]}, {"a": [True]}, ["a[0]: 1 → true"]),
+        ({"a": 0}, {"a": False}, ["a: 0 → false"]),
+        ({"a": "691"}, {"a": 691}, ['a: "691" → 691']),
+        ({"a": [1, 2]}, {"a": [1]}, ["a[1]: 2 → null"]),
+        ({"rows": [{"x": 1.5}]}, {"rows": [{"x": 1.25}]}, ["rows[0].x: 1.5 → 1.25"]),
+    ],
+)
+def test_the_impacts_audit_keeps_true_and_1_apart(published, rebuilt, found) -> None:
+    assert audit_impacts(published, rebuilt).differences == found
 
 
 def test_impacts_leave_the_published_index_as_it_is(tmp_path: Path, golden_index: Path) -> None:
@@ -411,7 +444,7 @@ def test_the_impacts_audit_fails_a_doctored_index_block(
     tampered.write_text(json.dumps(document))
     failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1, failed.output
-    assert f"index.{field}: published" in failed.output
+    assert f"index.{field}: {json.dumps(value)} → " in failed.output
 
 
 def test_a_carbon_intensity_beyond_a_float_is_refused_naming_the_file_and_field() -> None:

@@ -1,6 +1,7 @@
 """Compare a published index with a rebuild, key by key and row by row.
 
-Rows are matched by ``row_id``; every field of a matched row and every header key must be equal.
+Rows are matched by ``row_id``; every field of a matched row and every header key must be equal:
+numbers as numbers (691.0 is 691), but true is not 1. The impacts audit compares with this too.
 The dates that move without the data changing (``updated``, ``data_version``,
 ``source.retrieved``) are volatile: shown, never failing.
 """
@@ -130,10 +131,25 @@ def differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference
             else:
                 found += differences(published[key], rebuilt[key], prefix=where)
         return found
+    if isinstance(published, list) and isinstance(rebuilt, list):
+        # Item by item, by the same rules (== on lists would make [true] and [1] equal); an item
+        # on one side only is shown against null, as a key on one side only is.
+        found = []
+        for number in range(max(len(published), len(rebuilt))):
+            where = f"{prefix}[{number}]"
+            if number >= len(published) or number >= len(rebuilt):
+                found.append(Difference(where, _item(published, number), _item(rebuilt, number)))
+            else:
+                found += differences(published[number], rebuilt[number], prefix=where)
+        return found
     # bool is an int to Python: compare JSON types too, so that 1 and true differ.
     if type(published) is not type(rebuilt) and not (_is_number(published) and _is_number(rebuilt)):
         return [Difference(prefix, published, rebuilt)]
     return [] if published == rebuilt else [Difference(prefix, published, rebuilt)]
+
+
+def _item(items: list[Any], number: int) -> Any:
+    return items[number] if number < len(items) else None
 
 
 def _is_number(value: Any) -> bool:

@@ -1,5 +1,6 @@
 """The impacts documents: ``impacts.json`` beside a task's index, the per-country files of the
-site API, their table rows, and the comparison an audit of an impacts file makes.
+site API and their table rows (an audit compares them as the index audit does,
+documents/compare.py).
 
 Measured and estimated never share a field: a row's ``measured`` block holds the index's own
 figures (status ``measured``, boundary ``gpu``), its ``estimated`` blocks only ranges built with
@@ -143,31 +144,6 @@ def impacts_table_rows(impacts: Mapping[str, Any]) -> list[dict[str, Any]]:
         flat["estimated_server_host_high_form"] = host["high_form"]
         table.append(flat)
     return table
-
-
-def differences(published: Any, rebuilt: Any, *, path: str = "") -> list[str]:
-    """Every place two JSON values differ, as 'path: published … ≠ rebuilt …' (values cut)."""
-    if isinstance(published, dict) and isinstance(rebuilt, dict):
-        found = []
-        for key in sorted(set(published) | set(rebuilt), key=str):
-            where = f"{path}.{key}" if path else str(key)
-            if key not in published:
-                found.append(f"{where}: missing from the published file")
-            elif key not in rebuilt:
-                found.append(f"{where}: not in the rebuild")
-            else:
-                found += differences(published[key], rebuilt[key], path=where)
-        return found
-    if isinstance(published, list) and isinstance(rebuilt, list):
-        if len(published) != len(rebuilt):
-            return [f"{path}: {len(published)} items published ≠ {len(rebuilt)} rebuilt"]
-        found = []
-        for number, (a, b) in enumerate(zip(published, rebuilt, strict=True)):
-            found += differences(a, b, path=f"{path}[{number}]")
-        return found
-    if published != rebuilt or type(published) is not type(rebuilt):
-        return [f"{path}: published {str(published)[:60]!r} ≠ rebuilt {str(rebuilt)[:60]!r}"]
-    return []
 
 
 def carbon_changelog(

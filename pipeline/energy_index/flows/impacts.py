@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.compare import VOLATILE as INDEX_VOLATILE
+from energy_index.documents.compare import differences
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.impacts import (
     carbon_source,
     country_document,
-    differences,
     impacts_document,
 )
 from energy_index.documents.schemas import COUNTRY_SCHEMA, IMPACTS_SCHEMA, checked
@@ -94,10 +94,10 @@ class ImpactsAudit:
 
 
 def audit_impacts(published: dict[str, Any], rebuilt: dict[str, Any]) -> ImpactsAudit:
-    """Every difference between a published impacts document and a rebuild, path by path."""
+    """Every difference between a published impacts document and a rebuild, path by path, by
+    the index audit's rules (numbers as numbers, true apart from 1)."""
     problems: list[str] = []
     volatile: list[str] = []
-    for found in differences(published, rebuilt):
-        path = found.partition(":")[0]
-        (volatile if path in VOLATILE else problems).append(found)
+    for found in differences(published, rebuilt, prefix=""):
+        (volatile if found.where in VOLATILE else problems).append(str(found))
     return ImpactsAudit(differences=problems, volatile=volatile)
