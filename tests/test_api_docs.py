@@ -1,10 +1,12 @@
 """The examples of docs/api.md and the README run, from the repository's root, as a user would
-type them; the README stays a front page."""
+type them; the README stays a front page. (tests/test_wheel.py runs them again with only the
+installed wheel, in an empty folder.)"""
 
 from __future__ import annotations
 
-import doctest
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,15 +27,31 @@ def test_api_md_has_examples():
     assert examples(API_DOC).count(">>> ") >= 3
 
 
+# Runs the examples read from stdin as one doctest session, in a Python that need not see tests/
+# (the installed wheel's): prints doctest's report and exits 1 on a failure, else prints the count.
+SESSION = """
+import doctest, sys
+test = doctest.DocTestParser().get_doctest(sys.stdin.read(), {}, sys.argv[1], sys.argv[1], 0)
+runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+report = []
+runner.run(test, out=report.append)
+print("".join(report) or f"{runner.tries} examples passed")
+sys.exit(1 if runner.failures else 0)
+"""
+
+
+def run_examples(python: Path | str, path: Path, *, cwd: Path, env: dict[str, str] | None = None):
+    """The examples of the Markdown file ``path``, run by ``python`` in the folder ``cwd``."""
+    return subprocess.run(
+        [str(python), "-c", SESSION, path.name],
+        input=examples(path), cwd=cwd, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("path", [API_DOC, README], ids=lambda p: p.name)
-def test_the_examples_run(path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.chdir(REPO)
-    name = str(path.relative_to(REPO))
-    test = doctest.DocTestParser().get_doctest(examples(path), {}, name, str(path), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    report: list[str] = []
-    runner.run(test, out=report.append)
-    assert runner.failures == 0, "".join(report)
+def test_the_examples_run(path: Path):
+    done = run_examples(sys.executable, path, cwd=REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_the_readme_is_a_front_page():

@@ -80,6 +80,17 @@ def test_each_command_is_its_api_function_with_the_same_options_and_defaults(nam
             assert api_default is None, param.name
 
 
+def test_the_published_index_the_package_carries_is_named_or_its_absence_said(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    # Running from this checkout, the package's copy is the checkout's (a wheel's is made of it).
+    assert energy_index.published_index() == REPO / "output" / "index.json"
+    assert "published_index" in energy_index.__all__
+    monkeypatch.setattr(api, "installed_copy", lambda relative: None)
+    with pytest.raises(energy_index.EnergyIndexError, match="carries no published index"):
+        energy_index.published_index()
+
+
 def test_the_command_line_calls_only_the_api():
     source = (REPO / "pipeline" / "energy_index" / "cli.py").read_text("utf-8")
     assert "energy_index.flows" not in source and "energy_index.io" not in source

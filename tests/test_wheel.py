@@ -19,12 +19,17 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO
+from tests.test_api_docs import API_DOC, README, examples, run_examples
+
+
+def user_env() -> dict[str, str]:
+    """The environment of a user's shell: none of this suite's settings."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("ENERGY_INDEX_", "PYTHON"))}
 
 
 def run(*args: object, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ENERGY_INDEX_", "PYTHON"))}
     done = subprocess.run(
-        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, env=env, check=False
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True, env=user_env(), check=False
     )
     assert not check or done.returncode == 0, done.stdout + done.stderr
     return done
@@ -74,9 +79,7 @@ def test_build_audit_report_and_site_work_in_an_empty_folder(installed: Path, tm
     assert (tmp_path / "output" / "index.report.json").read_bytes() == (
         REPO / "output" / "index.report.json"
     ).read_bytes()
-    where = (
-        "from energy_index.io.packaged import installed_copy as c; print(c('output/index.json'))"
-    )
+    where = "import energy_index; print(energy_index.published_index())"
     published = run(installed / "python", "-c", where, cwd=tmp_path).stdout.strip()
     assert published.startswith(str(installed.parent))
     audit = run(command, "audit", "--published", published, cwd=tmp_path)
@@ -94,3 +97,12 @@ def test_build_audit_report_and_site_work_in_an_empty_folder(installed: Path, tm
     assert (tmp_path / "site" / "datapackage.json").is_file()
     # Nothing but what the commands write: the defaults read the installed copies.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["output", "site"]
+
+
+@pytest.mark.parametrize("path", [API_DOC, README], ids=lambda p: p.name)
+def test_the_documented_examples_run_in_an_empty_folder(installed: Path, tmp_path: Path, path):
+    # The Python examples, as a user types them after pip install: no checkout path to lean on.
+    done = run_examples(installed / "python", path, cwd=tmp_path, env=user_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{examples(path).count('>>> ')} examples passed" in done.stdout
+    assert list(tmp_path.iterdir()) == [], "the examples write only where they say"

@@ -10,6 +10,7 @@ arguments and their defaults (docs/api.md):
     validate(path) → tuple of problems
     report(*, index, source, out, png, …) → Page
     site(*, index, source, out, …) → Site
+    published_index() → Path                                       the published index it carries
     NetworkSettings                                                how to reach upstream
     EnergyIndexError and its subclasses                            energy_index.errors
 
@@ -36,6 +37,7 @@ _PUBLIC = {
     "regenerate": "energy_index.api",
     "fetch": "energy_index.api",
     "validate": "energy_index.api",
+    "published_index": "energy_index.api",
     "report": "energy_index.api",
     "site": "energy_index.api",
     "Built": "energy_index.api",

@@ -7,7 +7,7 @@ function, with the same default. Heavy libraries are imported when a function is
 ``import energy_index`` stays as light as ``energy-index --help``.
 
     >>> import energy_index
-    >>> energy_index.audit(published="fixtures/published/index.json").identical
+    >>> energy_index.audit(published=energy_index.published_index()).identical
     True
 """
 
@@ -21,8 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from energy_index.errors import UsageError
-from energy_index.io.packaged import located
+from energy_index.errors import SourceError, UsageError
+from energy_index.io.packaged import installed_copy, located
 from energy_index.model import Access, NetworkSettings
 from energy_index.settings import (
     CARBON_SNAPSHOT,
@@ -332,6 +332,21 @@ def refresh_carbon(
     )
 
 
+def published_index() -> Path:
+    """The published index the package carries: the committed build of its vendored snapshot
+    (in a wheel, its copy; running from a checkout, the checkout's output/index.json, of which a
+    wheel's copy is made). ``audit``, ``report`` and ``site`` read it by default where the
+    working directory has no output/index.json; so does ``energy-index audit`` without
+    ``--published``, whose first line names it."""
+    copy = installed_copy(DEFAULT_OUT)
+    if copy is None:
+        raise SourceError(
+            "this installation of energy-index carries no published index "
+            f"(energy_index/data/published/index.json, made from {DEFAULT_OUT})"
+        )
+    return copy
+
+
 def validate(path: PathLike) -> tuple[str, ...]:
     """``energy-index validate``: how the index file at ``path`` breaks the schema or the index
     rules; empty when it is valid. The first MAX_PROBLEMS are described, and a last line
@@ -406,6 +421,7 @@ __all__ = [
     "audit",
     "build",
     "fetch",
+    "published_index",
     "regenerate",
     "report",
     "site",
