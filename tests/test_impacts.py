@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import shutil
 import statistics
 from pathlib import Path
@@ -456,3 +457,33 @@ def test_a_carbon_intensity_beyond_a_float_is_refused_naming_the_file_and_field(
         grid_intensities(file)
     assert str(caught.value).startswith(f"{CARBON_PATH}: not valid here: the integer")
     assert "(the value of 'carbon_intensity') is beyond the largest float" in str(caught.value)
+
+
+# A JSON number that is zero with a minus sign: -0, -0.0, -0e0 (not -0.0112).
+NEGATIVE_ZERO = re.compile(rb"-0(?:\.0*)?(?:[eE][-+]?[0-9]+)?[,\s}\]]")
+
+
+def test_a_negative_zero_intensity_is_published_as_zero(tmp_path: Path) -> None:
+    # CodeCarbon's "-0.0" passed the 0–5000 check and came out as "-0.0" in impacts.json, in the
+    # country's figure and every carbon range derived from it.
+    copy = shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
+    target = copy / CARBON_PATH
+    document = json.loads(target.read_bytes())
+    assert document["CAF"]["carbon_intensity"] == 0
+    document["CAF"]["carbon_intensity"] = -0.0
+    content = json.dumps(document).encode()
+    assert b'"carbon_intensity": -0.0' in content
+    target.write_bytes(content)
+    manifest = json.loads((copy / "snapshot.json").read_bytes())
+    record = manifest["files"][CARBON_PATH]
+    record["sha256"], record["bytes"] = hashlib.sha256(content).hexdigest(), len(content)
+    (copy / "snapshot.json").write_text(json.dumps(manifest))
+    out = tmp_path / "index.json"
+    built = invoke("build", "--from", GOLDEN, "--out", out, "--impacts", "--carbon", copy)
+    assert built.exit_code == 0, built.output
+    published = (tmp_path / "impacts.json").read_bytes()
+    assert not NEGATIVE_ZERO.search(published), NEGATIVE_ZERO.search(published)
+    impacts = json.loads(published)
+    assert impacts["carbon_source"]["countries"]["CAF"]["g_per_kwh"] == 0.0
+    carbon = impacts["rows"][0]["estimated"]["carbon"]["by_country"]["CAF"]
+    assert carbon["g_per_million_output_tokens"] == {"low": 0.0, "high": 0.0}

@@ -57,7 +57,9 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
             iso3=code,
             country=record["country_name"],
             year=record["year"],
-            g_per_kwh=float(record["carbon_intensity"]),
+            # + 0.0 makes CodeCarbon's -0.0 (inside 0–5000) a 0.0: every carbon figure is
+            # derived from this one, and a product with -0.0 would publish "-0.0" throughout.
+            g_per_kwh=float(record["carbon_intensity"]) + 0.0,
         )
     if problems:
         shown = "; ".join(problems[:SHOWN_PROBLEMS])
