@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import FAST, GOLDEN, PUBLISHED, TASK_PATH, cli
+import pytest
+
+from tests.conftest import FAST, GOLDEN, PUBLISHED, TASK_PATH, cli, invoke
 
 
 def _published_on(tmp_path: Path, day: str, next_day: str) -> Path:
@@ -64,3 +66,30 @@ def test_audit_at_a_name_that_is_not_a_commit_is_a_usage_error(standin, tmp_path
     assert result.exit_code == 2
     assert result.output.startswith("error: --at: 'master': not a commit sha")
     assert sum(standin.hits.values()) == 0
+
+
+@pytest.mark.parametrize("command", [["validate"], ["audit", "--published"]])
+@pytest.mark.parametrize(
+    ("literal", "shown"),
+    [
+        ("1e400", "'1e400'"),
+        ("-2.5E+999", "'-2.5E+999'"),
+        ("1" + "0" * 400 + ".5", "'100000000000…' (403 characters)"),
+    ],
+)
+def test_a_float_beyond_the_largest_is_named_with_its_row_and_field(
+    tmp_path: Path, command: list[str], literal: str, shown: str
+):
+    # json.loads reads 1e400 as inf, which the schema check saw as null: "null is not of type
+    # number", the number and its place unsaid.
+    text = PUBLISHED.read_text("utf-8")
+    assert text.count('"median_itl_ms": 91.2,') == 1  # the second row's
+    published = tmp_path / "index.json"
+    published.write_text(text.replace('"median_itl_ms": 91.2,', f'"median_itl_ms": {literal},'))
+    result = invoke(*command, published)
+    assert result.exit_code == 1, result.output
+    assert (
+        f"{published}: not valid here: the number {shown} at $.rows[1].median_itl_ms is beyond "
+        "the largest float (about 1.8e308)"
+    ) in result.output
+    assert "null" not in result.output and "Traceback" not in result.output
