@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -55,6 +56,9 @@ def test_each_level_asks_more_than_the_one_before():
         ("", "not a file name"),
         ("a\x00b", "not a file name"),
         ("\ud800", "not a file name"),
+        ("x\n::error file=a::pwned", "a control or format character"),
+        ("public/data/\u202etxt.json", "a control or format character"),
+        ("public/data/models/org__" + "a" * 240 + "__gpqa.json", "longer than 255 bytes"),
     ],
 )
 def test_a_name_no_folder_can_hold_fails_every_level(name: str, problem: str):
@@ -96,7 +100,7 @@ def test_the_reader_names_the_file_and_at_most_five_problems(tmp_path: Path):
         read_manifest(tmp_path, checks=Checks.WRITTEN)
     said = str(refused.value)
     assert said.startswith(f"{tmp_path / 'snapshot.json'}: repository: missing; ")
-    assert said.endswith("; retrieved: missing; and 1 more")  # the sixth: it lists no file
+    assert said.endswith("; retrieved: missing; and more")  # the sixth: it lists no file
 
 
 def test_the_reader_takes_json_as_every_reader_does(tmp_path: Path):
@@ -139,3 +143,74 @@ def test_the_fetch_reuses_only_a_cache_that_passes_as_written(tmp_path: Path):
     (cache / "snapshot.json").write_text(json.dumps(data))
     assert _previous(cache) is None  # refetched, never reused
     assert "lm-arena-chat" in _held_tasks(cache)  # but its tasks are still fetched
+
+
+def test_a_listed_file_without_its_sha256_is_not_this_tools_so_not_replaced(tmp_path: Path):
+    folder = tmp_path / "other"
+    folder.mkdir()
+    (folder / "thesis.docx").write_bytes(b"a year of work")
+    listing = {"files": {"thesis.docx": {"size": 14, "modified": "2026-11-30"}}}
+    (folder / "files.json").write_text(json.dumps(listing))
+    with pytest.raises(UsageError, match=r"thesis\.docx'\.sha256: expected text, found missing"):
+        writable_directory(folder, manifest="files.json")
+    assert (folder / "thesis.docx").read_bytes() == b"a year of work"
+
+
+def test_a_file_of_another_size_than_recorded_is_refused(tmp_path: Path):
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(GOLDEN, snapshot)
+    data = copy.deepcopy(GOLDEN_MANIFEST)
+    data["files"][TASK_PATH]["bytes"] += 1
+    (snapshot / "snapshot.json").write_text(json.dumps(data))
+    with pytest.raises(SourceError, match=r"bytes where snapshot\.json records"):
+        upstream_snapshot(snapshot, task="lm-arena-chat")
+    with pytest.raises(SourceError, match=r"bytes where snapshot\.json records"):
+        snapshot_files(snapshot)
+
+
+def test_a_link_loop_in_a_snapshot_is_a_refusal_not_a_traceback(tmp_path: Path):
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(GOLDEN, snapshot)
+    (snapshot / TASK_PATH).unlink()
+    (snapshot / TASK_PATH).symlink_to(Path(TASK_PATH).name)  # itself
+    with pytest.raises(SourceError, match="a symbolic link in a snapshot; refused"):
+        upstream_snapshot(snapshot, task="lm-arena-chat")
+
+
+def test_a_missing_file_is_named_with_the_listing_quoted_and_cut(tmp_path: Path):
+    snapshot = tmp_path / "snapshot"
+    shutil.copytree(GOLDEN, snapshot)
+    with pytest.raises(SourceError) as refused:
+        upstream_snapshot(snapshot, task="no-such-task")
+    said = str(refused.value)
+    assert "does not list public/data/tasks/no-such-task.json (it lists 'public/" in said
+    assert said.endswith(f" and {len(GOLDEN_MANIFEST['files']) - 8} more)")
+
+
+def test_a_folder_nested_past_pythons_recursion_is_still_checked(tmp_path: Path):
+    from energy_index.io.files import write_directory
+
+    folder = tmp_path / "site"
+    listing = {"files": {"index.html": hashlib.sha256(b"page\n").hexdigest()}}
+    files = {"index.html": b"page\n", "files.json": json.dumps(listing).encode()}
+    write_directory(folder, files, manifest="files.json")
+    deep = folder
+    try:
+        for _ in range(1100):  # one by one: mkdir(parents=True) itself recurses
+            deep = deep / "d"
+            deep.mkdir()
+        (deep / "f").write_text("mine\n")
+        with pytest.raises(UsageError, match=r"holds what its files\.json does not list"):
+            writable_directory(folder, manifest="files.json")
+        assert (deep / "f").read_text() == "mine\n"
+    finally:  # away, bottom up: shutil.rmtree (pytest's cleanup too) recurses as deep
+        (deep / "f").unlink(missing_ok=True)
+        while deep != folder:
+            deep.rmdir()
+            deep = deep.parent
+
+
+def test_a_huge_damaged_manifest_is_not_read_to_its_end():
+    data = {"files": {f"f{n}.json": {} for n in range(100_000)}}
+    found = manifest_problems(data, checks=Checks.LISTING, most=6)
+    assert len(found) == 6

@@ -906,3 +906,31 @@ def test_the_deadline_counts_from_each_command_not_from_when_its_settings_were_m
     stamped = api._access(".cache", made).network
     assert stamped.started is not None and stamped.started >= before
     assert stamped.deadline == made.deadline
+
+
+# The one snapshot.json reader (io/manifest.py): a cache is reused only as this tool wrote it.
+
+
+def test_a_cache_file_that_is_a_link_is_refetched_not_read(standin, out, tmp_path):
+    cache = tmp_path / "cache"
+    assert build_live(standin, out, tmp_path, *STEADY).exit_code == 0
+    outside = tmp_path / "outside.json"
+    outside.write_bytes((cache / INDEX_PATH).read_bytes())  # the very bytes: only the link is wrong
+    (cache / INDEX_PATH).unlink()
+    (cache / INDEX_PATH).symlink_to(outside)
+    result = build_live(standin, out, tmp_path, *STEADY)
+    assert result.exit_code == 0, result.output
+    assert not (cache / INDEX_PATH).is_symlink()
+    assert standin.hits["raw"] == 2 * FILES  # not reused: every file asked for again
+
+
+def test_a_cache_whose_recorded_size_is_wrong_is_refetched(standin, out, tmp_path):
+    cache = tmp_path / "cache"
+    assert build_live(standin, out, tmp_path, *STEADY).exit_code == 0
+    manifest = json.loads((cache / "snapshot.json").read_bytes())
+    manifest["files"][INDEX_PATH]["bytes"] = 12345678901234567890123
+    (cache / "snapshot.json").write_text(json.dumps(manifest, indent=2))
+    result = build_live(standin, out, tmp_path, *STEADY)
+    assert result.exit_code == 0, result.output
+    repaired = json.loads((cache / "snapshot.json").read_bytes())
+    assert repaired["files"][INDEX_PATH]["bytes"] == (cache / INDEX_PATH).stat().st_size

@@ -85,3 +85,36 @@ def test_a_bad_upstream_file_replaces_nothing(codecarbon: StandIn, tmp_path: Pat
     assert "country 'DEU': field carbon_intensity" in result.output
     assert tree(tmp_path / "carbon") == before
     assert not (tmp_path / "output").exists()
+
+
+def test_a_vendored_folder_it_must_not_replace_is_refused_before_anything(
+    codecarbon: StandIn, tmp_path: Path
+) -> None:
+    shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
+    (tmp_path / "carbon" / "MY-NOTES.md").write_text("mine\n")
+    before = tree(tmp_path / "carbon")
+    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
+    document["FRA"]["carbon_intensity"] = 44.5
+    codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    result = refresh(codecarbon, tmp_path)
+    assert result.exit_code == 2, result.output
+    assert "holds what its snapshot.json does not list: MY-NOTES.md" in result.output
+    assert tree(tmp_path / "carbon") == before
+    assert not (tmp_path / "output").exists()  # no changelog of a change not made
+    assert sum(codecarbon.hits.values()) == 0  # refused before any request
+
+
+def test_the_vendored_copy_keeps_nothing_only_a_cache_needs(codecarbon: StandIn, tmp_path: Path):
+    shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
+    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
+    document["FRA"]["carbon_intensity"] = 44.5
+    codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    assert refresh(codecarbon, tmp_path).exit_code == 0
+    cache = json.loads((tmp_path / "cache" / "upstream-carbon" / "snapshot.json").read_bytes())
+    assert "etag" in cache["files"][CARBON_PATH]  # the stand-in sends one: the cache keeps it
+    vendored = json.loads((tmp_path / "carbon" / "snapshot.json").read_bytes())
+    assert "etag" not in vendored["files"][CARBON_PATH]
+    assert "last_modified" not in vendored["files"][CARBON_PATH]
+    assert {k: v for k, v in cache.items() if k != "files"} == {
+        k: v for k, v in vendored.items() if k != "files"
+    }

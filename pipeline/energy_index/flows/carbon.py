@@ -2,10 +2,11 @@
 head of its branch; when its bytes changed, write the changelog and replace the vendored carbon
 snapshot whole, like the leaderboard's.
 
-The fetched file is parsed and checked (every country) before anything is written, so a bad
-upstream replaces nothing. The changelog (``carbon.changelog.json`` and an entry in
-``CHANGELOG.md`` in the output folder, keyed so that a rerun replaces it) is written before the
-snapshot: a run killed between the two leaves the old snapshot and an entry the rerun rewrites.
+The vendored folder is checked first (one this tool wrote, unedited), before any request, and
+the fetched file is parsed and checked (every country) before anything is written, so a bad
+upstream or a folder it must not replace changes nothing. The snapshot and the changelog
+(``carbon.changelog.json`` and an entry in ``CHANGELOG.md`` in the output folder, keyed so that
+a rerun replaces it) are written together: a failure while writing puts back what was there.
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from energy_index.documents.changelog import history_with
 from energy_index.documents.impacts import carbon_changelog
 from energy_index.documents.index import serialized
 from energy_index.flows.regenerate import HISTORY_TITLE
-from energy_index.io.files import folder_lock, write_directory, write_files
+from energy_index.io.files import folder_lock, writable_directory
 from energy_index.io.github import Upstream, fetched_files
 from energy_index.io.local import local_bytes
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.io.source import downloader
+from energy_index.io.vendored import vendored_manifest, write_with_snapshot
 from energy_index.model import SNAPSHOT_MANIFEST, Access
 from energy_index.settings import (
     CARBON_CHANGELOG_NAME,
@@ -55,6 +57,7 @@ def refresh_carbon(vendored: Path, *, out_dir: Path, access: Access) -> CarbonRe
         api_base=network.api_base,
         raw_base=network.raw_base,
     )
+    writable_directory(vendored)
     cache = access.cache.with_name(f"{access.cache.name}-carbon")
     with downloader(network) as client:
         outcome = fetched_files(
@@ -77,17 +80,17 @@ def refresh_carbon(vendored: Path, *, out_dir: Path, access: Access) -> CarbonRe
     out_dir.mkdir(parents=True, exist_ok=True)
     with folder_lock(out_dir):  # CHANGELOG.md is shared with the index's regeneration
         earlier = local_bytes(history).decode("utf-8") if history.exists() else HISTORY_TITLE
-        write_files(
+        write_with_snapshot(
             {
                 out_dir / CARBON_CHANGELOG_NAME: serialized(log),
                 history: history_with(earlier, log["markdown"], key=key).encode("utf-8"),
-            }
+            },
+            vendored=vendored,
+            snapshot={
+                CARBON_PATH: bytes(fetched.file.content),
+                SNAPSHOT_MANIFEST: vendored_manifest(
+                    local_bytes(cache / SNAPSHOT_MANIFEST), dates=None
+                ),
+            },
         )
-    write_directory(
-        vendored,
-        {
-            CARBON_PATH: bytes(fetched.file.content),
-            SNAPSHOT_MANIFEST: local_bytes(cache / SNAPSHOT_MANIFEST),
-        },
-    )
     return CarbonRefresh(commit=fetched.commit, changelog=log)

@@ -32,8 +32,6 @@ from energy_index.io.files import (
     checked_targets,
     exclusive_lock,
     folder_lock,
-    write_directory,
-    write_files,
 )
 from energy_index.io.local import json_value, local_bytes
 from energy_index.io.source import is_url, resolved_snapshot
@@ -41,6 +39,7 @@ from energy_index.io.vendored import (
     snapshot_checksums,
     snapshot_files,
     vendored_manifest,
+    write_with_snapshot,
 )
 from energy_index.model import (
     SNAPSHOT_MANIFEST,
@@ -245,7 +244,7 @@ def regenerated(
             history: history_with(earlier, log.markdown(), key=key).encode("utf-8"),
             out: result.index_bytes,
         }
-        _written_together(outputs, vendored=vendored, snapshot=snapshot)
+        write_with_snapshot(outputs, vendored=vendored, snapshot=snapshot)
     return Regeneration(commit=upstream, changelog=log, snapshot_replaced=snapshot is not None)
 
 
@@ -291,45 +290,6 @@ def _check_tied(
         raise SourceError(
             "the snapshot to vendor does not rebuild the index to write (a bug): nothing replaced"
         )
-
-
-def _written_together(
-    outputs: dict[Path, bytes], *, vendored: Path | None, snapshot: dict[str, bytes] | None
-) -> None:
-    """Write the vendored snapshot, then the outputs; if anything fails (or is interrupted),
-    put back what was there before and re-raise."""
-    before_outputs = {path: (path.read_bytes() if path.exists() else None) for path in outputs}
-    before_snapshot = (
-        snapshot_files(vendored)
-        if vendored is not None and snapshot_checksums(vendored) is not None
-        else None
-    )
-    try:
-        if vendored is not None and snapshot is not None:
-            write_directory(vendored, snapshot)
-        write_files(outputs)
-    except BaseException:
-        _restored(before_outputs, vendored=vendored, snapshot=before_snapshot)
-        raise
-
-
-def _restored(
-    outputs: dict[Path, bytes | None], *, vendored: Path | None, snapshot: dict[str, bytes] | None
-) -> None:
-    """Put back the vendored snapshot and every output that no longer holds its old bytes."""
-    if vendored is not None and snapshot is not None:
-        write_directory(vendored, snapshot)
-    changed = {
-        path: content
-        for path, content in outputs.items()
-        if (path.read_bytes() if path.exists() else None) != content
-    }
-    kept = {path: content for path, content in changed.items() if content is not None}
-    if kept:
-        write_files(kept)
-    for path, content in changed.items():
-        if content is None:
-            path.unlink(missing_ok=True)
 
 
 def _made(folder: Path) -> Path:

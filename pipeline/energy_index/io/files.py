@@ -27,7 +27,7 @@ from pathlib import Path
 
 from energy_index.errors import LockBusy, OutputError, SourceError, UsageError, quoted
 from energy_index.io.local import local_bytes, special_kind
-from energy_index.io.manifest import Checks, SnapshotManifest, read_manifest
+from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
 from energy_index.model import SNAPSHOT_MANIFEST
 
 
@@ -317,11 +317,16 @@ def _replace_problem(target: Path, *, manifest: str) -> str | None:
 
 
 def _entries(directory: Path) -> list[str]:
-    """Every path under ``directory``, relative, without following links."""
+    """Every path under ``directory``, relative, without following links. A loop, not
+    ``os.walk``: that recurses, and a folder nested a thousand deep stopped it."""
     found = []
-    for root, dirs, names in os.walk(directory):
-        for name in [*dirs, *names]:
-            found.append((Path(root) / name).relative_to(directory).as_posix())
+    pending = [directory]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                found.append(Path(entry.path).relative_to(directory).as_posix())
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
     return sorted(found)
 
 
@@ -348,7 +353,7 @@ def _edited(target: Path, *, manifest: str) -> list[str]:
     paths = {name: _inside(target, name, manifest=manifest) for name in listing.files}
     edited = []
     for name, path in paths.items():  # every name checked before any file is read
-        if listing.sha256(name) is None or not os.path.lexists(path):
+        if not os.path.lexists(path):
             continue
         try:
             actual: str | None = hashlib.sha256(local_bytes(path)).hexdigest()
@@ -360,17 +365,15 @@ def _edited(target: Path, *, manifest: str) -> list[str]:
 
 
 def _inside(target: Path, name: str, *, manifest: str) -> Path:
-    """``target / name``, refused (UsageError) unless it stays in ``target`` with links
-    followed: the manifest is anyone's to edit (its names were checked as it was read), and a
-    name through a link out of the folder would have any readable file hashed."""
-    path = target / name
-    real = os.path.realpath(target)
-    if os.path.commonpath([real, os.path.realpath(path)]) != real:
+    """``target / name``, refused (UsageError) when a symbolic link is on the way: the manifest
+    is anyone's to edit (its names were checked as it was read), and a name through a link
+    could have any readable file hashed."""
+    if link_on_the_way(target, name) is not None:
         raise UsageError(
             f"{target}: {manifest} lists {quoted(name)}, a name outside the folder (through a "
             "link); refused, nothing read"
         )
-    return path
+    return target / name
 
 
 def _some(names: list[str]) -> str:

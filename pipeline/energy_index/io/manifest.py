@@ -8,7 +8,8 @@ they differ only in how much they require, which is the ``checks`` of the one re
 
 - ``LISTING``: the names of the files and their sha256, nothing else. The folder replacement
   needs no more to tell a folder this tool wrote from one it must not replace (it reads the
-  site's ``files.json`` the same way: there a file's record is its sha256 alone).
+  site's ``files.json`` the same way: there a file's record is its sha256 alone). A file listed
+  without its sha256 is not one this tool wrote: nothing could tell an edit of it.
 - ``PROVENANCE``: a snapshot to build from, or to vendor: the header and every file's record
   present and of its type, and ``index_dates`` sound. A snapshot made by hand passes it.
 - ``WRITTEN``: every value exactly as this tool writes it (a commit is 40 hex digits, a url
@@ -23,15 +24,17 @@ it to check, on disk.
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energy_index.errors import SourceError, quoted
+from energy_index.errors import ChecksumMismatch, SourceError, quoted
 from energy_index.io.http import kept_etag, kept_last_modified, url_allowed
 from energy_index.io.local import json_value, local_bytes
 from energy_index.model import SNAPSHOT_MANIFEST, Dates, SnapshotOrigin, is_day, is_timestamp
@@ -47,6 +50,7 @@ _REF = re.compile(r"[^\x00-\x20\x7f~^:?*\[\\]{1,255}")
 _UPSTREAM_PATH = re.compile(r"[\w.-]+(/[\w.-]+)*")
 _TASK_FILE = re.compile(r"public/data/tasks/([a-z0-9][a-z0-9-]*)\.json")
 _SHOWN_PROBLEMS = 5
+_NAME_MAX = 255  # bytes in one part of a path: what Linux, macOS and Windows file systems take
 
 
 class Checks(enum.IntEnum):
@@ -118,15 +122,37 @@ class SnapshotManifest:
         return self.data["files"]  # type: ignore[no-any-return]
 
     def sha256(self, name: str) -> str | None:
-        """The sha256 a file is listed with; None if it is not listed, or listed without one
-        (a listing may do that)."""
+        """The sha256 a file is listed with; None if it is not listed."""
         record = self.files.get(name)
-        return record if isinstance(record, str) else record.get("sha256") if record else None
+        return record if isinstance(record, str) else record["sha256"] if record else None
 
     def checksums(self) -> dict[str, str]:
-        """File name → sha256, for every listed file (``PROVENANCE`` and above: each has one)."""
-        assert self.checks >= Checks.PROVENANCE, "a listing may list a file without its sha256"
-        return {name: record["sha256"] for name, record in self.files.items()}
+        """File name → sha256, for every listed file."""
+        return {name: self.sha256(name) or "" for name in self.files}
+
+    def verified(self, name: str, content: bytes) -> bytes:
+        """``content``, if it is the listed file's: its sha256 and (where recorded) its size;
+        ChecksumMismatch or SourceError naming the file otherwise."""
+        shown = self.path.parent / name
+        actual = hashlib.sha256(content).hexdigest()
+        expected = self.sha256(name)
+        if expected is None:
+            raise SourceError(f"{self.path}: does not list {quoted(name)}")
+        if actual != expected:
+            raise ChecksumMismatch(path=str(shown), expected=expected, actual=actual)
+        record = self.files[name]
+        size = record.get("bytes") if isinstance(record, dict) else None
+        if size is not None and size != len(content):
+            raise SourceError(
+                f"{shown}: {len(content)} bytes where {SNAPSHOT_MANIFEST} records {quoted(size)}; "
+                "the snapshot was modified after it was taken"
+            )
+        return content
+
+    def listed_file(self, name: str) -> bytes:
+        """The bytes of a listed file, read safely (a regular file of bounded size, reached
+        through no symbolic link) and ``verified``."""
+        return self.verified(name, listed_bytes(self.path.parent, name))
 
     def tasks(self) -> list[str]:
         """The tasks whose task files are listed, sorted."""
@@ -146,6 +172,29 @@ class SnapshotManifest:
         return None if recorded is None else Dates(**recorded)
 
 
+def link_on_the_way(directory: Path, name: str) -> Path | None:
+    """The first symbolic link met going down from ``directory`` to ``name``, if any. A listed
+    file is never reached through one: a link may lead out of the folder, or loop.
+
+    Example: ``link_on_the_way(Path("snap"), "public/data/index.json")`` → None.
+    """
+    parts = name.split("/")
+    for depth in range(1, len(parts) + 1):
+        path = directory.joinpath(*parts[:depth])
+        if os.path.islink(path):
+            return path
+    return None
+
+
+def listed_bytes(directory: Path, name: str) -> bytes:
+    """The bytes of the file a manifest lists as ``name``, refused (SourceError) when a
+    symbolic link is on the way, or when it is not a regular file of bounded size."""
+    link = link_on_the_way(directory, name)
+    if link is not None:
+        raise SourceError(f"{link}: a symbolic link in a snapshot; refused, nothing read")
+    return local_bytes(directory / name)
+
+
 def read_manifest(
     directory: Path, *, checks: Checks, name: str = SNAPSHOT_MANIFEST
 ) -> SnapshotManifest:
@@ -157,16 +206,16 @@ def read_manifest(
     """
     path = directory / name
     data = json_value(local_bytes(path, max_bytes=MANIFEST_CAP), path=path)
-    problems = manifest_problems(data, checks=checks)
+    problems = manifest_problems(data, checks=checks, most=_SHOWN_PROBLEMS + 1)
     if problems:
-        more = len(problems) - _SHOWN_PROBLEMS
-        shown = "; ".join(problems[:_SHOWN_PROBLEMS]) + (f"; and {more} more" if more > 0 else "")
-        raise SourceError(f"{path}: {shown}")
+        more = "; and more" if len(problems) > _SHOWN_PROBLEMS else ""
+        raise SourceError(f"{path}: {'; '.join(problems[:_SHOWN_PROBLEMS])}{more}")
     return SnapshotManifest(path=path, data=data, checks=checks)
 
 
-def manifest_problems(data: Any, *, checks: Checks) -> list[str]:
-    """Every way ``data`` falls short of ``checks``, as 'key: problem'; [] if none.
+def manifest_problems(data: Any, *, checks: Checks, most: int | None = None) -> list[str]:
+    """Every way ``data`` falls short of ``checks``, as 'key: problem'; [] if none. With
+    ``most``, no more than that many (a huge damaged manifest is not read to its end).
 
     Example: ``manifest_problems({"commit": "x"}, checks=Checks.WRITTEN)`` →
     ``["repository: missing", …]``.
@@ -183,6 +232,8 @@ def manifest_problems(data: Any, *, checks: Checks) -> list[str]:
     if checks >= Checks.WRITTEN and not files:
         problems.append("files: lists no file")
     for name, record in files.items():
+        if most is not None and len(problems) >= most:
+            break
         problem = name_problem(name, checks=checks)
         where = f"files.{quoted(name)}"
         if problem:
@@ -191,12 +242,13 @@ def manifest_problems(data: Any, *, checks: Checks) -> list[str]:
             continue  # files.json's form: the record is the sha256 itself
         elif not isinstance(record, dict):
             problems.append(f"{where}: expected an object")
-        elif checks == Checks.LISTING:  # a sha256 is optional here: a file without is kept
-            if "sha256" in record and not isinstance(record["sha256"], str):
-                problems.append(f"{where}.sha256: expected text, found {quoted(record['sha256'])}")
+        elif checks == Checks.LISTING:
+            if not isinstance(record.get("sha256"), str):
+                found = "missing" if "sha256" not in record else quoted(record["sha256"])
+                problems.append(f"{where}.sha256: expected text, found {found}")
         else:
             problems += [f"{where}.{p}" for p in _record_problems(name, record, checks=checks)]
-    return problems
+    return problems[:most]
 
 
 def name_problem(name: Any, *, checks: Checks = Checks.LISTING) -> str | None:
@@ -214,6 +266,10 @@ def name_problem(name: Any, *, checks: Checks = Checks.LISTING) -> str | None:
         return "not a file name (empty, a NUL or a lone surrogate)"
     if "\\" in name or any(part in ("", ".", "..") for part in name.split("/")):
         return "a name outside the folder (absolute, or with '..', '.', '\\' or '//')"
+    if any(unicodedata.category(character) in ("Cc", "Cf") for character in name):
+        return "not a file name (a control or format character)"
+    if any(len(os.fsencode(part)) > _NAME_MAX for part in name.split("/")):
+        return f"not a file name (a part longer than {_NAME_MAX} bytes)"
     if checks >= Checks.WRITTEN and not _UPSTREAM_PATH.fullmatch(name):
         return "not a path of the upstream repository"
     return None

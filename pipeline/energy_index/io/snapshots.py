@@ -9,16 +9,15 @@ the bytes it was made from.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import re
 import stat
 from pathlib import Path
 
-from energy_index.errors import ChecksumMismatch, SourceError
+from energy_index.errors import SourceError, quoted
 from energy_index.io.local import MAX_LOCAL_BYTES, local_bytes
-from energy_index.io.manifest import Checks, SnapshotManifest, read_manifest
+from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
 from energy_index.model import (
     INDEX_PATH,
     MODELS_FOLDER,
@@ -32,6 +31,7 @@ from energy_index.settings import CARBON_PATH
 _TASK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 # Files from this size on are mapped (see _mapped): the task files of real size and above.
 _MAPPED_FROM_BYTES = 1 << 20
+_SHOWN_NAMES = 8  # of the files a snapshot lists, when it lacks the one asked for
 
 
 def task_path(task: str) -> str:
@@ -110,20 +110,18 @@ def carbon_snapshot(source: Path) -> CarbonSnapshot:
 def _verified_file(manifest: SnapshotManifest, path: str) -> UpstreamFile:
     record = manifest.files.get(path)
     if record is None:
-        listed = ", ".join(sorted(manifest.files))
-        raise SourceError(f"{manifest.path}: does not list {path} (it lists: {listed})")
-    directory = manifest.path.parent
-    file_path = directory / path
-    if not file_path.resolve().is_relative_to(directory.resolve()):
-        raise SourceError(f"{file_path}: a link to outside the snapshot directory; refused")
-    content = _mapped(file_path)
-    actual = hashlib.sha256(content).hexdigest()
-    if actual != record["sha256"]:
-        raise ChecksumMismatch(path=str(file_path), expected=record["sha256"], actual=actual)
+        names = sorted(manifest.files)
+        listed = ", ".join(quoted(name) for name in names[:_SHOWN_NAMES])
+        more = f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else ""
+        raise SourceError(f"{manifest.path}: does not list {path} (it lists {listed}{more})")
+    link = link_on_the_way(manifest.path.parent, path)
+    if link is not None:
+        raise SourceError(f"{link}: a symbolic link in a snapshot; refused, nothing read")
+    content = manifest.verified(path, _mapped(manifest.path.parent / path))
     return UpstreamFile(
         path=path,
         content=content,
-        sha256=actual,
+        sha256=record["sha256"],
         bytes=len(content),
         url=record["url"],
         last_commit=record["last_commit"],

@@ -9,12 +9,10 @@ snapshot, whole (written beside it and renamed into place), never file by file.
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import asdict
 from pathlib import Path
 
-from energy_index.errors import ChecksumMismatch, SourceError
+from energy_index.io.files import write_directory, write_files
 from energy_index.io.local import json_value, local_bytes
 from energy_index.io.manifest import (
     CACHE_ONLY,
@@ -53,28 +51,59 @@ def snapshot_files(directory: Path) -> dict[str, bytes]:
     anything is copied.
     """
     manifest = read_manifest(directory, checks=Checks.PROVENANCE)
-    files: dict[str, bytes] = {}
-    for name, sha256 in manifest.checksums().items():
-        parts = name.split("/")
-        for depth in range(1, len(parts) + 1):
-            if os.path.islink(directory.joinpath(*parts[:depth])):
-                link = directory.joinpath(*parts[:depth])
-                raise SourceError(f"{link}: a symbolic link in a snapshot; refused")
-        content = local_bytes(directory / name)
-        actual = hashlib.sha256(content).hexdigest()
-        if actual != sha256:
-            raise ChecksumMismatch(path=str(directory / name), expected=sha256, actual=actual)
-        files[name] = content
+    files = {name: manifest.listed_file(name) for name in manifest.files}
     files[SNAPSHOT_MANIFEST] = local_bytes(manifest.path)
     return files
 
 
-def vendored_manifest(fetched: bytes, *, dates: Dates) -> bytes:
+def vendored_manifest(fetched: bytes, *, dates: Dates | None) -> bytes:
     """The snapshot.json of a vendored copy: the fetched one, without what only a cache needs,
-    recording the dates of the index built from it."""
+    recording the dates of the index built from it (none for a snapshot no index records)."""
     manifest = json_value(fetched, path=SNAPSHOT_MANIFEST)
     for record in manifest["files"].values():
         for key in CACHE_ONLY:
             record.pop(key, None)
-    manifest[INDEX_DATES] = asdict(dates)
+    if dates is not None:
+        manifest[INDEX_DATES] = asdict(dates)
     return manifest_bytes(manifest)
+
+
+def write_with_snapshot(
+    outputs: dict[Path, bytes], *, vendored: Path | None, snapshot: dict[str, bytes] | None
+) -> None:
+    """Write the vendored snapshot, then the outputs built from it; if anything fails (or is
+    interrupted), put back what was there before and re-raise: they change together or not
+    at all. Example: ``write_with_snapshot({out: b"…"}, vendored=Path("snap"), snapshot={…})``.
+    """
+    before_outputs = {path: (path.read_bytes() if path.exists() else None) for path in outputs}
+    before_snapshot = (
+        snapshot_files(vendored)
+        if vendored is not None and snapshot_checksums(vendored) is not None
+        else None
+    )
+    try:
+        if vendored is not None and snapshot is not None:
+            write_directory(vendored, snapshot)
+        write_files(outputs)
+    except BaseException:
+        _restored(before_outputs, vendored=vendored, snapshot=before_snapshot)
+        raise
+
+
+def _restored(
+    outputs: dict[Path, bytes | None], *, vendored: Path | None, snapshot: dict[str, bytes] | None
+) -> None:
+    """Put back the vendored snapshot and every output that no longer holds its old bytes."""
+    if vendored is not None and snapshot is not None:
+        write_directory(vendored, snapshot)
+    changed = {
+        path: content
+        for path, content in outputs.items()
+        if (path.read_bytes() if path.exists() else None) != content
+    }
+    kept = {path: content for path, content in changed.items() if content is not None}
+    if kept:
+        write_files(kept)
+    for path, content in changed.items():
+        if content is None:
+            path.unlink(missing_ok=True)
