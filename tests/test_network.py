@@ -6,6 +6,7 @@ already written at the output path is byte-identical afterwards.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -422,9 +423,14 @@ def test_a_directory_write_killed_at_any_point_leaves_the_old_or_the_new(tmp_pat
 
     from energy_index.io.files import write_directory
 
-    old = {"a.json": b"old a", "snapshot.json": b'{"files": {"a.json": {}}}'}
-    manifest = json.dumps({"files": {"a.json": {}, "b/c.json": {}}}).encode()
-    new = {"a.json": b"new a", "b/c.json": b"new c", "snapshot.json": manifest}
+    def listed(files: dict[str, bytes]) -> dict[str, bytes]:
+        digests = {
+            name: {"sha256": hashlib.sha256(data).hexdigest()} for name, data in files.items()
+        }
+        return {**files, "snapshot.json": json.dumps({"files": digests}).encode()}
+
+    old = listed({"a.json": b"old a"})
+    new = listed({"a.json": b"new a", "b/c.json": b"new c"})
     target = tmp_path / "snap"
     write_directory(target, old)
     killed_at = 0

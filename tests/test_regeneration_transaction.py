@@ -169,7 +169,7 @@ def test_a_from_folder_listing_what_is_not_a_file_inside_it_replaces_nothing(
 
 
 def test_a_failure_while_writing_puts_everything_back(checkout, tmp_path, monkeypatch):
-    import energy_index.flows.regenerate as flow
+    import energy_index.io.vendored as flow
 
     def disk_full(contents):
         raise OutputError(f"{next(iter(contents))}: cannot be written (No space left on device)")
