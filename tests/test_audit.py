@@ -93,3 +93,15 @@ def test_a_float_beyond_the_largest_is_named_with_its_row_and_field(
         "the largest float (about 1.8e308)"
     ) in result.output
     assert "null" not in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [["validate"], ["audit", "--published"]])
+def test_nan_in_a_published_copy_is_named_with_its_row_and_field(tmp_path: Path, command):
+    text = PUBLISHED.read_text("utf-8")
+    published = tmp_path / "index.json"
+    published.write_text(text.replace('"median_itl_ms": 91.2,', '"median_itl_ms": NaN,'))
+    result = invoke(*command, published)
+    assert result.exit_code == 1, result.output
+    assert (
+        f"{published}: not valid here: NaN at $.rows[1].median_itl_ms is not a number"
+    ) in result.output

@@ -135,3 +135,17 @@ def test_bad_dates_in_a_snapshot_are_named(tmp_path: Path, key: str, value: str,
     assert result.exit_code == 1
     assert fragment in result.output
     assert not (tmp_path / "out").exists()
+
+
+def test_the_per_model_files_fetched_are_named_by_the_task_file_read_strictly():
+    # json.loads kept the last of a repeated key: fetch asked for the per-model files of one
+    # list of configurations while the validator refuses the file. Read as the validator reads
+    # a task file: a repeated key names none; NaN, which its rules report by row, is kept.
+    from energy_index.io.github import _model_paths
+
+    one = b'{"configurations": [{"model_id": "a/b", "energy_per_token_joules": NaN}]}'
+    assert _model_paths(one, "gpqa") == ["public/data/models/a__b__gpqa.json"]
+    twice = b'{"configurations": [{"model_id": "a/b"}], "configurations": [{"model_id": "c/d"}]}'
+    assert _model_paths(twice, "gpqa") == []
+    huge = b'{"configurations": [{"model_id": "a/b", "avg_power_watts": 1e400}]}'
+    assert _model_paths(huge, "gpqa") == []

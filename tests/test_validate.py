@@ -6,12 +6,20 @@ import polars as pl
 import pytest
 
 from energy_index.errors import UpstreamFormatError, ValidationFailed
+from energy_index.model import INDEX_PATH
 from energy_index.steps.validate import (
     leaderboard_compiled,
     refuse_unsupported_task,
     validated_configurations,
 )
-from tests.conftest import GOLDEN, TASK_PATH, fixture_bytes, upstream_file
+from tests.conftest import (
+    GOLDEN,
+    TASK_PATH,
+    changed_snapshot,
+    fixture_bytes,
+    invoke,
+    upstream_file,
+)
 
 
 def validated(name: str):
@@ -231,6 +239,35 @@ def test_deep_nesting_in_the_leaderboard_index_is_a_clean_error():
         leaderboard_compiled(index_file(content))
     with pytest.raises(UpstreamFormatError, match="nested too deeply"):
         refuse_unsupported_task(index_file(content), "lm-arena-chat")
+
+
+@pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
+def test_nan_or_infinity_in_the_leaderboard_index_is_refused_naming_file_and_field(constant):
+    # It was accepted: the reader lets NaN through for the task file, whose rules report it row
+    # by row, and nothing reads the leaderboard index's model parameters after it.
+    content = (GOLDEN / INDEX_PATH).read_bytes()
+    field = b'"total_params_billions": 14.0'
+    # The first is Qwen/Qwen3-14B's.
+    bad = index_file(content.replace(field, b'"total_params_billions": ' + constant.encode(), 1))
+    expected = (
+        f"{INDEX_PATH}: not valid here: {constant} at "
+        "$.models['Qwen/Qwen3-14B'].total_params_billions is not a number "
+        "(JSON has no NaN or Infinity)"
+    )
+    for read in (leaderboard_compiled, lambda f: refuse_unsupported_task(f, "lm-arena-chat")):
+        with pytest.raises(UpstreamFormatError) as caught:
+            read(bad)
+        assert str(caught.value) == expected
+
+
+def test_a_build_on_a_leaderboard_index_with_nan_exits_1_and_writes_nothing(tmp_path):
+    content = (GOLDEN / INDEX_PATH).read_bytes()
+    bad = content.replace(b'"total_params_billions": 14.0', b'"total_params_billions": NaN', 1)
+    snapshot = changed_snapshot(GOLDEN, tmp_path / "snap", {INDEX_PATH: bad}, commit="c" * 40)
+    result = invoke("build", "--from", snapshot, "--out", tmp_path / "out" / "index.json")
+    assert result.exit_code == 1, result.output
+    assert f"{INDEX_PATH}: not valid here: NaN at $.models['Qwen/Qwen3-14B']" in result.output
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("architectures", [[], {"llm": 5}, {"llm": [5]}, "llm"])

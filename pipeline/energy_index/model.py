@@ -204,22 +204,30 @@ class NumberTooLarge(RefusedJSON):
     pass
 
 
-def strict_json(content: bytes | str) -> Any:
+class NotFinite(RefusedJSON):
+    pass
+
+
+def strict_json(content: bytes | str, *, allow_nan: bool = False) -> Any:
     """Parsed JSON: bytes are UTF-8 text without a BOM (utf8_text); no key repeated in one object
-    (unique_keys) and no number beyond the largest float (RefusedJSON: DuplicateKey,
-    NumberTooLarge, naming where). ValueError (NotUtf8, json.JSONDecodeError) or RecursionError
-    otherwise.
+    (unique_keys), no number beyond the largest float and no NaN (RefusedJSON: DuplicateKey,
+    NumberTooLarge, NotFinite, naming where). ValueError (NotUtf8, json.JSONDecodeError) or
+    RecursionError otherwise.
 
     The integer is refused here, where numbers enter, not where a step first takes its float():
     json.loads keeps 10**400 as an int that every ``float(x)`` and ``math.isfinite(x)`` downstream
     turns into an OverflowError. A float literal beyond the range (``1e400``) is refused here too,
     by its JSON path: json.loads reads it as ``inf``, which a schema check saw as ``null``.
 
+    NaN, Infinity and -Infinity, which json.loads takes though JSON has none, are refused by
+    their path (NotFinite) unless ``allow_nan``: only for a reader whose own rules then name each
+    one (a task file's rules, row by row; the carbon file's, country by country).
+
     Example: ``strict_json(b'{"a": 1, "a": 2}')`` raises DuplicateKey.
     """
-    beyond: list[_BeyondFloat] = []
+    beyond: list[_Refused] = []
 
-    def finite_float(literal: str) -> float | _BeyondFloat:
+    def finite_float(literal: str) -> float | _Refused:
         # A hook on every float costs a quarter of the parse (0.68 → 0.85 s on 87 MB); the walk to
         # name the place is made only when one was found.
         value = float(literal)
@@ -228,6 +236,10 @@ def strict_json(content: bytes | str) -> Any:
             return beyond[-1]
         return value
 
+    def no_constant(literal: str) -> _Refused:
+        beyond.append(_NotJSON(literal))
+        return beyond[-1]
+
     try:
         text = content if isinstance(content, str) else utf8_text(content)
         document = json.loads(
@@ -235,11 +247,15 @@ def strict_json(content: bytes | str) -> Any:
             object_pairs_hook=unique_keys,
             parse_int=_finite_integer,
             parse_float=finite_float,
+            parse_constant=None if allow_nan else no_constant,
         )
     except NumberTooLarge as error:
         raise NumberTooLarge(_number_where(text, str(error))) from None
-    if beyond and (found := _first_beyond(document)):
-        literal, path = found
+    if beyond and (found := _first_refused(document)):
+        value, path = found
+        literal = value.literal
+        if isinstance(value, _NotJSON):
+            raise NotFinite(f"{literal} at {path} is not a number (JSON has no NaN or Infinity)")
         cut = (
             f"'{literal}'"
             if len(literal) <= 12
@@ -252,23 +268,33 @@ def strict_json(content: bytes | str) -> Any:
 
 
 @dataclass(frozen=True)
-class _BeyondFloat:
-    """Where json.loads would have put ±inf: the literal, kept to be named with its path."""
+class _Refused:
+    """A number put in place of what json.loads would have made of it, to be named with its
+    path: a float beyond the range (``_BeyondFloat``, read as ±inf) or NaN, Infinity, -Infinity
+    (``_NotJSON``)."""
 
     literal: str
+
+
+class _BeyondFloat(_Refused):
+    pass
+
+
+class _NotJSON(_Refused):
+    pass
 
 
 _INFINITY = float("inf")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 
 
-def _first_beyond(document: Any) -> tuple[str, str] | None:
-    """The first float beyond the range in document order: its literal and its JSON path."""
+def _first_refused(document: Any) -> tuple[_Refused, str] | None:
+    """The first refused number in document order, and its JSON path."""
     stack: list[tuple[Any, str]] = [(document, "$")]
     while stack:
         value, path = stack.pop()
-        if isinstance(value, _BeyondFloat):
-            return value.literal, path
+        if isinstance(value, _Refused):
+            return value, path
         if isinstance(value, dict):
             items = [(v, path + _step(k)) for k, v in value.items()]
         elif isinstance(value, list):

@@ -14,7 +14,6 @@ no-op fetch leaves the snapshot, and every build from it, byte-identical.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from energy_index.io.manifest import (
     task_of,
 )
 from energy_index.io.snapshots import model_path, task_path
-from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_timestamp
+from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_timestamp, strict_json
 from energy_index.settings import (
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
@@ -333,8 +332,8 @@ def _written(
 def _model_paths(task_content: bytes, task: str) -> list[str]:
     """The per-model files a task file names: one per model_id of its configurations, in
     order; a model_id that gives no safe path (a space, a control character) is left out."""
-    try:
-        document = json.loads(task_content)
+    try:  # read as the validator reads a task file (a repeated key, 1e400: none named)
+        document = strict_json(task_content, allow_nan=True)
     except (ValueError, RecursionError):
         return []
     configurations = document.get("configurations") if isinstance(document, dict) else None

@@ -37,7 +37,8 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
     Example: ``grid_intensities(carbon_snapshot(Path(CARBON_SNAPSHOT)).file)["FRA"].g_per_kwh``.
     """
     try:  # strictly, as every upstream file: a repeated key is refused, not resolved
-        document = strict_json(bytes(file.content))
+        # NaN is let through: the checks below name it with every other problem, by country.
+        document = strict_json(bytes(file.content), allow_nan=True)
     except RefusedJSON as error:
         raise UpstreamFormatError(path=file.path, problem=f"not valid here: {error}") from None
     except RecursionError:

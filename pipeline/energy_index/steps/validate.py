@@ -447,7 +447,8 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
     def problem(text: str) -> UpstreamFormatError:
         return UpstreamFormatError(path=task_file.path, problem=text)
 
-    document = upstream_json(task_file.content, path=task_file.path)
+    # NaN and Infinity are let through here: the rules name each one by row and column.
+    document = upstream_json(task_file.content, path=task_file.path, allow_nan=True)
     if not isinstance(document, dict):
         raise problem(f"expected a JSON object with 'configurations', got a {_json_type(document)}")
     if "configurations" not in document:
@@ -467,9 +468,10 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def upstream_json(content: bytes, *, path: str) -> Any:
+def upstream_json(content: bytes, *, path: str, allow_nan: bool = False) -> Any:
     """An upstream file's JSON, read strictly: besides bad JSON, a key repeated in one object,
-    an integer beyond a float, a lone UTF-16 surrogate (text no UTF-8 output can hold) and
+    a number beyond a float, NaN or Infinity (unless ``allow_nan``: a task file, whose rules
+    report them row by row), a lone UTF-16 surrogate (text no UTF-8 output can hold) and
     nesting too deep to parse are refused naming the file, never a traceback."""
 
     def problem(text: str) -> UpstreamFormatError:
@@ -479,7 +481,7 @@ def upstream_json(content: bytes, *, path: str) -> Any:
     try:
         # Decoded first, strictly: json.loads lets a surrogate encoded in UTF-8 through.
         text = content.decode("utf-8")
-        document = strict_json(text)
+        document = strict_json(text, allow_nan=allow_nan)
     except UnicodeDecodeError as error:
         what = "a UTF-16 surrogate" if _encoded_surrogate(content, error.start) else "not UTF-8"
         raise problem(f"not UTF-8 text ({what} at byte {error.start})") from None
