@@ -730,8 +730,8 @@ def audit(
     Example:
 
     \b
-        energy-index audit --published output/index.json
-        energy-index audit --published fixtures/published/index.json --json
+        energy-index audit              # the published index this copy carries, offline
+        energy-index audit --published index.json --json
         energy-index audit --published https://example.org/index.json --at 0cd52da…
         energy-index audit --published site/api/v1/tasks/gpqa/impacts.json
     """
