@@ -50,8 +50,9 @@ if TYPE_CHECKING:
     pass
 
 OFFLINE_HINT = (
-    "hint: to build without network, pass a snapshot directory: --from DIR "
-    "(make index FROM=DIR), e.g. snapshots/ml-energy-leaderboard"
+    "hint: to build without network, leave out --from (the vendored snapshot: the checkout's, "
+    "else the copy installed with energy-index) or pass a snapshot directory: --from DIR "
+    "(make index FROM=DIR)"
 )
 CHANGED_EXIT_CODE = 10
 INTERRUPTED_EXIT_CODE = 130
@@ -194,7 +195,7 @@ def network_options(command: F) -> F:
 
 
 INSTALLED_COPY = (
-    "; by default the folder of that name in the working directory (a checkout), else the "
+    "; by default the path of that name in the working directory (a checkout), else the "
     "copy installed with energy-index"
 )
 
@@ -291,7 +292,7 @@ def _notify(line: str) -> None:
     click.echo(line, err=True)
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=EXIT_CODES, short_help="Download upstream into a snapshot directory.")
 @click.option(
     "--to", type=click.Path(path_type=Path), required=True, help="Snapshot directory to write."
 )
@@ -520,7 +521,7 @@ def _and_beside(files: tuple[Path, ...]) -> str:
     return f", {', '.join(rest[:-1])} and {rest[-1]}"
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=EXIT_CODES, short_help="Fetch, rebuild; replace the index if changed.")
 @source_option(LIVE)
 @task_option
 @deadline_option
@@ -611,7 +612,9 @@ def regenerate(
         sys.exit(CHANGED_EXIT_CODE)
 
 
-@main.command("refresh-carbon", epilog=EXIT_CODES)
+@main.command(
+    "refresh-carbon", epilog=EXIT_CODES, short_help="Refresh the vendored grid carbon snapshot."
+)
 @click.option(
     "--snapshot",
     type=click.Path(path_type=Path),
@@ -678,7 +681,7 @@ def refresh_carbon(
         sys.exit(CHANGED_EXIT_CODE)
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=EXIT_CODES, short_help="Compare a published copy with a rebuild.")
 @click.option(
     "--published",
     default=DEFAULT_OUT,
@@ -766,7 +769,7 @@ index_option = click.option(
 )
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=EXIT_CODES, short_help="Write the interactive HTML report page.")
 @index_option
 @source_option(VENDORED_SNAPSHOT)
 @click.option(
@@ -824,7 +827,7 @@ def report(
 
 # site takes report's inputs (the index, and the snapshot its build report names); only what it
 # writes differs.
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=EXIT_CODES, short_help="Write the static site and its JSON API.")
 @index_option
 @source_option(VENDORED_SNAPSHOT)
 @click.option(
@@ -881,7 +884,7 @@ def site(
     click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
 
 
-@main.command(epilog=EXIT_CODES)
+@main.command(epilog=EXIT_CODES, short_help="Check an index file against its schema.")
 @click.argument("path", type=click.Path(path_type=Path))
 @reports_errors
 def validate(path: Path) -> None:
