@@ -260,6 +260,22 @@ def test_help_imports_none_of_the_heavy_libraries():
     assert run.stdout.strip().splitlines()[-1] == "heavy:"
 
 
+def test_an_offline_build_imports_no_http_client(tmp_path: Path):
+    """httpx costs about 0.1 s to import, a quarter of a build of the real file: a build from a
+    snapshot directory never needs it (the snapshot reader's URL checks live in io/urls.py)."""
+    program = (
+        "import sys\n"
+        "from energy_index.cli import main\n"
+        f"args = ['build', '--from', {str(GOLDEN)!r}, '--out', {str(tmp_path / 'i.json')!r}]\n"
+        "try:\n    main(args)\n"
+        "except SystemExit as done:\n    assert not done.code, done.code\n"
+        "print('httpx' in sys.modules)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=REPO)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip().splitlines()[-1] == "False"
+
+
 @pytest.mark.parametrize("deadline", ["nan", "inf"])
 def test_a_deadline_that_is_not_a_number_is_a_usage_error(deadline: str, tmp_path: Path):
     result = invoke("regenerate", "--from", GOLDEN, "--itl-deadline-ms", deadline,

@@ -23,14 +23,7 @@ from urllib.parse import quote, urlencode
 
 from energy_index.errors import NetworkError, SourceError, UsageError, quoted
 from energy_index.io.files import writable_directory, write_directory
-from energy_index.io.http import (
-    URL_POLICY,
-    Downloader,
-    Fetched,
-    parsed_json,
-    shown_url,
-    url_allowed,
-)
+from energy_index.io.http import Downloader, Fetched, parsed_json
 from energy_index.io.manifest import (
     Checks,
     SnapshotManifest,
@@ -43,6 +36,7 @@ from energy_index.io.manifest import (
     task_of,
 )
 from energy_index.io.snapshots import model_path, task_path
+from energy_index.io.urls import URL_POLICY, shown_url, url_allowed
 from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_timestamp, strict_json
 from energy_index.settings import (
     GITHUB_API_BASE,

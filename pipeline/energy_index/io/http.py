@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import ipaddress
 import random
 import re
 import sys
@@ -29,12 +28,18 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from energy_index import __version__
-from energy_index.errors import QUOTED_CHARACTERS, NetworkError, UsageError, quoted, scrubbed
+from energy_index.errors import NetworkError, UsageError, quoted, scrubbed
+from energy_index.io.urls import (
+    URL_POLICY,
+    kept_etag,
+    kept_last_modified,
+    shown_url,
+    url_allowed,
+)
 from energy_index.model import strict_json
 from energy_index.settings import (
     HTTP_BACKOFF_SECONDS,
@@ -49,12 +54,10 @@ FIRST_BYTES = 120  # how much of an unexpected body an error message shows
 SCRUBBED_BYTES = FIRST_BYTES + 1024  # read past the cut, so that a token across it is scrubbed
 PROGRESS_FROM_BYTES = 1 << 20
 MAX_REDIRECTS = 20
-URL_POLICY = "only https:// URLs are fetched (http only on loopback)"
+
 # RFC 6750's b64token: what a bearer token may hold. Anything else (a newline pasted with it, a
 # control character) would break the header, and httpx would quote the whole value back.
 _BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-_ETAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
-_MAX_HEADER_KEPT = 200
 
 
 @dataclass(frozen=True)
@@ -94,21 +97,6 @@ def check_url(url: str) -> str:
     return url
 
 
-def url_allowed(url: str) -> bool:
-    """Whether ``url`` may be fetched: https, or plain http to a loopback address.
-
-    Example: ``url_allowed("http://127.0.0.1:8080/x")`` → True; ``"http://example.com"`` → False.
-    """
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname
-    except ValueError:
-        return False
-    if parts.scheme == "https" and host:
-        return True
-    return parts.scheme == "http" and bool(host) and _is_loopback(host or "")
-
-
 def bearer_token(value: str | None) -> str | None:
     """The token in ``GITHUB_TOKEN``, stripped of surrounding whitespace; None when empty.
 
@@ -126,42 +114,6 @@ def bearer_token(value: str | None) -> str | None:
             "digits and -._~+/= (a control character or a space?); its value is not shown"
         )
     return token
-
-
-def shown_url(url: str, scrub: Callable[[str], str] = str) -> str:
-    """A URL from a user or a server, fit for a message: scrubbed, escaped, cut short.
-
-    Example: ``shown_url("http://example.com/\\n")`` → ``"http://example.com/\\\\n"``.
-    """
-    text = repr(scrub(url))[1:-1]
-    return text if len(text) <= 2 * QUOTED_CHARACTERS else f"{text[: 2 * QUOTED_CHARACTERS]}…"
-
-
-def kept_etag(value: str | None) -> str | None:
-    """An ETag worth sending back: a quoted entity tag (weak or strong) of sane length."""
-    if value and len(value) <= _MAX_HEADER_KEPT and _ETAG.fullmatch(value):
-        return value
-    return None
-
-
-def kept_last_modified(value: str | None) -> str | None:
-    """A Last-Modified worth sending back: an HTTP date."""
-    if not value or len(value) > _MAX_HEADER_KEPT or not value.isprintable():
-        return None
-    try:
-        email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError, OverflowError):
-        return None
-    return value
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _Retry(Exception):

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.errors import ChecksumMismatch, SourceError, quoted
-from energy_index.io.http import kept_etag, kept_last_modified, url_allowed
 from energy_index.io.local import json_value, local_bytes
+from energy_index.io.urls import kept_etag, kept_last_modified, url_allowed
 from energy_index.model import SNAPSHOT_MANIFEST, Dates, SnapshotOrigin, is_day, is_timestamp
 
 INDEX_DATES = "index_dates"  # the dates of the index built from the snapshot (a vendored copy)

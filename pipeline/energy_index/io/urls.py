@@ -1,0 +1,69 @@
+"""What may be fetched, and what of a server's answer is kept: pure checks of URLs and headers,
+apart from the HTTP client (io/http.py), so that the readers of a snapshot's manifest check its
+URLs and ETags without importing httpx (an offline build does not need it).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import ipaddress
+import re
+from collections.abc import Callable
+from urllib.parse import urlsplit
+
+from energy_index.errors import QUOTED_CHARACTERS
+
+URL_POLICY = "only https:// URLs are fetched (http only on loopback)"
+_ETAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
+_MAX_HEADER_KEPT = 200
+
+
+def url_allowed(url: str) -> bool:
+    """Whether ``url`` may be fetched: https, or plain http to a loopback address.
+
+    Example: ``url_allowed("http://127.0.0.1:8080/x")`` → True; ``"http://example.com"`` → False.
+    """
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme == "https" and host:
+        return True
+    return parts.scheme == "http" and bool(host) and _is_loopback(host or "")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def shown_url(url: str, scrub: Callable[[str], str] = str) -> str:
+    """A URL from a user or a server, fit for a message: scrubbed, escaped, cut short.
+
+    Example: ``shown_url("http://example.com/\\n")`` → ``"http://example.com/\\\\n"``.
+    """
+    text = repr(scrub(url))[1:-1]
+    return text if len(text) <= 2 * QUOTED_CHARACTERS else f"{text[: 2 * QUOTED_CHARACTERS]}…"
+
+
+def kept_etag(value: str | None) -> str | None:
+    """An ETag worth sending back: a quoted entity tag (weak or strong) of sane length."""
+    if value and len(value) <= _MAX_HEADER_KEPT and _ETAG.fullmatch(value):
+        return value
+    return None
+
+
+def kept_last_modified(value: str | None) -> str | None:
+    """A Last-Modified worth sending back: an HTTP date."""
+    if not value or len(value) > _MAX_HEADER_KEPT or not value.isprintable():
+        return None
+    try:
+        email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    return value
