@@ -214,3 +214,15 @@ def test_a_huge_damaged_manifest_is_not_read_to_its_end():
     data = {"files": {f"f{n}.json": {} for n in range(100_000)}}
     found = manifest_problems(data, checks=Checks.LISTING, most=6)
     assert len(found) == 6
+
+
+def test_a_refusal_cuts_each_name_of_a_folder_it_names(tmp_path: Path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for n in range(6):
+        (folder / (f"{n}" * 250)).write_text("mine\n")
+    with pytest.raises(UsageError) as refused:
+        writable_directory(folder)
+    said = str(refused.value)
+    assert f"{'0' * 80}…, {'1' * 80}…" in said and said.count("…") == 5
+    assert "and 1 more" in said and len(said) < 700

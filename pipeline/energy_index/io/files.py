@@ -25,7 +25,14 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from energy_index.errors import LockBusy, OutputError, SourceError, UsageError, quoted
+from energy_index.errors import (
+    QUOTED_CHARACTERS,
+    LockBusy,
+    OutputError,
+    SourceError,
+    UsageError,
+    quoted,
+)
 from energy_index.io.local import local_bytes, special_kind
 from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
 from energy_index.model import SNAPSHOT_MANIFEST
@@ -377,7 +384,12 @@ def _inside(target: Path, name: str, *, manifest: str) -> Path:
 
 
 def _some(names: list[str]) -> str:
-    shown = ", ".join(repr(name)[1:-1] for name in names[:5])
+    """The first five names, escaped and each cut at QUOTED_CHARACTERS: a folder's names are
+    anyone's, and six of 250 characters made a refusal of 1,400."""
+    cut = (repr(name)[1:-1] for name in names[:5])
+    shown = ", ".join(
+        n if len(n) <= QUOTED_CHARACTERS else f"{n[:QUOTED_CHARACTERS]}…" for n in cut
+    )
     return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
