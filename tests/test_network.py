@@ -376,6 +376,23 @@ def test_a_fetch_into_an_empty_directory_or_a_missing_one_works(standin, tmp_pat
         assert (tmp_path / name / TASK_PATH).is_file()
 
 
+def test_many_tasks_dropped_are_said_in_one_short_line(standin, tmp_path):
+    target = tmp_path / "snap"
+    assert fetch_to(standin, target).exit_code == 0
+    manifest = json.loads((target / "snapshot.json").read_bytes())
+    for n in range(30):  # tasks a previous upstream had, since deleted
+        manifest["files"][f"public/data/tasks/gone-{n:02}.json"] = manifest["files"][TASK_PATH]
+    (target / "snapshot.json").write_text(json.dumps(manifest))
+    result = fetch_to(standin, target)
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.output.splitlines() if x.startswith("no longer upstream")]
+    assert line == (
+        "no longer upstream, dropped: "
+        + ", ".join(f"gone-{n:02}" for n in range(10))
+        + " and 20 more"
+    )
+
+
 def test_a_refetch_with_fewer_tasks_keeps_the_others_at_the_new_commit(standin, tmp_path):
     target = tmp_path / "snap"
     gpqa = "public/data/tasks/gpqa.json"

@@ -105,10 +105,18 @@ def resolved_snapshot(
             f"{outcome.downloaded} file(s) downloaded)"
         )
     if outcome.kept:  # not asked for, so said even with --quiet
-        access.notify(f"kept from the previous snapshot: {', '.join(outcome.kept)}")
+        access.notify(f"kept from the previous snapshot: {_listed(outcome.kept)}")
     if outcome.dropped:
-        access.notify(f"no longer upstream, dropped: {', '.join(outcome.dropped)}")
+        access.notify(f"no longer upstream, dropped: {_listed(outcome.dropped)}")
     return outcome.directory
+
+
+_LISTED = 10  # names in one progress line: a cache listing 300 is said in one short line
+
+
+def _listed(names: Sequence[str]) -> str:
+    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
+    return ", ".join(names[:_LISTED]) + more
 
 
 def commit_current_at(day: str, *, network: NetworkSettings) -> tuple[str, str]:
