@@ -434,6 +434,14 @@ def test_deep_nesting_in_the_index_at_out_does_not_block_the_next_build(tmp_path
     out = tmp_path / "out" / "index.json"
     out.parent.mkdir()
     out.write_bytes(DEEP)
+    # Alone, it is no index of this tool's: refused unread past its first KiB, unless --force.
+    refused = invoke("build", "--from", GOLDEN, "--out", out, *DATES)
+    assert refused.exit_code == 2 and f"{str(out)!r}" in refused.output
+    assert out.read_bytes() == DEEP
+    assert invoke("build", "--from", GOLDEN, "--out", out, *DATES, "--force").exit_code == 0
+    assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
+    # With this tool's build report beside it, it is a damaged index of this tool's: replaced.
+    out.write_bytes(DEEP)
     assert invoke("build", "--from", GOLDEN, "--out", out, *DATES).exit_code == 0
     assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
     out.write_bytes(DEEP)
@@ -913,3 +921,89 @@ def test_a_published_number_beyond_a_float_is_refused_naming_file_line_and_key(t
     assert f"{published}: not valid here: the integer 100000000000… of 401 digits" in result.output
     assert "(the value of 'itl_deadline_ms') is beyond the largest float" in result.output
     assert "Traceback" not in result.output
+
+
+# -- a new user's trial: a file of the user's at an output path is never replaced unasked --------
+MINE = b'{"mine": true}\n'
+EVERY_EXTRA = [
+    "--itl-deadline-ms", "100,500", "--curves", "--profiles", "--responses", "--extended",
+    "--format", "csv", "--format", "parquet", "--impacts",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("index.json", MINE),  # the index named by --out
+        ("index.report.json", MINE),  # its build report, never named by the user
+        ("index.json", b"my notes, not JSON\n"),
+        ("index.json", b'{"version": "1"}'),  # a marker alone is not an index's shape
+        ("index.errors.json", MINE),  # removed after a successful build
+    ],
+)
+def test_a_users_file_at_an_output_path_is_refused_naming_it(tmp_path: Path, name, content):
+    out = tmp_path / "mine" / "index.json"
+    out.parent.mkdir()
+    (out.parent / name).write_bytes(content)
+    before = files_under(out.parent)
+    result = invoke("build", "--from", GOLDEN, "--out", out, *DATES)
+    assert result.exit_code == 2, result.output
+    assert f"'{out.parent / name}'" in result.output  # named, quoted
+    assert "not written by energy-index" in result.output and "--force" in result.output
+    assert files_under(out.parent) == before
+    forced = invoke("build", "--from", GOLDEN, "--out", out, *DATES, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "deadlines.json", "curves.json", "profiles.json", "responses.json", "impacts.json",
+        "index.extended.json", "index.csv", "index.parquet", "impacts.csv", "profiles.parquet",
+    ],
+)  # fmt: skip
+def test_a_users_file_where_an_extra_goes_is_refused(tmp_path: Path, name: str):
+    out = tmp_path / "mine" / "index.json"
+    out.parent.mkdir()
+    (out.parent / name).write_bytes(b"model,slug,model_id\nmine,1,2\n")
+    before = files_under(out.parent)
+    result = invoke("build", "--from", GOLDEN, "--out", out, *DATES, *EVERY_EXTRA)
+    assert result.exit_code == 2, result.output
+    assert f"'{out.parent / name}'" in result.output
+    assert files_under(out.parent) == before
+
+
+def test_every_output_of_a_build_is_replaced_by_the_next_without_force(tmp_path: Path):
+    out = tmp_path / "out" / "index.json"
+    for _ in range(2):
+        result = invoke("build", "--from", GOLDEN, "--out", out, *DATES, *EVERY_EXTRA)
+        assert result.exit_code == 0, result.output
+    # an extended index where the index goes is an index this tool wrote
+    extended = out.with_name("index.extended.json").read_bytes()
+    out.write_bytes(extended)
+    assert invoke("build", "--from", GOLDEN, "--out", out, *DATES).exit_code == 0
+
+
+def test_a_users_file_in_a_task_folder_stops_all_tasks(tmp_path: Path):
+    out = tmp_path / "mine" / "index.json"
+    theirs = out.parent / "tasks" / "gpqa" / "index.json"
+    theirs.parent.mkdir(parents=True)
+    theirs.write_bytes(MINE)
+    result = invoke("build", "--from", GOLDEN, "--out", out, "--all-tasks")
+    assert result.exit_code == 2, result.output
+    assert f"'{theirs}'" in result.output
+    assert files_under(out.parent) == {"tasks/gpqa/index.json": MINE}
+
+
+def test_the_api_refuses_a_users_file_unless_force(tmp_path: Path):
+    from energy_index import api
+    from energy_index.errors import UsageError
+
+    out = tmp_path / "index.json"
+    out.write_bytes(MINE)
+    with pytest.raises(UsageError, match="not written by energy-index"):
+        api.build(source=GOLDEN, out=out, retrieved="2026-09-26", updated="2026-09-27")
+    assert out.read_bytes() == MINE
+    api.build(source=GOLDEN, out=out, retrieved="2026-09-26", updated="2026-09-27", force=True)
+    assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())

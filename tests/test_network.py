@@ -30,12 +30,16 @@ CHAT_MODELS = sorted(
 FILES = 2 + len(CHAT_MODELS)  # the leaderboard index, the task file, its per-model files
 
 
+# Opens as an index does: this tool's, so a build may replace it (a file of the user's is refused).
+PREVIOUS = b'{"version": "1", "updated": "2026-09-27", "the": "previous index"}\n'
+
+
 @pytest.fixture
 def out(tmp_path: Path) -> Path:
     """An index already at the output path: a failed run must leave it byte for byte."""
     path = tmp_path / "output" / "index.json"
     path.parent.mkdir()
-    path.write_bytes(b'{"the": "previous index"}\n')
+    path.write_bytes(PREVIOUS)
     return path
 
 
@@ -63,7 +67,7 @@ def test_a_live_build_reproduces_the_published_index(standin, tmp_path):
 
 
 def assert_untouched(out: Path) -> None:
-    assert out.read_bytes() == b'{"the": "previous index"}\n'
+    assert out.read_bytes() == PREVIOUS
     assert sorted(p.name for p in out.parent.iterdir()) == ["index.json"]
 
 

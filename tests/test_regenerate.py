@@ -229,3 +229,36 @@ def test_a_lock_file_removed_by_its_holder_is_not_held_twice(tmp_path):
     for thread in threads:
         thread.join()
     assert overlaps == [] and not lock.exists()
+
+
+def files_in(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    "name", ["index.json", "index.report.json", "index.changelog.json", "CHANGELOG.md"]
+)
+def test_a_users_file_where_a_regeneration_writes_is_refused_unless_force(tmp_path: Path, name):
+    out = tmp_path / "mine" / "index.json"
+    out.parent.mkdir()
+    (out.parent / name).write_bytes(b'{"mine": true}\n')
+    vendored = tmp_path / "vendored"
+    regenerate = ["regenerate", "--from", GOLDEN, "--snapshot", vendored, "--out", out]
+    before = files_in(out.parent)
+    result = invoke(*regenerate, "--date", "2026-12-01")
+    assert result.exit_code == 2, result.output
+    assert f"{str(out.parent / name)!r}" in result.output and "--force" in result.output
+    assert files_in(out.parent) == before and not vendored.exists()
+    forced = invoke(*regenerate, "--date", "2026-12-01", "--force")
+    assert forced.exit_code == 0, forced.output
+    assert forced.output.startswith("changed")
+
+
+def test_a_regeneration_replaces_what_it_wrote_without_force(tmp_path: Path):
+    out = tmp_path / "output" / "index.json"
+    for date in ("2026-12-01", "2026-12-02"):
+        result = invoke("regenerate", "--from", GOLDEN, "--out", out, "--date", date)
+        assert result.exit_code == 0, result.output
+    (out.parent / "index.changelog.json").write_bytes(b"{}")  # changed by hand: refused
+    result = invoke("regenerate", "--from", GOLDEN, "--out", out, "--date", "2026-12-03")
+    assert result.exit_code == 2 and "index.changelog.json" in result.output

@@ -93,7 +93,7 @@ def test_a_date_before_the_data_was_retrieved_replaces_nothing(checkout, tmp_pat
 
 
 def test_a_changelog_that_is_not_utf8_replaces_nothing(checkout, tmp_path):
-    checkout.history.write_bytes(b"# Changes\n\n\xff\xfe latin-1 \xe9\n")
+    checkout.history.write_bytes(b"# Changes to the index\n\n\xff\xfe latin-1 \xe9\n")
     before = checkout.state()
     result = checkout.regenerate(
         "--from", upstream(tmp_path, power_changed()), "--date", "2027-01-01"

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
+from energy_index.documents.outputs import PAGE_GENERATOR
 from energy_index.flows.build import BuildSettings, index_stages, sweep_of
 from energy_index.pages.configurations import ordered_configurations, picks_at
 from tests.conftest import (
@@ -94,11 +95,12 @@ def test_the_page_refuses_a_build_report_of_another_index(tmp_path: Path, golden
     shutil.copy(golden_index.with_name("index.report.json"), tmp_path / "index.report.json")
     index.write_bytes(index.read_bytes().replace(b'"updated": "2026-09-27"', b'"updated": "X"'))
     out = tmp_path / "report.html"
-    out.write_bytes(b"previous")
+    previous = b"<!DOCTYPE html>\n" + PAGE_GENERATOR + b"\n<title>previous</title>"  # one of ours
+    out.write_bytes(previous)
     code, output = report("--index", str(index), "--out", str(out))
     assert code == 1
     assert "index_sha256" in output and "is not this index's" in output
-    assert out.read_bytes() == b"previous"
+    assert out.read_bytes() == previous
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "index.json", "index.report.json", "report.html",
     ]  # fmt: skip
@@ -391,3 +393,25 @@ def test_a_tail_statistic_index_whose_rows_are_the_medians_is_refused(tmp_path: 
     )
     assert code == 1
     assert "8 row(s) of the index differ" in output and "p99 ITL" in output
+
+
+def test_a_users_page_at_out_is_refused_unless_force(tmp_path: Path, golden_index: Path):
+    out = tmp_path / "mine" / "report.html"
+    out.parent.mkdir()
+    mine = b'<!DOCTYPE html><html><head><meta charset="utf-8"><title>My page</title></head></html>'
+    out.write_bytes(mine)
+    arguments = ["--index", str(golden_index), "--from", str(GOLDEN), "--out", str(out)]
+    code, output = report(*arguments)
+    assert code == 2, output
+    assert f"{str(out)!r}" in output and "--force" in output
+    assert out.read_bytes() == mine and sorted(out.parent.iterdir()) == [out]
+    code, output = report(*arguments, "--force")
+    assert code == 0, output
+    assert PAGE_GENERATOR in out.read_bytes()[:1024]
+
+
+def test_a_page_this_tool_wrote_is_replaced_without_force(page: Path, golden_index: Path):
+    before = page.read_bytes()
+    code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page))
+    assert code == 0, output
+    assert page.read_bytes() == before

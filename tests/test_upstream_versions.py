@@ -72,6 +72,10 @@ def test_the_zero_parallel_fixture_builds_like_the_edge_cases(tmp_path, fixture_
     assert first["rows"] == 1 and first["first"].startswith("configurations[0] (")
 
 
+# An index this tool wrote (it opens as one), which a build may replace.
+PREVIOUS = b'{"version": "1", "updated": "2026-09-27", "previous": true}\n'
+
+
 def test_thousands_of_bad_rows_give_a_short_message_and_a_complete_errors_file(tmp_path: Path):
     document = json.loads((GOLDEN / TASK_PATH).read_bytes())
     good = document["configurations"][0]
@@ -91,7 +95,7 @@ def test_thousands_of_bad_rows_give_a_short_message_and_a_complete_errors_file(t
     )
     out = tmp_path / "out" / "index.json"
     out.parent.mkdir()
-    out.write_bytes(b'{"previous": true}\n')
+    out.write_bytes(PREVIOUS)
     result = CliRunner().invoke(main, ["build", "--from", str(snapshot), "--out", str(out)])
     assert result.exit_code == 1
     lines = result.output.splitlines()
@@ -107,13 +111,14 @@ def test_thousands_of_bad_rows_give_a_short_message_and_a_complete_errors_file(t
         ("num_gpus", "must be >= 1"),
     }
     assert [r["position"] for r in listed["rows"]] == sorted(r["position"] for r in listed["rows"])
-    assert out.read_bytes() == b'{"previous": true}\n'
+    assert out.read_bytes() == PREVIOUS
     assert sorted(p.name for p in out.parent.iterdir()) == ["index.errors.json", "index.json"]
 
 
 def test_a_successful_build_removes_the_errors_file_of_a_refused_one(tmp_path: Path):
     out = tmp_path / "index.json"
-    out.with_name("index.errors.json").write_text("{}")
+    # as a refused build leaves it (a file of another shape is the user's, and refused)
+    out.with_name("index.errors.json").write_text('{"file": "t.json", "failures": 0, "rows": []}')
     result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert not out.with_name("index.errors.json").exists()

@@ -150,9 +150,11 @@ def build(
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
+    force: bool = False,
 ) -> Built:
     """``energy-index build``: build the index from ``source`` and write it, with its build
-    report, to ``out`` (``out=None``: in memory, nothing written).
+    report, to ``out`` (``out=None``: in memory, nothing written). A file at an output path that
+    is not this tool's output of that kind is refused (UsageError) unless ``force``.
 
     ``source`` is a snapshot directory, or the upstream repository's URL (or 'live'), fetched
     into ``cache`` first. Several deadlines also write the deadline sweep; the index uses the
@@ -199,7 +201,12 @@ def build(
     if all_tasks:
         out_dir = target.parent / "tasks"
         results = build_every_task(
-            _source(source), out_dir=out_dir, settings=settings, extras=extras, access=access
+            _source(source),
+            out_dir=out_dir,
+            settings=settings,
+            extras=extras,
+            access=access,
+            force=force,
         )
         tasks = {
             name: Built(
@@ -213,7 +220,7 @@ def build(
         files = tuple(path for built in tasks.values() for path in built.files)
         return Built(document=first.document, report=first.report, files=files, tasks=tasks)
     result = build_index(
-        _source(source), out=target, settings=settings, extras=extras, access=access
+        _source(source), out=target, settings=settings, extras=extras, access=access, force=force
     )
     return Built(document=result.document, report=result.report, files=result.written)
 
@@ -266,11 +273,13 @@ def regenerate(
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
+    force: bool = False,
 ) -> Regenerated:
     """``energy-index regenerate``: fetch ``source``, rebuild, and replace the index at ``out``
     (and the vendored snapshot ``vendored``; by default the vendored snapshot when ``out`` is
     the default output) only if upstream changed. ``today`` stamps a change (default: today,
-    UTC). ``.changelog`` is None when nothing changed."""
+    UTC). ``.changelog`` is None when nothing changed. A file where an output goes that is not
+    this tool's output of that kind is refused (UsageError) unless ``force``."""
     from energy_index.flows.build import BuildSettings
     from energy_index.flows.regenerate import regenerate_index
 
@@ -286,6 +295,7 @@ def regenerate(
         settings=BuildSettings(task=task, itl_deadline_ms=float(itl_deadline_ms)),
         lock_timeout=lock_timeout,
         access=_access(cache, network, today=today, notify=notify),
+        force=force,
     )
 
 
@@ -368,10 +378,12 @@ def report(
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
+    force: bool = False,
 ) -> Page:
     """``energy-index report``: write the page documenting ``index`` (its build report beside
     it), with the stable configurations of ``source`` and the carbon snapshot ``carbon``, and
-    its charts to ``png`` if given."""
+    its charts to ``png`` if given. A file at ``out`` that is not a page this tool wrote is
+    refused (UsageError) unless ``force``."""
     from energy_index.flows.report import write_report_page
 
     page, picture = Path(out), Path(png) if png is not None else None
@@ -382,6 +394,7 @@ def report(
         png=picture,
         access=_access(cache, network, notify=notify),
         carbon=_carbon(carbon),
+        force=force,
     )
     return Page(path=page, size=size, png=picture)
 

@@ -168,6 +168,12 @@ _NETWORK_OPTIONS = [
 FORCE_OPTION = click.option(
     "--force", is_flag=True, help="Overwrite files of the folder that were changed by hand."
 )
+REPLACE_OPTION = click.option(
+    "--force",
+    is_flag=True,
+    help="Replace a file at an output path that energy-index did not write (by default such a "
+    "file, yours, stops the command before anything is written: exit 2, naming it).",
+)
 
 
 def network_options(command: F) -> F:
@@ -433,6 +439,7 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
 )
 @carbon_option
 @cache_option
+@REPLACE_OPTION
 @network_options
 @reports_errors
 def build(
@@ -452,6 +459,7 @@ def build(
     impacts: bool,
     carbon: Path,
     cache: Path,
+    force: bool,
     network: NetworkSettings,
 ) -> None:
     """Build the index and write it with its build report.
@@ -500,6 +508,7 @@ def build(
         cache=cache,
         network=network,
         notify=_notify,
+        force=force,
     )
     if all_tasks:
         for result in built.tasks.values():
@@ -551,6 +560,7 @@ def _and_beside(files: tuple[Path, ...]) -> str:
     f"{VENDORED_SNAPSHOT} when --out is {DEFAULT_OUT}; with another --out, none is kept]",
 )
 @cache_option
+@REPLACE_OPTION
 @network_options
 @reports_errors
 def regenerate(
@@ -563,6 +573,7 @@ def regenerate(
     lock_timeout: float,
     vendored: Path | None,
     cache: Path,
+    force: bool,
     network: NetworkSettings,
 ) -> None:
     """Fetch, rebuild, and replace the index only if its data changed.
@@ -598,6 +609,7 @@ def regenerate(
         cache=cache,
         network=network,
         notify=_notify,
+        force=force,
     )
     upstream = outcome.upstream
     if outcome.changelog is None:
@@ -786,6 +798,7 @@ index_option = click.option(
 )
 @carbon_option
 @cache_option
+@REPLACE_OPTION
 @network_options
 @reports_errors
 def report(
@@ -795,6 +808,7 @@ def report(
     png: Path | None,
     carbon: Path,
     cache: Path,
+    force: bool,
     network: NetworkSettings,
 ) -> None:
     """Write one self-contained, interactive HTML page documenting an index.
@@ -821,6 +835,7 @@ def report(
         cache=cache,
         network=network,
         notify=_notify,
+        force=force,
     )
     click.echo(f"wrote {page.path} ({page.size >> 10} KiB)" + (f" and {png}" if png else ""))
 

@@ -73,3 +73,6 @@ HTTP_DEADLINE_SECONDS = 600.0
 # benchmarks' 10⁶ configurations (30,927 rows, 17 MB), far below a task file's 2 GiB.
 MAX_INDEX_BYTES = 64 << 20
 LOCK_TIMEOUT_SECONDS = 600.0
+# How much of a file found at an output path is read, from each end, to tell whether this tool
+# wrote it (build, regenerate, report replace only their own outputs unless --force).
+RECOGNISED_BYTES = 8 << 10

@@ -21,6 +21,7 @@ from energy_index.documents.index import (
     sweep_document,
 )
 from energy_index.documents.invariants import index_problems
+from energy_index.documents.outputs import Ends, foreign_outputs
 from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
@@ -37,9 +38,9 @@ from energy_index.errors import (
     ValidationFailed,
     quoted,
 )
-from energy_index.io.files import checked_targets, write_files
+from energy_index.io.files import checked_targets, existing_ends, write_files
 from energy_index.io.snapshots import leaderboard_index, model_path, upstream_snapshot
-from energy_index.io.source import resolved_snapshot
+from energy_index.io.source import is_url, resolved_snapshot
 from energy_index.model import (
     ITL_STATISTICS,
     Access,
@@ -58,8 +59,10 @@ from energy_index.settings import (
     DEFAULT_ITL_STATISTIC,
     DEFAULT_TASK,
     EXTENDED_SUFFIX,
+    LIVE,
     PROFILE_DEADLINES_MS,
     PROFILES_NAME,
+    RECOGNISED_BYTES,
     REPORT_DEADLINES_MS,
     RESPONSES_NAME,
 )
@@ -519,12 +522,16 @@ def run(
     settings: BuildSettings,
     extras: Extras = Extras(),
     editorial: dict[str, Any] | None = None,
+    force: bool = False,
 ) -> Build:
     """Build the index and write it with its report (and extras); on failure nothing is written
-    but, when the task file broke rules, the complete list of failures (``errors_path``)."""
+    but, when the task file broke rules, the complete list of failures (``errors_path``). A
+    file at an output path that this tool did not write is refused (``refuse_foreign_outputs``)
+    unless ``force``."""
     outputs = output_paths(out, extras=extras)
     checked_targets(outputs)
     refuse_outputs_inside(source, outputs)
+    refuse_foreign_outputs(outputs, force=force)
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot))
     refuse_unpublishable(stages, result, name=str(out))
@@ -533,6 +540,35 @@ def run(
     write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
     errors_path(out).unlink(missing_ok=True)  # a list of failures the index no longer has
     return replace(result, written=(out, report_path(out), *files))
+
+
+def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
+    """Refuse (UsageError, exit 2), before anything is written, to replace a file at an output
+    path that is not an output of this tool of that kind (``documents.outputs``): a file of the
+    user's named by --out, or lying where a file written beside it goes. ``force`` replaces it."""
+    if force:
+        return
+    found = existing_ends(outputs, size=RECOGNISED_BYTES)
+    ends = {
+        role: Ends(*pair) if pair is not None else Ends(b"", b"", readable=False)
+        for role, pair in found.items()
+    }
+    foreign = foreign_outputs(ends)
+    if foreign:
+        named = ", ".join(f"{str(outputs[role])!r} (where the {role} goes)" for role in foreign)
+        raise UsageError(
+            f"{named}: not written by energy-index (it does not read as its {foreign[0]}); "
+            "refusing to replace it: move it out of the way, or give --force to replace it"
+        )
+
+
+def refuse_before_resolving(source: str, outputs: dict[str, Path], *, force: bool) -> None:
+    """What can be refused of the outputs before ``source`` is resolved (a fetch writes to the
+    cache): an output inside a local snapshot (the more telling refusal, first), then a file of
+    someone else's at an output path (``refuse_foreign_outputs``)."""
+    if not (is_url(source) or source == LIVE):
+        refuse_outputs_inside(Path(source), outputs)
+    refuse_foreign_outputs(outputs, force=force)
 
 
 def refuse_outputs_inside(source: Path, outputs: dict[str, Path]) -> None:
@@ -565,7 +601,12 @@ def staged_or_errors_file(
 
 
 def run_all_tasks(
-    source: Path, *, out_dir: Path, settings: BuildSettings, extras: Extras = Extras()
+    source: Path,
+    *,
+    out_dir: Path,
+    settings: BuildSettings,
+    extras: Extras = Extras(),
+    force: bool = False,
 ) -> dict[str, Build]:
     """One index per task under ``out_dir/<task>/index.json``, each with its report.
 
@@ -578,6 +619,7 @@ def run_all_tasks(
         outputs = output_paths(out_dir / task / "index.json", extras=extras)
         checked_targets(outputs)
         refuse_outputs_inside(source, outputs)
+        refuse_foreign_outputs(outputs, force=force)
     for task in indexed_tasks(editorial_text()):
         out = out_dir / task / "index.json"
         task_settings = replace(settings, task=task)
@@ -604,6 +646,7 @@ def build_index(
     settings: BuildSettings,
     extras: Extras,
     access: Access,
+    force: bool = False,
 ) -> Build:
     """``build``: resolve ``source`` (a snapshot directory, or upstream, fetched into
     ``access.cache``), then :func:`run`.
@@ -611,8 +654,11 @@ def build_index(
     Example: ``build_index("snapshots/ml-energy-leaderboard", out=Path("output/index.json"),
     settings=BuildSettings(), extras=Extras(), access=Access(today="2026-11-30"))``.
     """
+    outputs = output_paths(out, extras=extras)
+    checked_targets(outputs)
+    refuse_before_resolving(source, outputs, force=force)
     snapshot = resolved_snapshot(source, tasks=[settings.task], access=access)
-    return run(snapshot, out=out, settings=settings, extras=extras)
+    return run(snapshot, out=out, settings=settings, extras=extras, force=force)
 
 
 def build_every_task(
@@ -622,9 +668,14 @@ def build_every_task(
     settings: BuildSettings,
     extras: Extras,
     access: Access,
+    force: bool = False,
 ) -> dict[str, Build]:
     """``build --all-tasks``: resolve ``source`` with every indexed task, then
     :func:`run_all_tasks`."""
     tasks = indexed_tasks(editorial_text())
+    for task in tasks:  # before a fetch writes to the cache
+        outputs = output_paths(out_dir / task / "index.json", extras=extras)
+        checked_targets(outputs)
+        refuse_before_resolving(source, outputs, force=force)
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
-    return run_all_tasks(snapshot, out_dir=out_dir, settings=settings, extras=extras)
+    return run_all_tasks(snapshot, out_dir=out_dir, settings=settings, extras=extras, force=force)

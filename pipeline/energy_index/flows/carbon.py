@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.changelog import history_with
+from energy_index.documents.changelog import HISTORY_TITLE, history_with
 from energy_index.documents.impacts import carbon_changelog
 from energy_index.documents.index import serialized
-from energy_index.flows.regenerate import HISTORY_TITLE
 from energy_index.io.files import folder_lock, writable_directory
 from energy_index.io.github import Upstream, fetched_files
 from energy_index.io.local import local_bytes

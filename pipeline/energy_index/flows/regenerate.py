@@ -12,7 +12,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.changelog import Changelog, changelog, history_with, snapshot_changes
+from energy_index.documents.changelog import (
+    HISTORY_TITLE,
+    Changelog,
+    changelog,
+    history_with,
+    snapshot_changes,
+)
 from energy_index.documents.compare import audit
 from energy_index.documents.index import serialized
 from energy_index.documents.invariants import index_problems
@@ -24,6 +30,7 @@ from energy_index.flows.build import (
     assembled,
     build,
     output_paths,
+    refuse_foreign_outputs,
     refuse_outputs_inside,
     refuse_unpublishable,
     staged_or_errors_file,
@@ -70,18 +77,21 @@ def regenerate_index(
     settings: BuildSettings,
     lock_timeout: float,
     access: Access,
+    force: bool = False,
 ) -> Regenerated:
     """Fetch every task the vendored snapshot holds (a task upstream deleted is dropped, with a
     changelog line), then :func:`regenerated` from the fetched files.
 
     ``vendored`` is the snapshot that is the input of ``out`` (None: ``out`` keeps none). A
     change is stamped with ``access.today``. Two regenerations of the same ``out`` never
-    interleave: the second waits ``lock_timeout`` seconds.
+    interleave: the second waits ``lock_timeout`` seconds. A file where one of its outputs goes
+    that this tool did not write is refused before anything is fetched, unless ``force``.
     """
     targets = regeneration_paths(out)
     checked_targets(targets)  # before the lock file is made beside it
     if vendored is not None:
         _refuse_overlaps(source, out=out, vendored=vendored, cache=access.cache)
+    refuse_foreign_outputs(targets, force=force)
     lock = out.with_name(f".{out.name}.lock")
     busy = f"another regeneration of {out} is running; waited {lock_timeout:.0f} s"
     with exclusive_lock(lock, wait_seconds=lock_timeout, busy=busy):
@@ -145,9 +155,12 @@ def regenerate(
     settings: BuildSettings,
     today: str,
     editorial: dict[str, Any] | None = None,
+    force: bool = False,
 ) -> Regeneration:
-    """:func:`regenerated` from a snapshot directory, keeping no vendored snapshot."""
+    """:func:`regenerated` from a snapshot directory, keeping no vendored snapshot; a file of
+    someone else's where an output goes is refused unless ``force``."""
     checked_targets(regeneration_paths(out))
+    refuse_foreign_outputs(regeneration_paths(out), force=force)
     return regenerated(
         source, out=out, vendored=None, settings=settings, today=today, editorial=editorial
     )
@@ -246,9 +259,6 @@ def regenerated(
         }
         write_with_snapshot(outputs, vendored=vendored, snapshot=snapshot)
     return Regeneration(commit=upstream, changelog=log, snapshot_replaced=snapshot is not None)
-
-
-HISTORY_TITLE = "# Changes to the index\n\n"
 
 
 def _history_text(history: Path) -> str:

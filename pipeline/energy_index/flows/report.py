@@ -23,6 +23,7 @@ from energy_index.flows.build import (
     Stages,
     index_stages,
     inputs_of,
+    refuse_before_resolving,
     refuse_outputs_inside,
 )
 from energy_index.flows.impacts import impacts_of
@@ -147,9 +148,11 @@ def write_report_page(
     png: Path | None,
     access: Access,
     carbon: Path = Path(CARBON_SNAPSHOT),
+    force: bool = False,
 ) -> int:
     """``report``: write the page documenting ``index`` (and its charts as a PNG); returns the
-    page's size in bytes."""
+    page's size in bytes. A file at ``out`` that is not a page this tool wrote is refused unless
+    ``force``."""
     outputs = {"report page": out, **({"charts picture": png} if png else {})}
     checked_targets(outputs)
     inputs_beside = {os.path.abspath(index), os.path.abspath(report_path(index))}
@@ -159,6 +162,7 @@ def write_report_page(
                 f"{what} {path}: is an input of the page (the index or its build report)",
                 parameter="out",
             )
+    refuse_before_resolving(source, outputs, force=force)
     task = index_beside(index).report["parameters"]["task"]
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     refuse_outputs_inside(snapshot, outputs)

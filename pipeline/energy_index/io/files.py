@@ -62,6 +62,31 @@ def checked_targets(targets: Mapping[str, Path]) -> None:
             )
 
 
+def existing_ends(paths: Mapping[str, Path], *, size: int) -> dict[str, tuple[bytes, bytes] | None]:
+    """For each path where a file exists, its first and last ``size`` bytes (None: it could not
+    be read), by the same key; never more than ``2 * size`` bytes of a file are read.
+
+    Run after ``checked_targets``, which refuses directories and special files by name.
+    """
+    ends: dict[str, tuple[bytes, bytes] | None] = {}
+    for key, path in paths.items():
+        if not os.path.lexists(path):
+            continue
+        try:
+            with open(path, "rb") as handle:
+                head = handle.read(size)
+                length = os.fstat(handle.fileno()).st_size
+                tail = head
+                if length > size:
+                    handle.seek(length - size)
+                    tail = handle.read(size)
+        except OSError:
+            ends[key] = None  # a link to nowhere, a file not ours to read: not told as ours
+            continue
+        ends[key] = (head, tail)
+    return ends
+
+
 def write_files(contents: Mapping[Path, bytes]) -> None:
     """Write several files so that none is replaced unless all were written in full.
 

@@ -18,6 +18,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from energy_index.documents.outputs import PAGE_GENERATOR
 from energy_index.errors import SourceError
 from energy_index.model import json_number
 from energy_index.pages.charts import gpu_colours
@@ -94,6 +95,7 @@ def report_html(inputs: PageInputs) -> str:
     source = document["source"]
     title = f"Energy per output token: {source['workload']}"
     parts = {
+        "generator": PAGE_GENERATOR.decode(),  # how report tells its own page from another
         "title": escape(title),
         "style": _asset("page.css"),
         "lede": escape(f"{source['selection']} {document['caveat']}"),

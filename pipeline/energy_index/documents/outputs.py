@@ -1,0 +1,117 @@
+"""What each output of this tool looks like at its ends, to tell it from a file of someone else's
+that lies where the output would go: build, regenerate and report replace only their own outputs
+(unless told ``force``), as site replaces only a folder its files.json lists.
+
+Told from the first and last few KiB (``settings.RECOGNISED_BYTES``), never by reading a whole
+file: each JSON document opens with its marker (``serialized`` keeps the keys in the order
+built), a table with its leading columns, a page with its generator tag, CHANGELOG.md with its
+title. A damaged index is still this tool's when its build report beside it is: regenerate
+rewrites a damaged index, and build replaces it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from energy_index.documents.changelog import HISTORY_TITLE
+from energy_index.documents.index import REPORT_TITLE
+
+# The tag in the head of every report page (pages/assets/page.html), what report looks for.
+PAGE_GENERATOR = b'<meta name="generator" content="energy-index">'
+
+
+@dataclass(frozen=True)
+class Ends:
+    """The first and the last bytes of a file found at an output path (the same bytes when the
+    file is short); ``readable`` False when it could not be read."""
+
+    head: bytes
+    tail: bytes
+    readable: bool = True
+
+
+def _json(*keys: tuple[str, str | None]) -> Callable[[Ends], bool]:
+    """A JSON object whose first keys are ``keys``, in order, each with that string value (None:
+    any string; ``#``: any number)."""
+    parts = []
+    for key, value in keys:
+        if value is None:
+            text = rb'"(?:[^"\\]|\\.)*"'
+        elif value == "#":
+            text = rb"-?\d"
+        else:
+            text = re.escape(f'"{value}"'.encode())
+        parts.append(re.escape(f'"{key}"'.encode()) + rb"\s*:\s*" + text)
+    pattern = re.compile(rb"\A\s*\{\s*" + rb"\s*,\s*".join(parts))
+    return lambda ends: pattern.match(ends.head) is not None
+
+
+def _kind(kind: str) -> Callable[[Ends], bool]:
+    return _json(("version", None), ("kind", kind))
+
+
+# The leading columns of each table export, as documents/tables.py writes them (a later column
+# may come and go with the schema; these do not).
+INDEX_COLUMNS = ("model", "slug", "model_id", "params_b", "active_params_b", "precision")
+IMPACTS_COLUMNS = ("row_id", "model", "gpu", "num_gpus", "measured_gpu_joules_per_output_token")
+PROFILES_COLUMNS = ("model", "model_id", "gpu", "itl_statistic", "itl_deadline_ms")
+
+
+def _csv(columns: tuple[str, ...]) -> Callable[[Ends], bool]:
+    pattern = re.compile(re.escape(",".join(columns).encode()) + rb"[,\r\n]")
+    return lambda ends: pattern.match(ends.head) is not None
+
+
+def _parquet(columns: tuple[str, ...]) -> Callable[[Ends], bool]:
+    """Parquet's magic at both ends, and the columns named in its footer (the file's end)."""
+    return lambda ends: (
+        ends.head.startswith(b"PAR1")
+        and ends.tail.endswith(b"PAR1")
+        and all(name.encode() in ends.tail for name in columns)
+    )
+
+
+_INDEX = _json(("version", None), ("updated", None))  # the index or the extended index
+_TABLES = {"": INDEX_COLUMNS, "impacts ": IMPACTS_COLUMNS, "profiles ": PROFILES_COLUMNS}
+
+# Each output, by the role its path is given under (flows/build.py ``output_paths``,
+# flows/regenerate.py ``regeneration_paths``, flows/report.py), and how it is told.
+RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
+    "index": _INDEX,
+    "extended index": _INDEX,
+    "build report": _json(("report", REPORT_TITLE)),
+    "errors file": _json(("file", None), ("failures", "#")),
+    "deadline sweep": _kind("deadline sweep"),
+    "curves": _kind("concurrency curves"),
+    "latency profiles": _kind("latency profiles"),
+    "energy per response": _kind("energy per response"),
+    "impacts": _kind("impacts"),
+    "changelog": _json(("date", None), ("upstream_commit", None)),
+    "history": lambda ends: ends.head.startswith(HISTORY_TITLE.rstrip().encode()),
+    "report page": lambda ends: PAGE_GENERATOR in ends.head,
+    **{f"{table}csv export": _csv(columns) for table, columns in _TABLES.items()},
+    **{f"{table}parquet export": _parquet(columns) for table, columns in _TABLES.items()},
+}
+# What is not told apart: a PNG (vl-convert's charts carry no mark of this tool).
+UNCHECKED = frozenset({"charts picture"})
+
+
+def foreign_outputs(found: Mapping[str, Ends]) -> list[str]:
+    """The roles, of those whose file exists (``found``), whose file this tool did not write.
+
+    The index is this tool's when it looks like one, or when the build report beside it does
+    (a damaged index, which regenerate rewrites, starts with anything).
+
+    Example: ``foreign_outputs({"index": Ends(b'{"mine": true}', b'{"mine": true}')})`` is
+    ``["index"]``.
+    """
+    ours = {
+        role
+        for role, ends in found.items()
+        if role in UNCHECKED or (ends.readable and RECOGNISERS[role](ends))
+    }
+    if "build report" in ours and found.get("index", Ends(b"", b"")).readable:
+        ours.add("index")
+    return [role for role in found if role not in ours]
