@@ -1007,3 +1007,16 @@ def test_the_api_refuses_a_users_file_unless_force(tmp_path: Path):
     assert out.read_bytes() == MINE
     api.build(source=GOLDEN, out=out, retrieved="2026-09-26", updated="2026-09-27", force=True)
     assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
+
+
+def test_a_users_own_parquet_where_the_export_goes_is_refused(tmp_path: Path):
+    import polars as pl
+
+    out = tmp_path / "mine" / "index.json"
+    out.parent.mkdir()
+    pl.DataFrame({"my_measurements": [1.0, 2.0]}).write_parquet(out.with_suffix(".parquet"))
+    before = files_under(out.parent)
+    result = invoke("build", "--from", GOLDEN, "--out", out, *DATES, "--format", "parquet")
+    assert result.exit_code == 2, result.output
+    assert "index.parquet' (where the parquet export goes)" in result.output
+    assert files_under(out.parent) == before
