@@ -415,3 +415,24 @@ def test_a_page_this_tool_wrote_is_replaced_without_force(page: Path, golden_ind
     code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page))
     assert code == 0, output
     assert page.read_bytes() == before
+
+
+def test_a_users_picture_at_png_is_refused_unless_force(tmp_path: Path, golden_index: Path):
+    picture = tmp_path / "mine.png"
+    mine = b"\x89PNG\r\n\x1a\n" + b"my holiday photo"
+    picture.write_bytes(mine)
+    arguments = ["--index", str(golden_index), "--from", str(GOLDEN)]
+    code, output = report(*arguments, "--out", str(tmp_path / "r.html"), "--png", str(picture))
+    assert code == 2, output
+    assert f"{str(picture)!r} (where the charts picture goes)" in output
+    assert picture.read_bytes() == mine and sorted(tmp_path.iterdir()) == [picture]
+
+
+def test_the_picture_report_writes_is_one_it_replaces(golden_index: Path):
+    from energy_index.documents.outputs import RECOGNISERS, Ends
+    from energy_index.flows.report import page_inputs
+    from energy_index.pages.picture import charts_png
+
+    png = charts_png(page_inputs(golden_index, GOLDEN))
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert RECOGNISERS["charts picture"](Ends(png[:8192], png[-8192:]))

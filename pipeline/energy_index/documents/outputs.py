@@ -4,9 +4,9 @@ that lies where the output would go: build, regenerate and report replace only t
 
 Told from the first and last few KiB (``settings.RECOGNISED_BYTES``), never by reading a whole
 file: each JSON document opens with its marker (``serialized`` keeps the keys in the order
-built), a table with its leading columns, a page with its generator tag, CHANGELOG.md with its
-title. A damaged index is still this tool's when its build report beside it is: regenerate
-rewrites a damaged index, and build replaces it.
+built), a table with its leading columns, a page with its generator tag, a picture with its
+Software text chunk, CHANGELOG.md with its title. A damaged index is still this tool's when its
+build report beside it is: regenerate rewrites a damaged index, and build replaces it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ from energy_index.documents.index import REPORT_TITLE
 
 # The tag in the head of every report page (pages/assets/page.html), what report looks for.
 PAGE_GENERATOR = b'<meta name="generator" content="energy-index">'
+# The text chunk (keyword and text) that report puts right after a charts picture's header
+# (pages/picture.py): PNG's registered "Software" keyword.
+PICTURE_SOFTWARE = (b"Software", b"energy-index")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @dataclass(frozen=True)
@@ -91,11 +95,12 @@ RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     "changelog": _json(("date", None), ("upstream_commit", None)),
     "history": lambda ends: ends.head.startswith(HISTORY_TITLE.rstrip().encode()),
     "report page": lambda ends: PAGE_GENERATOR in ends.head,
+    "charts picture": lambda ends: (
+        ends.head.startswith(PNG_SIGNATURE) and b"tEXt" + b"\0".join(PICTURE_SOFTWARE) in ends.head
+    ),
     **{f"{table}csv export": _csv(columns) for table, columns in _TABLES.items()},
     **{f"{table}parquet export": _parquet(columns) for table, columns in _TABLES.items()},
 }
-# What is not told apart: a PNG (vl-convert's charts carry no mark of this tool).
-UNCHECKED = frozenset({"charts picture"})
 
 
 def foreign_outputs(found: Mapping[str, Ends]) -> list[str]:
@@ -107,11 +112,7 @@ def foreign_outputs(found: Mapping[str, Ends]) -> list[str]:
     Example: ``foreign_outputs({"index": Ends(b'{"mine": true}', b'{"mine": true}')})`` is
     ``["index"]``.
     """
-    ours = {
-        role
-        for role, ends in found.items()
-        if role in UNCHECKED or (ends.readable and RECOGNISERS[role](ends))
-    }
+    ours = {role for role, ends in found.items() if ends.readable and RECOGNISERS[role](ends)}
     if "build report" in ours and found.get("index", Ends(b"", b"")).readable:
         ours.add("index")
     return [role for role in found if role not in ours]
