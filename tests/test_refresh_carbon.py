@@ -118,3 +118,29 @@ def test_the_vendored_copy_keeps_nothing_only_a_cache_needs(codecarbon: StandIn,
     assert {k: v for k, v in cache.items() if k != "files"} == {
         k: v for k, v in vendored.items() if k != "files"
     }
+
+
+@pytest.mark.parametrize("name", ["carbon.changelog.json", "CHANGELOG.md"])
+def test_a_users_file_where_the_changelogs_go_is_refused_before_any_request(
+    codecarbon: StandIn, tmp_path: Path, name: str
+) -> None:
+    shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
+    (tmp_path / "output").mkdir()
+    (tmp_path / "output" / name).write_bytes(b"# My project's changelog\n")
+    before = tree(tmp_path)
+    result = refresh(codecarbon, tmp_path)
+    assert result.exit_code == 2, result.output
+    assert f"{str(tmp_path / 'output' / name)!r}" in result.output and "--force" in result.output
+    assert tree(tmp_path) == before and codecarbon.hits == {}
+    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
+    document["FRA"]["carbon_intensity"] = 44.5
+    codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    forced = refresh(codecarbon, tmp_path, "--force")
+    assert forced.exit_code == 0, forced.output
+    # The changelog written is its own: no --force needed again. An entry is appended to the
+    # user's CHANGELOG.md, their text kept: it is still theirs.
+    again = refresh(codecarbon, tmp_path)
+    assert again.exit_code == (0 if name == "carbon.changelog.json" else 2), again.output
+    if name == "CHANGELOG.md":
+        kept = (tmp_path / "output" / name).read_text()
+        assert kept.startswith("# My project's changelog\n") and "FRA" in kept

@@ -329,16 +329,19 @@ def refresh_carbon(
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
+    force: bool = False,
 ) -> CarbonRefresh:
     """``energy-index refresh-carbon``: fetch CodeCarbon's energy mix; when it changed, write
     the changelog into ``out_dir`` (default: the default index's folder) and replace the
-    vendored carbon snapshot ``snapshot``."""
+    vendored carbon snapshot ``snapshot``. A file in ``out_dir`` where a changelog goes that is
+    not this tool's is refused (UsageError) unless ``force``."""
     from energy_index.flows.carbon import refresh_carbon as refreshed
 
     return refreshed(
         Path(snapshot),
         out_dir=Path(out_dir) if out_dir is not None else Path(DEFAULT_OUT).parent,
         access=_access(cache, network, today=today, notify=notify),
+        force=force,
     )
 
 

@@ -650,6 +650,7 @@ def regenerate(
     "--date", "today", type=IsoDate(), help="Date to stamp a change with [default: today, UTC]."
 )
 @cache_option
+@REPLACE_OPTION
 @network_options
 @reports_errors
 def refresh_carbon(
@@ -658,6 +659,7 @@ def refresh_carbon(
     exit_code: bool,
     today: str | None,
     cache: Path,
+    force: bool,
     network: NetworkSettings,
 ) -> None:
     """Fetch the grid carbon intensities (mlco2/codecarbon, global_energy_mix.json) and replace
@@ -683,6 +685,7 @@ def refresh_carbon(
         cache=cache,
         network=network,
         notify=_notify,
+        force=force,
     )
     if outcome.changelog is None:
         click.echo(f"unchanged (upstream {outcome.commit})")

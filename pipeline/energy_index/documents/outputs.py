@@ -93,6 +93,7 @@ RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     "energy per response": _kind("energy per response"),
     "impacts": _kind("impacts"),
     "changelog": _json(("date", None), ("upstream_commit", None)),
+    "carbon changelog": _json(("kind", "carbon-changelog")),
     "history": lambda ends: ends.head.startswith(HISTORY_TITLE.rstrip().encode()),
     "report page": lambda ends: PAGE_GENERATOR in ends.head,
     "charts picture": lambda ends: (

@@ -18,7 +18,8 @@ from typing import Any
 from energy_index.documents.changelog import HISTORY_TITLE, history_with
 from energy_index.documents.impacts import carbon_changelog
 from energy_index.documents.index import serialized
-from energy_index.io.files import folder_lock, writable_directory
+from energy_index.flows.build import refuse_foreign_outputs
+from energy_index.io.files import checked_targets, folder_lock, writable_directory
 from energy_index.io.github import Upstream, fetched_files
 from energy_index.io.local import local_bytes
 from energy_index.io.snapshots import carbon_snapshot
@@ -43,8 +44,12 @@ class CarbonRefresh:
     changelog: dict[str, Any] | None
 
 
-def refresh_carbon(vendored: Path, *, out_dir: Path, access: Access) -> CarbonRefresh:
-    """Bring the vendored carbon snapshot up to date with mlco2/codecarbon's branch.
+def refresh_carbon(
+    vendored: Path, *, out_dir: Path, access: Access, force: bool = False
+) -> CarbonRefresh:
+    """Bring the vendored carbon snapshot up to date with mlco2/codecarbon's branch. A file in
+    ``out_dir`` where a changelog goes that this tool did not write is refused before any
+    request, unless ``force``.
 
     Example: ``refresh_carbon(Path("snapshots/codecarbon-energy-mix"), out_dir=Path("output"),
     access=Access(today="2026-12-01"))``.
@@ -57,6 +62,12 @@ def refresh_carbon(vendored: Path, *, out_dir: Path, access: Access) -> CarbonRe
         raw_base=network.raw_base,
     )
     writable_directory(vendored)
+    changelogs = {
+        "carbon changelog": out_dir / CARBON_CHANGELOG_NAME,
+        "history": out_dir / CHANGELOG_NAME,
+    }
+    checked_targets(changelogs)
+    refuse_foreign_outputs(changelogs, force=force)
     cache = access.cache.with_name(f"{access.cache.name}-carbon")
     with downloader(network) as client:
         outcome = fetched_files(
