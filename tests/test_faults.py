@@ -956,6 +956,26 @@ def test_a_users_file_at_an_output_path_is_refused_naming_it(tmp_path: Path, nam
     assert json.loads(out.read_bytes()) == json.loads(PUBLISHED.read_bytes())
 
 
+@pytest.mark.parametrize("name", ["index.md", "index.csv", "index.html"])
+def test_a_build_report_vouches_only_for_the_json_index_it_was_written_beside(
+    tmp_path: Path, name: str
+):
+    """index.md, index.csv and index.json share index.report.json: the report of a build to
+    index.json does not make a user's index.md this tool's (it was replaced, exit 0)."""
+    folder = tmp_path / "mine"
+    assert invoke("build", "--from", GOLDEN, "--out", folder / "index.json", *DATES).exit_code == 0
+    (folder / name).write_bytes(b"my precious notes\n")
+    before = files_under(folder)
+    result = invoke("build", "--from", GOLDEN, "--out", folder / name, *DATES)
+    assert result.exit_code == 2, result.output
+    assert f"'{folder / name}' (where the index goes)" in result.output
+    assert files_under(folder) == before
+    # beside index.json, the report still vouches for a damaged index there
+    (folder / "index.json").write_bytes(b"{ damaged")
+    again = invoke("build", "--from", GOLDEN, "--out", folder / "index.json", *DATES)
+    assert again.exit_code == 0, again.output
+
+
 @pytest.mark.parametrize(
     "name",
     [

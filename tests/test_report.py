@@ -417,6 +417,30 @@ def test_a_page_this_tool_wrote_is_replaced_without_force(page: Path, golden_ind
     assert page.read_bytes() == before
 
 
+def test_a_page_written_before_the_generator_tag_is_replaced_without_force(
+    page: Path, golden_index: Path
+):
+    """energy-index 1.0.0's pages had no generator tag; an upgrade must not need --force."""
+    earlier = page.read_bytes().replace(PAGE_GENERATOR, b"")
+    assert PAGE_GENERATOR not in earlier
+    page.write_bytes(earlier)
+    code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page))
+    assert code == 0, output
+    assert PAGE_GENERATOR in page.read_bytes()[:1024]
+
+
+def test_a_users_page_ending_in_a_script_is_still_refused(tmp_path: Path, golden_index: Path):
+    out = tmp_path / "report.html"
+    mine = (
+        b'<!DOCTYPE html>\n<html lang="en" class="no-js">\n'
+        b"<body><script>go();</script>\n</body>\n</html>\n"
+    )
+    out.write_bytes(mine)
+    code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(out))
+    assert code == 2, output
+    assert out.read_bytes() == mine
+
+
 def test_a_users_picture_at_png_is_refused_unless_force(tmp_path: Path, golden_index: Path):
     picture = tmp_path / "mine.png"
     mine = b"\x89PNG\r\n\x1a\n" + b"my holiday photo"

@@ -24,6 +24,18 @@ PAGE_GENERATOR = b'<meta name="generator" content="energy-index">'
 # (pages/picture.py): PNG's registered "Software" keyword.
 PICTURE_SOFTWARE = (b"Software", b"energy-index")
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# How a page written before the generator tag (energy-index 1.0.0 and earlier) ends: its scripts'
+# last lines. Without it, every user's output/report.html needed --force after an upgrade.
+_EARLIER_PAGE_ENDS = (b'document.documentElement.dataset.impactsReady = "true";', b"start();")
+_PAGE_START = b'<!DOCTYPE html>\n<html lang="en" class="no-js">'
+
+
+def _page(ends: Ends) -> bool:
+    return PAGE_GENERATOR in ends.head or (
+        ends.head.startswith(_PAGE_START)
+        and ends.tail.rstrip().endswith(b"</script>\n</body>\n</html>")
+        and any(end in ends.tail[-400:] for end in _EARLIER_PAGE_ENDS)
+    )
 
 
 @dataclass(frozen=True)
@@ -95,7 +107,7 @@ RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     "changelog": _json(("date", None), ("upstream_commit", None)),
     "carbon changelog": _json(("kind", "carbon-changelog")),
     "history": lambda ends: ends.head.startswith(HISTORY_TITLE.rstrip().encode()),
-    "report page": lambda ends: PAGE_GENERATOR in ends.head,
+    "report page": _page,
     "charts picture": lambda ends: (
         ends.head.startswith(PNG_SIGNATURE) and b"tEXt" + b"\0".join(PICTURE_SOFTWARE) in ends.head
     ),
@@ -104,16 +116,19 @@ RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
 }
 
 
-def foreign_outputs(found: Mapping[str, Ends]) -> list[str]:
+def foreign_outputs(found: Mapping[str, Ends], *, index_suffix: str = ".json") -> list[str]:
     """The roles, of those whose file exists (``found``), whose file this tool did not write.
 
     The index is this tool's when it looks like one, or when the build report beside it does
-    (a damaged index, which regenerate rewrites, starts with anything).
+    (a damaged index, which regenerate rewrites, starts with anything) and the index's name
+    ends in ``.json``: ``index.md`` and ``index.csv`` share ``index.report.json`` with
+    ``index.json``, and a user's notes at ``--out index.md`` are not what that report vouches for.
 
     Example: ``foreign_outputs({"index": Ends(b'{"mine": true}', b'{"mine": true}')})`` is
     ``["index"]``.
     """
     ours = {role for role, ends in found.items() if ends.readable and RECOGNISERS[role](ends)}
-    if "build report" in ours and found.get("index", Ends(b"", b"")).readable:
+    vouched = index_suffix == ".json" and found.get("index", Ends(b"", b"")).readable
+    if "build report" in ours and vouched:
         ours.add("index")
     return [role for role in found if role not in ours]

@@ -553,12 +553,24 @@ def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
         role: Ends(*pair) if pair is not None else Ends(b"", b"", readable=False)
         for role, pair in found.items()
     }
-    foreign = foreign_outputs(ends)
+    index = outputs.get("index")
+    foreign = foreign_outputs(ends, index_suffix=index.suffix if index else ".json")
     if foreign:
-        named = ", ".join(f"{str(outputs[role])!r} (where the {role} goes)" for role in foreign)
+        named = ", ".join(
+            f"{str(outputs[role])!r} (where the {role} goes)" for role in foreign[:5]
+        )
+        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        them = "it does not" if len(foreign) == 1 else "they do not"
+        picture = (
+            " (a charts picture written before energy-index marked its pictures has no mark: "
+            "give --force once)"
+            if "charts picture" in foreign
+            else ""
+        )
         raise UsageError(
-            f"{named}: not written by energy-index (it does not read as its {foreign[0]}); "
-            "refusing to replace it: move it out of the way, or give --force to replace it"
+            f"{named}{more}: not written by energy-index ({them} read as what goes there)"
+            f"{picture}; refusing to replace {'it' if len(foreign) == 1 else 'them'}: move "
+            f"{'it' if len(foreign) == 1 else 'them'} out of the way, or give --force to replace"
         )
 
 
