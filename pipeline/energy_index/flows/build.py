@@ -556,9 +556,7 @@ def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
     index = outputs.get("index")
     foreign = foreign_outputs(ends, index_suffix=index.suffix if index else ".json")
     if foreign:
-        named = ", ".join(
-            f"{str(outputs[role])!r} (where the {role} goes)" for role in foreign[:5]
-        )
+        named = ", ".join(f"{str(outputs[role])!r} (where the {role} goes)" for role in foreign[:5])
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
         them = "it does not" if len(foreign) == 1 else "they do not"
         picture = (
