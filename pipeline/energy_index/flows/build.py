@@ -558,7 +558,7 @@ def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
     if foreign:
         named = ", ".join(f"{str(outputs[role])!r} (where the {role} goes)" for role in foreign[:5])
         more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
-        them = "it does not" if len(foreign) == 1 else "they do not"
+        it, does = ("it", "it does") if len(foreign) == 1 else ("them", "they do")
         picture = (
             " (a charts picture written before energy-index marked its pictures has no mark: "
             "give --force once)"
@@ -566,9 +566,9 @@ def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
             else ""
         )
         raise UsageError(
-            f"{named}{more}: not written by energy-index ({them} read as what goes there)"
-            f"{picture}; refusing to replace {'it' if len(foreign) == 1 else 'them'}: move "
-            f"{'it' if len(foreign) == 1 else 'them'} out of the way, or give --force to replace"
+            f"{named}{more}: not written by energy-index ({does} not read as what goes there)"
+            f"{picture}; refusing to replace {it}: move {it} out of the way, or give --force to "
+            "replace"
         )
 
 
@@ -576,9 +576,15 @@ def refuse_before_resolving(source: str, outputs: dict[str, Path], *, force: boo
     """What can be refused of the outputs before ``source`` is resolved (a fetch writes to the
     cache): an output inside a local snapshot (the more telling refusal, first), then a file of
     someone else's at an output path (``refuse_foreign_outputs``)."""
-    if not (is_url(source) or source == LIVE):
+    if not _fetched(source):
         refuse_outputs_inside(Path(source), outputs)
     refuse_foreign_outputs(outputs, force=force)
+
+
+def _fetched(source: str) -> bool:
+    """Whether resolving ``source`` fetches upstream (into the cache) rather than naming a
+    snapshot directory."""
+    return is_url(source) or source == LIVE
 
 
 def refuse_outputs_inside(source: Path, outputs: dict[str, Path]) -> None:
@@ -664,9 +670,10 @@ def build_index(
     Example: ``build_index("snapshots/ml-energy-leaderboard", out=Path("output/index.json"),
     settings=BuildSettings(), extras=Extras(), access=Access(today="2026-11-30"))``.
     """
-    outputs = output_paths(out, extras=extras)
-    checked_targets(outputs)
-    refuse_before_resolving(source, outputs, force=force)
+    if _fetched(source):  # run checks its outputs, but after the fetch has written the cache
+        outputs = output_paths(out, extras=extras)
+        checked_targets(outputs)
+        refuse_foreign_outputs(outputs, force=force)
     snapshot = resolved_snapshot(source, tasks=[settings.task], access=access)
     return run(snapshot, out=out, settings=settings, extras=extras, force=force)
 
@@ -683,9 +690,9 @@ def build_every_task(
     """``build --all-tasks``: resolve ``source`` with every indexed task, then
     :func:`run_all_tasks`."""
     tasks = indexed_tasks(editorial_text())
-    for task in tasks:  # before a fetch writes to the cache
+    for task in tasks if _fetched(source) else ():  # run_all_tasks checks them, after a fetch
         outputs = output_paths(out_dir / task / "index.json", extras=extras)
         checked_targets(outputs)
-        refuse_before_resolving(source, outputs, force=force)
+        refuse_foreign_outputs(outputs, force=force)
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     return run_all_tasks(snapshot, out_dir=out_dir, settings=settings, extras=extras, force=force)
