@@ -307,9 +307,9 @@ def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
     """Under the folder's lock: clean what a killed run left, then refuse what is not ours
     (and, with ``keep_edits``, what a person changed since)."""
     _recovered(target, manifest=manifest)
-    problem = _replace_problem(target, manifest=manifest)
-    if problem is None and keep_edits and target.is_dir():
-        edited = _edited(target, manifest=manifest)
+    listing, problem = _replace_problem(target, manifest=manifest)
+    if problem is None and keep_edits and listing is not None:
+        edited = _edited(target, listing, manifest=manifest)
         if edited:
             problem = (
                 f"holds what was changed since this tool wrote it (its sha256 is not the one "
@@ -320,19 +320,21 @@ def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
         raise UsageError(f"{target}: {problem}")
 
 
-def _replace_problem(target: Path, *, manifest: str) -> str | None:
+def _replace_problem(target: Path, *, manifest: str) -> tuple[SnapshotManifest | None, str | None]:
+    """Why ``target`` may not be replaced (None: it may), and the listing it was told by, if
+    any (what ``_edited`` then reads, not the file again)."""
     if target.is_symlink():
-        return "a symbolic link; name the directory itself"
+        return None, "a symbolic link; name the directory itself"
     if not target.exists():
-        return None
+        return None, None
     if not target.is_dir():
-        return "not a directory (a file is there); refusing to replace it"
+        return None, "not a directory (a file is there); refusing to replace it"
     entries = _entries(target)
     if not entries:
-        return None
+        return None, None
     listing, why = _listing(target, manifest=manifest)
     if listing is None:
-        return (
+        return None, (
             f"not {'a snapshot directory' if manifest == DIRECTORY_MANIFEST else 'a folder'} "
             f"this tool wrote ({why}) and not empty: {_some(entries)}; refusing to replace "
             "it, name a new or empty directory"
@@ -341,11 +343,11 @@ def _replace_problem(target: Path, *, manifest: str) -> str | None:
     allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}
     foreign = [entry for entry in entries if entry not in allowed]
     if foreign:
-        return (
+        return listing, (
             f"holds what its {manifest} does not list: {_some(foreign)}; refusing to replace "
             "it, move them out first or name another directory"
         )
-    return None
+    return listing, None
 
 
 def _entries(directory: Path) -> list[str]:
@@ -376,12 +378,9 @@ def _listing(folder: Path, *, manifest: str) -> tuple[SnapshotManifest | None, s
         return None, str(error)
 
 
-def _edited(target: Path, *, manifest: str) -> list[str]:
-    """The files ``manifest`` lists whose bytes now differ from their sha256; a listed file
-    since removed is not an edit to keep."""
-    listing, _ = _listing(target, manifest=manifest)
-    if listing is None:
-        return []
+def _edited(target: Path, listing: SnapshotManifest, *, manifest: str) -> list[str]:
+    """The files ``listing`` (``target``'s ``manifest``) lists whose bytes now differ from their
+    sha256; a listed file since removed is not an edit to keep."""
     paths = {name: _inside(target, name, manifest=manifest) for name in listing.files}
     edited = []
     for name, path in paths.items():  # every name checked before any file is read
