@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -384,6 +384,9 @@ def _previous(directory: Path) -> _Previous | None:
 @dataclass(frozen=True)
 class _Previous:
     manifest: SnapshotManifest
+    # path → its bytes, read and verified once (None: not the listed bytes): a file is asked
+    # after by has(), record() and content() in turn, and each read it and hashed it again.
+    _read: dict[str, bytes | None] = field(default_factory=dict, compare=False)
 
     def record(self, path: str) -> Any:
         return self.manifest.files[path] if self.has(path) else None
@@ -392,16 +395,23 @@ class _Previous:
         return self.manifest.sha256(path)
 
     def content(self, path: str) -> bytes:
-        return self.manifest.listed_file(path)
+        content = self._verified(path)
+        if content is None:
+            raise SourceError(f"{self.manifest.path.parent / path}: not the listed bytes")
+        return content
 
     def has(self, path: str) -> bool:
         """The file is listed and its bytes on disk are still the listed ones, reached
         through no link."""
-        try:
-            self.content(path)
-        except SourceError:  # gone, changed, a link, a FIFO, too large: fetched again
-            return False
-        return True
+        return self._verified(path) is not None
+
+    def _verified(self, path: str) -> bytes | None:
+        if path not in self._read:
+            try:
+                self._read[path] = self.manifest.listed_file(path)
+            except SourceError:  # gone, changed, a link, a FIFO, too large: fetched again
+                self._read[path] = None
+        return self._read[path]
 
 
 def _held_tasks(directory: Path) -> list[str]:
