@@ -36,6 +36,13 @@ def refresh(server: StandIn, tmp_path: Path, *extra: object):
     )  # fmt: skip
 
 
+def publish_france_at(codecarbon: StandIn, g_per_kwh: float) -> str:
+    """A new upstream commit whose only change is France's carbon intensity."""
+    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
+    document["FRA"]["carbon_intensity"] = g_per_kwh
+    return codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+
+
 def test_unchanged_upstream_writes_nothing(codecarbon: StandIn, tmp_path: Path) -> None:
     shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
     before = tree(tmp_path / "carbon")
@@ -93,9 +100,7 @@ def test_a_vendored_folder_it_must_not_replace_is_refused_before_anything(
     shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
     (tmp_path / "carbon" / "MY-NOTES.md").write_text("mine\n")
     before = tree(tmp_path / "carbon")
-    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
-    document["FRA"]["carbon_intensity"] = 44.5
-    codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    publish_france_at(codecarbon, 44.5)
     result = refresh(codecarbon, tmp_path)
     assert result.exit_code == 2, result.output
     assert "holds what its snapshot.json does not list: MY-NOTES.md" in result.output
@@ -106,9 +111,7 @@ def test_a_vendored_folder_it_must_not_replace_is_refused_before_anything(
 
 def test_the_vendored_copy_keeps_nothing_only_a_cache_needs(codecarbon: StandIn, tmp_path: Path):
     shutil.copytree(CARBON_FIXTURE, tmp_path / "carbon")
-    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
-    document["FRA"]["carbon_intensity"] = 44.5
-    codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    publish_france_at(codecarbon, 44.5)
     assert refresh(codecarbon, tmp_path).exit_code == 0
     cache = json.loads((tmp_path / "cache" / "upstream-carbon" / "snapshot.json").read_bytes())
     assert "etag" in cache["files"][CARBON_PATH]  # the stand-in sends one: the cache keeps it
@@ -132,9 +135,7 @@ def test_a_users_file_where_the_changelogs_go_is_refused_before_any_request(
     assert result.exit_code == 2, result.output
     assert f"{str(tmp_path / 'output' / name)!r}" in result.output and "--force" in result.output
     assert tree(tmp_path) == before and codecarbon.hits == {}
-    document = json.loads((CARBON_FIXTURE / CARBON_PATH).read_bytes())
-    document["FRA"]["carbon_intensity"] = 44.5
-    codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
+    publish_france_at(codecarbon, 44.5)
     forced = refresh(codecarbon, tmp_path, "--force")
     assert forced.exit_code == 0, forced.output
     # The changelog written is its own: no --force needed again. An entry is appended to the
