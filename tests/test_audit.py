@@ -50,8 +50,13 @@ def test_audit_without_a_source_rebuilds_from_the_commit_current_at_retrieval(st
     assert f"from upstream commit {later} (given)" in result.stdout.splitlines()[0]
 
 
-def test_audit_without_a_source_uses_the_vendored_snapshot_offline(standin, tmp_path):
-    # The published copy records the vendored snapshot's dates: no request at all.
+def test_audit_without_a_source_uses_the_vendored_snapshot_offline(standin, tmp_path, monkeypatch):
+    # The published copy records the vendored snapshot's dates: no request at all. The default
+    # snapshot is the working folder's: here the published copy's own input (the checkout's
+    # moves with each regeneration).
+    (tmp_path / "snapshots").mkdir()
+    (tmp_path / "snapshots" / GOLDEN.name).symlink_to(GOLDEN)
+    monkeypatch.chdir(tmp_path)
     result = cli(standin, "audit", "--published", PUBLISHED, *FAST)
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].startswith(

@@ -130,7 +130,9 @@ def test_the_page_refuses_rows_its_snapshot_does_not_give(tmp_path: Path, golden
     build_report = json.loads(golden_index.with_name("index.report.json").read_bytes())
     build_report["index_sha256"] = hashlib.sha256(index.read_bytes()).hexdigest()
     report_file.write_text(json.dumps(build_report))
-    code, output = report("--index", str(index), "--out", str(tmp_path / "r.html"))
+    code, output = report(
+        "--index", str(index), "--from", str(GOLDEN), "--out", str(tmp_path / "r.html")
+    )
     assert code == 1
     assert "1 row(s) of the index differ from the picks" in output
     assert "Llama 3.1 8B Instruct" in output or "meta-llama/Llama-3.1-8B-Instruct" in output

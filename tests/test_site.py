@@ -162,7 +162,9 @@ def test_a_site_is_not_written_over_a_folder_of_other_files(tmp_path: Path, gold
     out = tmp_path / "site"
     out.mkdir()
     (out / "precious.txt").write_text("mine")
-    result = invoke("site", "--index", golden_index, "--out", out)
+    result = invoke(
+        "site", "--index", golden_index, "--from", GOLDEN, "--carbon", CARBON_FIXTURE, "--out", out
+    )
     assert result.exit_code == 2
     assert (out / "precious.txt").read_text() == "mine"
 
