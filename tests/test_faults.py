@@ -659,19 +659,44 @@ def test_updated_earlier_than_retrieved_is_refused(tmp_path: Path, dates):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_deadline_the_reference_row_cannot_meet_says_so(tmp_path: Path):
-    result = invoke("build", "--from", GOLDEN, "--itl-deadline-ms", "10", "--out",
-                    tmp_path / "index.json")  # fmt: skip
-    assert result.exit_code == 2, result.output
-    assert "Qwen 3 32B on 2×H100" in result.output
-    assert "no configuration with a median ITL within 10 ms" in result.output
-    assert result.output.startswith("error: --itl-deadline-ms: ")  # the flag it came from
-    fastest = re.search(r"the fastest deadline it can meet is ([0-9.]+) ms", result.output)
-    assert fastest, result.output
-    assert list(tmp_path.iterdir()) == []
-    met = invoke("build", "--from", GOLDEN, "--itl-deadline-ms", fastest.group(1), "--out",
-                 tmp_path / "index.json")  # fmt: skip
+def test_a_deadline_the_reference_row_cannot_meet_builds_the_index_without_it(tmp_path: Path):
+    """Issue 28 item 3: below the reference row's fastest configuration the index the user asked
+    for is still built (exit 0), with reference_row null; the console says so, names the pairs
+    that dropped out, and rounds its figures."""
+    out = tmp_path / "index.json"
+    result = invoke("build", "--from", GOLDEN, "--itl-deadline-ms", "10", "--out", out)
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text())
+    assert document["reference_row"] is None
+    assert document["itl_deadline_ms"] == 10
+    assert document["rows"] and all(r["median_itl_ms"] <= 10 for r in document["rows"])
+    report = json.loads((tmp_path / "index.report.json").read_text())
+    dropped = report["groups_without_eligible"]
+    assert dropped and report["counts"]["rows"] == len(document["rows"])
+    assert "the reference row Qwen 3 32B on 2×H100 has no pick at 10 ms" in result.stderr
+    fastest = re.search(r"its fastest is ([0-9.]+) ms", result.stderr)
+    assert fastest and len(fastest.group(1).partition(".")[2]) <= 2, result.stderr
+    assert f"{len(dropped)} of {len(dropped) + len(document['rows'])} (model, GPU) pairs" in (
+        result.stderr
+    )
+    assert f"{dropped[0]['model_id']} on {dropped[0]['gpu_model']} (fastest " in result.stderr
+    assert not re.search(r"[0-9]\.[0-9]{3,} ms", result.stderr), result.stderr  # rounded
+    assert invoke("validate", out).exit_code == 0
+    # The rounded figure is rounded up: a deadline of it has the reference row again.
+    again = tmp_path / "again" / "index.json"
+    met = invoke("build", "--from", GOLDEN, "--itl-deadline-ms", fastest.group(1), "--out", again)
     assert met.exit_code == 0, met.output
+    assert json.loads(again.read_text())["reference_row"]["model"] == "Qwen 3 32B"
+    assert "reference row" not in met.stderr
+
+
+def test_a_deadline_no_configuration_meets_is_a_data_limit_not_a_usage_error(tmp_path: Path):
+    result = invoke("build", "--from", GOLDEN, "--itl-deadline-ms", "1", "--out",
+                    tmp_path / "index.json")  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith("error: --itl-deadline-ms: no configuration has a median ITL")
+    assert re.search(r"the fastest is [0-9]+(\.[0-9]{1,2})? ms", result.stderr), result.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_key_repeated_in_the_published_file_fails_audit_and_validate(tmp_path: Path):
@@ -907,7 +932,7 @@ def test_a_published_deadline_no_reference_run_meets_is_the_files_fault_not_a_fl
     assert result.exit_code == 1, result.output  # a data failure: 2 named a flag before
     assert "--itl-deadline-ms" not in result.output
     assert f"{path}: itl_deadline_ms 1:" in result.output
-    assert "the fastest deadline it can meet is" in result.output
+    assert "no configuration has a median ITL within 1 ms: the fastest is 4.58 ms" in result.output
 
 
 @pytest.mark.parametrize("command", [["validate"], ["audit", "--published"]])

@@ -11,7 +11,6 @@
     ├── LockBusy                another regeneration of the same output is running
     ├── OutputError             an output file cannot be written (disk full, read-only, …)
     ├── UsageError              the command asks for something impossible; exit code 2
-    │   └── DeadlineTooTight    the deadline leaves out the reference row
     └── NetworkError            a download failed after its retries; exit code 3
 
 The CLI prints ``str(error)``, after the flag of ``error.parameter`` when there is one, and exits
@@ -156,16 +155,9 @@ class OutputError(EnergyIndexError):
 
 class UsageError(EnergyIndexError):
     """The command asks for something that cannot be done: an output path that names no file
-    or is used twice, an unknown task, dates out of order, a deadline too tight (exit code 2)."""
+    or is used twice, an unknown task, dates out of order (exit code 2)."""
 
     exit_code = 2
-
-
-class DeadlineTooTight(UsageError):
-    """The deadline leaves out the reference row: none of its configurations is that fast.
-
-    Its ``parameter`` is ``itl_deadline_ms``: build and regenerate name their flag; audit, whose
-    deadline is the published copy's, names the copy instead (exit 1: the file's fault)."""
 
 
 class NetworkError(EnergyIndexError):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -18,7 +19,7 @@ import polars as pl
 
 from energy_index import __version__
 from energy_index.documents.schemas import EXTENDED_VERSION
-from energy_index.errors import DeadlineTooTight, DerivationError
+from energy_index.errors import DerivationError
 from energy_index.model import (
     ITL_STATISTICS,
     KEY_COLUMNS,
@@ -120,11 +121,12 @@ def reference_row(
     *,
     stable: pl.DataFrame | None = None,
     selection: Selection | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any] | None:
     """The editorial reference row, checked against the rows: it must name one of them.
 
-    When the deadline left it out (its stable configurations are all slower), that is a usage
-    error saying so, with the tightest deadline it meets.
+    None when the deadline left it out (its stable configurations are all slower): the index the
+    user asked for is built without it (``selection_notes`` says so). A reference row that names
+    no stable configuration at all is the editorial text's fault (DerivationError).
     """
     for row in rows:
         if (row["model"], row["gpu"], row["num_gpus"]) == (
@@ -134,24 +136,89 @@ def reference_row(
         ):
             return {"model": row["model"], "gpu": row["gpu"], "num_gpus": row["num_gpus"]}
     if stable is not None and selection is not None:
-        itl = stable.filter(
-            (pl.col("nickname") == wanted["model"])
-            & (pl.col("gpu_model") == wanted["gpu"])
-            & (pl.col("num_gpus") == wanted["num_gpus"])
-        ).get_column(selection.itl_column)
-        fastest = cast(float, itl.min()) if itl.len() else None
+        fastest = reference_fastest(stable, wanted, selection)
         if fastest is not None and fastest > selection.itl_deadline_ms:
-            raise DeadlineTooTight(
-                f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
-                "(energy_index/documents/editorial.json) has no configuration with a "
-                f"{itl_statistic(selection)} ITL within "
-                f"{json_number(selection.itl_deadline_ms)} ms: the fastest deadline it can meet "
-                f"is {json_number(fastest)} ms",
-                parameter="itl_deadline_ms",
-            )
+            return None
     raise DerivationError(
         f"reference_row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
         "(energy_index/documents/editorial.json) matches no row of the index"
+    )
+
+
+def reference_fastest(
+    stable: pl.DataFrame, wanted: dict[str, Any], selection: Selection
+) -> float | None:
+    """The lowest value of the selection's latency statistic among the reference row's stable
+    configurations (None: it has none)."""
+    itl = stable.filter(
+        (pl.col("nickname") == wanted["model"])
+        & (pl.col("gpu_model") == wanted["gpu"])
+        & (pl.col("num_gpus") == wanted["num_gpus"])
+    ).get_column(selection.itl_column)
+    return cast(float, itl.min()) if itl.drop_nulls().len() else None
+
+
+SHOWN_PAIRS = 5  # how many left-out (model, GPU) pairs a console line names
+
+
+def rounded_up(value: float) -> str:
+    """A latency for a message: two decimals, rounded up, so that a deadline of that figure
+    is met (15.06047509610653 → '15.07')."""
+    return str(json_number(math.ceil(value * 100 - 1e-9) / 100))
+
+
+def selection_notes(
+    *,
+    stable: pl.DataFrame,
+    selection: Selection,
+    wanted: dict[str, Any],
+    reference: dict[str, Any] | None,
+) -> tuple[str, ...]:
+    """What the deadline left out, in words for the console: the reference row when it has no
+    pick, and the (model, GPU) pairs none of whose configurations meets it (the build report's
+    ``groups_without_eligible`` lists them all). Empty when nothing was left out."""
+    deadline = json_number(selection.itl_deadline_ms)
+    statistic = itl_statistic(selection)
+    notes = []
+    if reference is None:
+        fastest = reference_fastest(stable, wanted, selection)
+        meets = f": its fastest is {rounded_up(fastest)} ms" if fastest is not None else ""
+        notes.append(
+            f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} has no "
+            f"pick at {deadline} ms (no configuration with a {statistic} ITL within it{meets}); "
+            "the index has reference_row null"
+        )
+    without = selection.groups_without_eligible
+    if without.height:
+        fastest_column = f"fastest_{selection.itl_column}"
+        named = [
+            f"{group['model_id']} on {group['gpu_model']}"
+            + (
+                f" (fastest {rounded_up(group[fastest_column])} ms)"
+                if group[fastest_column] is not None
+                else ""
+            )
+            for group in without.head(SHOWN_PAIRS).to_dicts()
+        ]
+        more = f" and {without.height - SHOWN_PAIRS} more" if without.height > SHOWN_PAIRS else ""
+        groups = selection.selected.height + without.height
+        notes.append(
+            f"{without.height} of {groups} (model, GPU) pairs have no configuration with a "
+            f"{statistic} ITL within {deadline} ms and are left out: {', '.join(named)}{more} "
+            "(the build report's groups_without_eligible lists them)"
+        )
+    return tuple(notes)
+
+
+def refuse_empty_selection(stable: pl.DataFrame, selection: Selection) -> None:
+    """No (model, GPU) pair has a configuration within the deadline: an index needs one row. A
+    limit of the data, not of the command (exit 1), with the deadline the fastest one meets."""
+    fastest = stable.get_column(selection.itl_column).min()
+    meets = f": the fastest is {rounded_up(cast(float, fastest))} ms" if fastest is not None else ""
+    raise DerivationError(
+        f"no configuration has a {itl_statistic(selection)} ITL within "
+        f"{json_number(selection.itl_deadline_ms)} ms{meets}; an index needs at least one row",
+        parameter="itl_deadline_ms",
     )
 
 

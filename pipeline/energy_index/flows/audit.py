@@ -19,7 +19,7 @@ from energy_index.documents.schemas import (
     schema_problems,
 )
 from energy_index.errors import (
-    DeadlineTooTight,
+    EnergyIndexError,
     Problems,
     SourceError,
     UsageError,
@@ -163,8 +163,8 @@ def audited_impacts(
     task = str(document["task"])
     settings = BuildSettings(task=task, itl_deadline_ms=float(document["index"]["itl_deadline_ms"]))
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    stages = index_stages(snapshot, settings=settings)
     with _published_deadline(location, settings):
+        stages = index_stages(snapshot, settings=settings)
         rebuilt = assembled(stages, settings.dates(stages.snapshot))
     impacts = impacts_of(
         rebuilt.document,
@@ -185,11 +185,13 @@ def checked_published(location: str, document: dict[str, Any], *, schema: str) -
 
 @contextmanager
 def _published_deadline(location: str, settings: BuildSettings) -> Iterator[None]:
-    """The rebuild is at the published copy's deadline: one too tight for the reference row is
-    the copy's fault (exit 1), not a flag's."""
+    """The rebuild is at the published copy's deadline: one no configuration meets is the copy's
+    fault (exit 1, naming it), not a flag's."""
     try:
         yield
-    except DeadlineTooTight as error:
+    except EnergyIndexError as error:
+        if error.parameter != "itl_deadline_ms":
+            raise
         deadline = json_number(settings.itl_deadline_ms)
         raise SourceError(f"{location}: itl_deadline_ms {deadline}: {error}") from None
 

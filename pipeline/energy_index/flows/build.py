@@ -16,7 +16,9 @@ from energy_index.documents.index import (
     extended_document,
     index_document,
     profiles_document,
+    refuse_empty_selection,
     responses_document,
+    selection_notes,
     serialized,
     sweep_document,
 )
@@ -128,6 +130,8 @@ class Build:
     report_bytes: bytes
     # The files written, the index first then its report and the extras; none when in memory.
     written: tuple[Path, ...] = ()
+    # What the deadline left out, in words (``documents.index.selection_notes``).
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,8 @@ def index_stages(
     selection = selected_configurations(
         stability.stable, itl_deadline_ms=settings.itl_deadline_ms, itl_column=itl_column
     )
+    if not selection.selected.height:
+        refuse_empty_selection(stability.stable, selection)
     rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
     compiled = leaderboard_compiled(snapshot.index_file)
     figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
@@ -294,7 +300,13 @@ def assembled(stages: Stages, dates: Dates) -> Build:
         checks=stages.checks,
     )
     checked(report, schema=REPORT_SCHEMA)  # what report and site will hold it to
-    return Build(document, report, index_bytes, serialized(report))
+    notes = selection_notes(
+        stable=stages.stability.stable,
+        selection=stages.selection,
+        wanted=stages.wording["reference_row"],
+        reference=document["reference_row"],
+    )
+    return Build(document, report, index_bytes, serialized(report), notes=notes)
 
 
 def build(
@@ -675,7 +687,10 @@ def build_index(
         checked_targets(outputs)
         refuse_foreign_outputs(outputs, force=force)
     snapshot = resolved_snapshot(source, tasks=[settings.task], access=access)
-    return run(snapshot, out=out, settings=settings, extras=extras, force=force)
+    result = run(snapshot, out=out, settings=settings, extras=extras, force=force)
+    for note in result.notes:
+        access.notify(note)
+    return result
 
 
 def build_every_task(
@@ -695,4 +710,10 @@ def build_every_task(
         checked_targets(outputs)
         refuse_foreign_outputs(outputs, force=force)
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
-    return run_all_tasks(snapshot, out_dir=out_dir, settings=settings, extras=extras, force=force)
+    results = run_all_tasks(
+        snapshot, out_dir=out_dir, settings=settings, extras=extras, force=force
+    )
+    for task, result in results.items():
+        for note in result.notes:
+            access.notify(f"{task}: {note}")
+    return results

@@ -101,6 +101,8 @@ def regenerate_index(
         done = regenerated(
             fetched, out=out, vendored=vendored, settings=settings, today=access.today
         )
+    for note in done.notes:
+        access.notify(note)
     return Regenerated(
         upstream=done.commit,
         snapshot_replaced=done.snapshot_replaced,
@@ -146,6 +148,8 @@ class Regeneration:
     commit: str
     changelog: Changelog | None
     snapshot_replaced: bool = False
+    # What the deadline left out, in words (``documents.index.selection_notes``).
+    notes: tuple[str, ...] = ()
 
 
 def regenerate(
@@ -204,7 +208,7 @@ def regenerated(
     commit = stages.snapshot.commit
     same = previous_document is not None and audit(previous_document, candidate.document).identical
     if same and not moved:
-        return Regeneration(commit=upstream, changelog=None)
+        return Regeneration(commit=upstream, changelog=None, notes=candidate.notes)
 
     read = (
         stages.snapshot.task_file.path,
@@ -258,7 +262,12 @@ def regenerated(
             out: result.index_bytes,
         }
         write_with_snapshot(outputs, vendored=vendored, snapshot=snapshot)
-    return Regeneration(commit=upstream, changelog=log, snapshot_replaced=snapshot is not None)
+    return Regeneration(
+        commit=upstream,
+        changelog=log,
+        snapshot_replaced=snapshot is not None,
+        notes=result.notes,
+    )
 
 
 def _history_text(history: Path) -> str:
