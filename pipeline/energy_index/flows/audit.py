@@ -24,6 +24,7 @@ from energy_index.errors import (
     SourceError,
     UsageError,
     listed_problems,
+    masked_url,
     quoted,
 )
 from energy_index.flows.build import BuildSettings, assembled, index_stages
@@ -68,6 +69,7 @@ def audited(
     Example: ``audited("output/index.json", source=None, access=Access(today="2026-11-30"))``.
     """
     document = published_document(published, network=access.network)
+    published = masked_url(published)  # what follows names it: a query's token never shown
     if document.get("kind") == "impacts":
         given = source if source is not None else str(vendored)
         impacts = audited_impacts(published, document, source=given, carbon=carbon, access=access)

@@ -36,7 +36,7 @@ from energy_index.io.manifest import (
     task_of,
 )
 from energy_index.io.snapshots import model_path, task_path
-from energy_index.io.urls import URL_POLICY, shown_url, url_allowed
+from energy_index.io.urls import shown_url, url_refusal
 from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_timestamp, strict_json
 from energy_index.settings import (
     GITHUB_API_BASE,
@@ -61,8 +61,9 @@ class Upstream:
 
     def __post_init__(self) -> None:
         for name, url in (("api_base", self.api_base), ("raw_base", self.raw_base)):
-            if not url_allowed(url):
-                raise UsageError(f"{shown_url(url)}: {URL_POLICY}", parameter=name)
+            refusal = url_refusal(url, base=True)
+            if refusal is not None:
+                raise UsageError(f"{shown_url(url)}: {refusal}", parameter=name)
         if not is_ref(self.ref):
             raise UsageError(
                 f"{quoted(self.ref)}: not a branch, tag or commit name", parameter="ref"

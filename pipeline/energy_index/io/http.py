@@ -32,13 +32,14 @@ from typing import Any
 import httpx
 
 from energy_index import __version__
-from energy_index.errors import NetworkError, UsageError, quoted, scrubbed
+from energy_index.errors import NetworkError, UsageError, quoted, scrubbed, url_secrets
 from energy_index.io.urls import (
     URL_POLICY,
     kept_etag,
     kept_last_modified,
     shown_url,
     url_allowed,
+    url_refusal,
 )
 from energy_index.model import strict_json
 from energy_index.settings import (
@@ -92,8 +93,9 @@ class Fetched:
 
 def check_url(url: str) -> str:
     """Refuse anything but https, except plain http to a loopback address."""
-    if not url_allowed(url):
-        raise NetworkError(url=url, problem=URL_POLICY)
+    refusal = url_refusal(url)
+    if refusal is not None:
+        raise NetworkError(url=url, problem=refusal)
     return url
 
 
@@ -144,6 +146,7 @@ class Downloader:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
+        self._secrets: set[str] = set()  # the credentials of the URLs asked for
         self._sleep, self._clock = sleep, clock
         started = clock() if settings.started is None else settings.started
         self._ends = started + settings.deadline
@@ -176,6 +179,7 @@ class Downloader:
     ) -> Fetched:
         """The body at ``url``; with ``etag``/``last_modified``, a 304 means unchanged."""
         check_url(url)
+        self._secrets.update(url_secrets(url))  # a server may echo them in a body
         headers = self._headers(etag=etag, last_modified=last_modified, accept=accept)
         attempt = 0
         while True:
@@ -218,7 +222,7 @@ class Downloader:
 
     def scrub(self, text: str) -> str:
         """``text`` without the token, in any form it may take in a message."""
-        return scrubbed(text, self.settings.token)
+        return scrubbed(text, (self.settings.token, *sorted(self._secrets)))
 
     def _headers(
         self, *, etag: str | None, last_modified: str | None, accept: str | None
@@ -274,7 +278,7 @@ class Downloader:
             raise NetworkError(url=url, problem=f"more than {MAX_REDIRECTS} redirects")
         except _Refused as refused:
             target = shown_url(str(refused), self.scrub)
-            problem = f"redirected to {target}: refused, {URL_POLICY}"
+            problem = f"redirected to {target}: refused, {url_refusal(str(refused)) or URL_POLICY}"
             raise NetworkError(url=url, problem=problem) from None
         except httpx.TimeoutException as error:
             limit = self.settings.timeout
@@ -321,7 +325,7 @@ class Downloader:
                 chunks.append(chunk)
                 if show:
                     print(
-                        f"\r{url}: {received >> 10} of {(total or 0) >> 10} KiB",
+                        f"\r{shown_url(url)}: {received >> 10} of {(total or 0) >> 10} KiB",
                         end="",
                         file=sys.stderr,
                     )

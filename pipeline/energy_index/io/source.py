@@ -32,10 +32,11 @@ def is_url(source: str) -> bool:
 
 def checked_url(parameter: str, url: str) -> str:
     """A URL given by the user that the download policy refuses is a usage error (exit 2)."""
-    from energy_index.io.urls import URL_POLICY, shown_url, url_allowed
+    from energy_index.io.urls import shown_url, url_refusal
 
-    if not url_allowed(url):
-        raise UsageError(f"{shown_url(url)}: {URL_POLICY}", parameter=parameter)
+    refusal = url_refusal(url)
+    if refusal is not None:
+        raise UsageError(f"{shown_url(url)}: {refusal}", parameter=parameter)
     return url
 
 

@@ -11,26 +11,52 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from energy_index.errors import QUOTED_CHARACTERS
+from energy_index.errors import QUOTED_CHARACTERS, masked_url
 
 URL_POLICY = "only https:// URLs are fetched (http only on loopback)"
 _ETAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
 _MAX_HEADER_KEPT = 200
 
 
+CREDENTIALS_REFUSED = (
+    "a user or password in a URL is refused: it would be sent to every host a redirect names "
+    "and written wherever the URL is (for the GitHub API, set GITHUB_TOKEN)"
+)
+BASE_QUERY_REFUSED = "a base URL may hold no query (?…) nor fragment (#…): paths follow it"
+
+
 def url_allowed(url: str) -> bool:
-    """Whether ``url`` may be fetched: https, or plain http to a loopback address.
+    """Whether ``url`` may be fetched: https, or plain http to a loopback address, and without
+    a user or password in it.
 
     Example: ``url_allowed("http://127.0.0.1:8080/x")`` → True; ``"http://example.com"`` → False.
+    """
+    return url_refusal(url) is None
+
+
+def url_refusal(url: str, *, base: bool = False) -> str | None:
+    """Why ``url`` may not be fetched (a reason that never quotes it); None when it may. A
+    ``base`` (the API's or the raw files' root: paths are appended to it, and snapshot.json and
+    the index record the URLs made of it) may hold no query nor fragment either.
+
+    Example: ``url_refusal("https://u:p@example.com/")`` →
+    ``"a user or password in a URL is refused: …"``.
     """
     try:
         parts = urlsplit(url)
         host = parts.hostname
     except ValueError:
-        return False
-    if parts.scheme == "https" and host:
-        return True
-    return parts.scheme == "http" and bool(host) and _is_loopback(host or "")
+        return URL_POLICY
+    if "@" in parts.netloc:
+        return CREDENTIALS_REFUSED
+    if not (
+        (parts.scheme == "https" and host)
+        or (parts.scheme == "http" and bool(host) and _is_loopback(host or ""))
+    ):
+        return URL_POLICY
+    if base and ("?" in url or "#" in url):
+        return BASE_QUERY_REFUSED
+    return None
 
 
 def _is_loopback(host: str) -> bool:
@@ -43,11 +69,12 @@ def _is_loopback(host: str) -> bool:
 
 
 def shown_url(url: str, scrub: Callable[[str], str] = str) -> str:
-    """A URL from a user or a server, fit for a message: scrubbed, escaped, cut short.
+    """A URL from a user or a server, fit for a message: its credentials masked, scrubbed,
+    escaped, cut short.
 
     Example: ``shown_url("http://example.com/\\n")`` → ``"http://example.com/\\\\n"``.
     """
-    text = repr(scrub(url))[1:-1]
+    text = repr(scrub(masked_url(url)))[1:-1]
     return text if len(text) <= 2 * QUOTED_CHARACTERS else f"{text[: 2 * QUOTED_CHARACTERS]}…"
 
 
