@@ -33,6 +33,7 @@ STEP_ORDER = {
     "carbon": 4,  # the second upstream, parsed
     "impacts": 5,  # index rows and carbon to estimated ranges
     "calibration": 6,  # published methods against the measured picks
+    "plan": 6,  # a load placed on the curves, through the impacts' factors
     "profiles": 4,
     "responses": 4,
     "checks": 5,  # reads the per-model files as responses does

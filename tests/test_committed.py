@@ -195,3 +195,11 @@ def test_a_fresh_clone_alone_builds_the_committed_output_and_audits_offline(tmp_
         [GIT or "git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True
     )
     assert status.stdout == ""
+
+
+def test_the_planner_brackets_every_load_on_the_vendored_snapshot(checkout: Checkout):
+    # The planner's relations (tests/test_plan.py) on any upstream: each placement names the
+    # configurations bracketing it, and at each pick's throughput gives the index figure.
+    from tests.test_plan import plan_relation_problems
+
+    assert plan_relation_problems(checkout.snapshot) == []

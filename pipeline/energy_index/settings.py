@@ -40,6 +40,13 @@ OUTPUT_LENGTH_GPU_FACTOR = 1.5
 # The quantiles of a pick's output-length distribution its energy per response is given at.
 RESPONSE_QUANTILES = (0.10, 0.50, 0.90, 0.99)
 REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page shows
+# The planner (energy-index plan): the largest load it takes, in output tokens/s, a thousand
+# times the site's largest grid load; more is a unit mistake, not a deployment. The site's
+# plan.json gives the plan at each load of its grid: 10² to 10⁶ tokens/s, ×1, ×2, ×5 a decade.
+MAX_PLAN_TOKENS_PER_SECOND = 1e9
+PLAN_GRID_TOKENS_PER_SECOND = tuple(
+    float(m * 10**e) for e in range(2, 7) for m in (1, 2, 5) if m * 10**e <= 10**6
+)
 # The ML.ENERGY stability rule (steps/stability.py).
 MIN_BATCH_UTILIZATION = 0.85
 MIN_STEADY_STATE_SECONDS = 20.0

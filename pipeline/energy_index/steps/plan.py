@@ -1,0 +1,430 @@
+"""Energy at a given load: a load placed on the measured curves, and the replicas that carry it.
+
+A family is one server: (model, GPU, GPU count). Its curve is its stable configurations whose
+ITL statistic meets the latency target, ordered by output throughput T (tokens/s; upstream's
+``output_throughput_tokens_per_sec``, which is ``avg_power_watts ÷ energy_per_token_joules``:
+the task file's validated columns give it exactly). A replica carrying x output tokens/s:
+
+    x = T_k                   measured: power P_k, energy per token P_k ÷ x
+    T_i < x < T_(i+1)         bracketed: power between P_i and P_(i+1) (the one assumption),
+                              energy per token [min(P_i, P_(i+1)) ÷ x, max(P_i, P_(i+1)) ÷ x],
+                              latency at most the ITL of point i+1
+    x < T_1                   upper_bound_only: at most P_1 ÷ x; no lower bound, since idle
+                              power is not measured
+    x > the largest T         the family cannot carry it on one replica
+
+Over replicas (``family_plan``): n replicas each carry load ÷ n; the n whose upper bound of
+total power (n × the replica's highest power) is lowest wins, the fewest replicas on a tie. The
+upper bound is constant between two measured throughputs, so only the smallest n reaching each
+measured point (and the one after it) can win: those are the candidates, not every n.
+
+Every figure names the configurations it was read from (``row_id``). Nothing here is rounded but
+the published figures (four significant digits, as the impacts): the report page's planner
+repeats this arithmetic in the browser (pages/assets/plan.js) and must give the same digits.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from energy_index.errors import UsageError, quoted, shown
+from energy_index.model import ITL_STATISTICS, SERVER_GROUP
+from energy_index.settings import MAX_PLAN_TOKENS_PER_SECOND
+from energy_index.steps.carbon import GridIntensity
+from energy_index.steps.derive import row_id
+from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
+
+HOURS_PER_YEAR = 8760.0  # a constant load all year: 365 days
+MEASURED, BRACKETED, UPPER_BOUND_ONLY = "measured", "bracketed", "upper_bound_only"
+# The columns of a stable configuration a curve keeps.
+CURVE_COLUMNS = (
+    "model_id", "nickname", "gpu_model", "num_gpus", "max_num_seqs", "avg_power_watts",
+    "energy_per_token_joules", "avg_output_len", *ITL_STATISTICS.values(),
+)  # fmt: skip
+
+
+def plan_curves(configurations: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every family's stable configurations as points ordered by throughput (then power and
+    row_id, so that the order never depends on the input's), with every ITL statistic, and the
+    family's mean measured output length: what the planner and the page read.
+
+    Example: ``plan_curves(stable.to_dicts())[0]["points"][0]["output_tokens_per_second"]``.
+    """
+    families: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    for c in configurations:
+        families.setdefault(tuple(c[k] for k in SERVER_GROUP), []).append(c)
+    curves = []
+    for (model_id, gpu, num_gpus), rows in sorted(families.items()):
+        points = sorted(
+            (
+                {
+                    "row_id": row_id(c),
+                    "max_num_seqs": c["max_num_seqs"],
+                    "output_tokens_per_second": c["avg_power_watts"] / c["energy_per_token_joules"],
+                    "avg_power_watts": c["avg_power_watts"],
+                    **{f"{name}_itl_ms": c.get(column) for name, column in ITL_STATISTICS.items()},
+                }
+                for c in rows
+            ),
+            key=lambda p: (p["output_tokens_per_second"], p["avg_power_watts"], p["row_id"]),
+        )
+        lengths = [float(c["avg_output_len"]) for c in rows]
+        curves.append(
+            {
+                "model": rows[0]["nickname"],
+                "model_id": model_id,
+                "gpu": gpu,
+                "num_gpus": num_gpus,
+                "output_tokens_per_request": sum(lengths) / len(lengths),
+                "points": points,
+            }
+        )
+    return curves
+
+
+def meeting_target(
+    points: Sequence[Mapping[str, Any]], *, itl_statistic: str, itl_deadline_ms: float
+) -> list[Mapping[str, Any]]:
+    """The points whose ITL statistic is at most the target (inclusive, as the index's rule); a
+    point without a value for it is not eligible."""
+    key = f"{itl_statistic}_itl_ms"
+    return [p for p in points if p.get(key) is not None and p[key] <= itl_deadline_ms]
+
+
+def placed(
+    points: Sequence[Mapping[str, Any]], load: float, *, itl_statistic: str
+) -> dict[str, Any] | None:
+    """Where a replica's load (tokens/s) falls on a curve (points ordered by throughput, all
+    meeting the target): status, power bounds (W; ``low`` None without a measured lower bound),
+    the ITL it stays within, and the points read. None: beyond the fastest point."""
+    above = next((k for k, p in enumerate(points) if p["output_tokens_per_second"] >= load), None)
+    if above is None:
+        return None
+    upper = points[above]
+    if upper["output_tokens_per_second"] == load:
+        status, read = MEASURED, [upper]
+        low, high = upper["avg_power_watts"], upper["avg_power_watts"]
+    elif above == 0:
+        status, read, low, high = UPPER_BOUND_ONLY, [upper], None, upper["avg_power_watts"]
+    else:
+        status, read = BRACKETED, [points[above - 1], upper]
+        powers = (read[0]["avg_power_watts"], upper["avg_power_watts"])
+        low, high = min(powers), max(powers)
+    return {
+        "status": status,
+        "power_watts": {"low": low, "high": high},
+        "itl_ms_at_most": upper[f"{itl_statistic}_itl_ms"],
+        "configurations": read,
+    }
+
+
+def replica_candidates(points: Sequence[Mapping[str, Any]], load: float) -> list[int]:
+    """The replica counts that can minimise the upper bound of total power, ascending: for each
+    measured throughput T, the fewest replicas each carrying at most T, and one more."""
+    fastest = points[-1]["output_tokens_per_second"]
+    fewest = _fewest(load, fastest)
+    counts: set[int] = set()
+    for p in points:
+        n = _fewest(load, p["output_tokens_per_second"])
+        counts.update((max(n, fewest), max(n + 1, fewest)))
+    return sorted(counts)
+
+
+def _fewest(load: float, throughput: float) -> int:
+    """The fewest replicas n with load ÷ n ≤ throughput, as the division is computed."""
+    n = max(1, math.ceil(load / throughput))
+    while load / n > throughput:  # ceil of a rounded quotient can fall one short
+        n += 1
+    return n
+
+
+def family_plan(
+    curve: Mapping[str, Any],
+    tokens_per_second: float,
+    *,
+    itl_statistic: str,
+    itl_deadline_ms: float,
+) -> dict[str, Any] | None:
+    """The replicas of one family that carry the load with the lowest upper bound of total
+    power, and where each replica sits on the curve; None when no configuration of the family
+    meets the target."""
+    points = meeting_target(
+        curve["points"], itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
+    )
+    if not points:
+        return None
+    best: tuple[float, int, dict[str, Any]] | None = None
+    for n in replica_candidates(points, tokens_per_second):
+        place = placed(points, tokens_per_second / n, itl_statistic=itl_statistic)
+        assert place is not None  # every candidate carries load ÷ n
+        total = n * place["power_watts"]["high"]
+        if best is None or total < best[0]:
+            best = (total, n, place)
+    assert best is not None
+    _, replicas, place = best
+    return {"replicas": replicas, **place}
+
+
+def planned(
+    curves: Sequence[Mapping[str, Any]],
+    *,
+    tokens_per_second: float | None = None,
+    requests_per_second: float | None = None,
+    output_tokens_per_request: float | None = None,
+    itl_statistic: str,
+    itl_deadline_ms: float,
+    model: str | None = None,
+    gpu: str | None = None,
+    factors: Mapping[str, Any] | None = None,
+    grid: Mapping[str, GridIntensity] | None = None,
+) -> list[dict[str, Any]]:
+    """Every family that carries the load, best first (lowest upper bound of total power, then
+    lowest lower bound, then fewer GPUs, then model, GPU and GPU count), each with its figures;
+    UsageError naming the value for a load that is not a positive finite number or too large,
+    an unknown model or GPU, or a load no family carries.
+
+    The load is ``tokens_per_second`` (output tokens/s), or ``requests_per_second`` ×
+    ``output_tokens_per_request`` (default: each family's mean measured output length). With
+    ``factors`` (documents/factors.json's) and ``grid``, each plan also has the estimated
+    facility energy and, per country of ``grid``, carbon.
+    """
+    if (tokens_per_second is None) == (requests_per_second is None):
+        raise UsageError(
+            "give the load as output tokens per second or as requests per second (one of them)",
+            parameter="tokens_per_second",
+        )
+    _check_load(tokens_per_second, "tokens_per_second", "output tokens per second")
+    _check_load(requests_per_second, "requests_per_second", "requests per second")
+    _check_load(output_tokens_per_request, "output_tokens_per_request", "output tokens")
+    if itl_statistic not in ITL_STATISTICS:
+        raise UsageError(
+            f"{shown(itl_statistic)} is not one of {', '.join(ITL_STATISTICS)}",
+            parameter="itl_statistic",
+        )
+    if not (math.isfinite(itl_deadline_ms) and itl_deadline_ms > 0):
+        raise UsageError(
+            f"{itl_deadline_ms!r} is not a positive number of milliseconds",
+            parameter="itl_deadline_ms",
+        )
+    chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
+    chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
+    plans = []
+    for curve in chosen:
+        tokens_per_request = output_tokens_per_request or curve["output_tokens_per_request"]
+        load = (
+            tokens_per_second
+            if tokens_per_second is not None
+            else requests_per_second * tokens_per_request  # type: ignore[operator]
+        )
+        if load > MAX_PLAN_TOKENS_PER_SECOND:
+            raise UsageError(
+                f"{load:.4g} output tokens per second is beyond the "
+                f"{MAX_PLAN_TOKENS_PER_SECOND:.0e} the planner takes "
+                "(no deployment's load; check the unit)",
+                parameter="tokens_per_second"
+                if tokens_per_second is not None
+                else "requests_per_second",
+            )
+        plan = family_plan(
+            curve, load, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
+        )
+        if plan is None:
+            continue
+        plans.append(
+            _figures(
+                curve,
+                plan,
+                load=load,
+                tokens_per_request=tokens_per_request,
+                tokens_given=output_tokens_per_request is not None,
+                factors=factors,
+                grid=grid or {},
+            )
+        )
+    if not plans:
+        what = _what(tokens_per_second, requests_per_second)
+        raise UsageError(
+            f"no family ({_scope(model, gpu)}) meets the {itl_statistic} ITL target of "
+            f"{itl_deadline_ms:g} ms, so none carries {what}",
+            parameter="itl_deadline_ms",
+        )
+    plans.sort(key=_rank)
+    for plan in plans:
+        del plan["raw_power_watts"]  # unrounded: for the ranking only
+    return plans
+
+
+def _rank(plan: Mapping[str, Any]) -> tuple[Any, ...]:
+    power = plan["raw_power_watts"]
+    low = power["low"] if power["low"] is not None else math.inf
+    return (power["high"], low, plan["gpus"], plan["model_id"], plan["gpu"], plan["num_gpus"])
+
+
+def _what(tokens: float | None, requests: float | None) -> str:
+    return f"{tokens:g} output tokens/s" if tokens is not None else f"{requests:g} requests/s"
+
+
+def _scope(model: str | None, gpu: str | None) -> str:
+    named = [f"model {shown(model)}" if model else "", f"GPU {shown(gpu)}" if gpu else ""]
+    return ", ".join(n for n in named if n) or "any model and GPU"
+
+
+def _check_load(value: float | None, parameter: str, unit: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"{quoted(value)} is not a number of {unit}", parameter=parameter)
+    if not (math.isfinite(value) and value > 0):
+        raise UsageError(f"{value!r} is not a positive number of {unit}", parameter=parameter)
+
+
+def _named(
+    curves: Sequence[Mapping[str, Any]],
+    value: str | None,
+    *,
+    field_names: tuple[str, ...],
+    parameter: str,
+) -> list[Mapping[str, Any]]:
+    """The curves whose field (any of ``field_names``) is ``value``, compared case-blind."""
+    if value is None:
+        return list(curves)
+    wanted = value.casefold()
+    found = [c for c in curves if any(str(c[f]).casefold() == wanted for f in field_names)]
+    if not found:
+        known = sorted({str(c[field_names[0]]) for c in curves})
+        listed = ", ".join(shown(k) for k in known[:12])
+        more = f" and {len(known) - 12} more" if len(known) > 12 else ""
+        raise UsageError(
+            f"{shown(value)} is not a {parameter.replace('_', ' ')} of these curves (known: "
+            f"{listed}{more})",
+            parameter=parameter,
+        )
+    return found
+
+
+def _range(low: float | None, high: float) -> dict[str, float | None]:
+    return {"low": None if low is None else significant(low), "high": significant(high)}
+
+
+def _scaled(power: Mapping[str, float | None], factor: float) -> dict[str, float | None]:
+    low = power["low"]
+    return _range(None if low is None else low * factor, float(power["high"]) * factor)  # type: ignore[arg-type]
+
+
+def _figures(
+    curve: Mapping[str, Any],
+    plan: Mapping[str, Any],
+    *,
+    load: float,
+    tokens_per_request: float,
+    tokens_given: bool,
+    factors: Mapping[str, Any] | None,
+    grid: Mapping[str, GridIntensity],
+) -> dict[str, Any]:
+    """One family's plan as published: the measured-point figures (GPU boundary) and, apart,
+    the estimated facility energy and carbon."""
+    n = plan["replicas"]
+    per_replica = load / n
+    replica = plan["power_watts"]
+    total = {
+        "low": None if replica["low"] is None else n * replica["low"],
+        "high": n * replica["high"],
+    }
+    joules = {
+        "low": None if total["low"] is None else total["low"] / load,
+        "high": total["high"] / load,
+    }
+    figures: dict[str, Any] = {
+        "model": curve["model"],
+        "model_id": curve["model_id"],
+        "gpu": curve["gpu"],
+        "num_gpus": curve["num_gpus"],
+        "replicas": n,
+        "gpus": n * curve["num_gpus"],
+        "output_tokens_per_second": significant(load),
+        "output_tokens_per_second_per_replica": significant(per_replica),
+        "output_tokens_per_request": significant(tokens_per_request),
+        "output_tokens_per_request_source": "given" if tokens_given else "measured",
+        "status": plan["status"],
+        "itl_ms_at_most": significant(plan["itl_ms_at_most"]),
+        "configurations": [
+            {
+                "row_id": p["row_id"],
+                "max_num_seqs": p["max_num_seqs"],
+                "output_tokens_per_second": significant(p["output_tokens_per_second"]),
+                "avg_power_watts": significant(p["avg_power_watts"]),
+            }
+            for p in plan["configurations"]
+        ],
+        "gpu_energy": {
+            "status": plan["status"],
+            "boundary": "gpu",
+            "power_watts": _range(total["low"], total["high"]),
+            "joules_per_output_token": _range(joules["low"], joules["high"]),
+            "wh_per_response": _scaled(joules, tokens_per_request / JOULES_PER_WH),
+            "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
+        },
+        "raw_power_watts": total,
+    }
+    if factors is not None:
+        figures["estimated"] = _estimated(
+            curve, replica, per_replica, load=load, tokens=tokens_per_request,
+            factors=factors, grid=grid,
+        )  # fmt: skip
+    return figures
+
+
+def _estimated(
+    curve: Mapping[str, Any],
+    replica: Mapping[str, float | None],
+    per_replica: float,
+    *,
+    load: float,
+    tokens: float,
+    factors: Mapping[str, Any],
+    grid: Mapping[str, GridIntensity],
+) -> dict[str, Any]:
+    """Facility energy and carbon from the impacts' factors: each end of the GPU range taken
+    through the factors' bound of the same side (steps.impacts.energy_bounds), per replica."""
+
+    def through(bound: str) -> dict[str, Any] | None:
+        power = replica[bound]
+        if power is None:
+            return None
+        row = {
+            "joules_per_output_token": power / per_replica,
+            "num_gpus": curve["num_gpus"],
+            "gpu_power_watts_total": power,
+        }
+        return energy_bounds(row, factors)[bound]  # type: ignore[no-any-return]
+
+    ends = {bound: through(bound) for bound in ("low", "high")}
+    joules = {b: None if e is None else float(e["facility"]) for b, e in ends.items()}
+    watts = {b: None if j is None else j * load for b, j in joules.items()}
+    return {
+        "status": "estimated",
+        "boundary": "facility",
+        "joules_per_output_token": _range(joules["low"], joules["high"]),  # type: ignore[arg-type]
+        "wh_per_response": _scaled(joules, tokens / JOULES_PER_WH),
+        "mwh_per_year": _scaled(watts, HOURS_PER_YEAR / 1e6),
+        "factors": {b: None if e is None else [*e["factors"], f"pue.{b}"] for b, e in ends.items()},
+        "carbon": {
+            "status": "estimated",
+            "boundary": "facility",
+            "by_country": {
+                code: {
+                    "g_per_response": _scaled(
+                        joules,
+                        tokens / JOULES_PER_WH / 1000 * country.g_per_kwh,
+                    ),
+                    "tonnes_per_year": _scaled(
+                        watts,
+                        HOURS_PER_YEAR / 1000 * country.g_per_kwh / 1e6,
+                    ),
+                }
+                for code, country in grid.items()
+            },
+        },
+    }

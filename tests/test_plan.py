@@ -1,0 +1,261 @@
+"""The planner: a load placed on the measured curves (steps/plan.py).
+
+Figures are asserted on the frozen golden input only; ``plan_relation_problems`` states what holds
+for any upstream, and tests/test_committed.py runs it on the vendored snapshot too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from energy_index.documents.factors import impact_factors
+from energy_index.errors import UsageError
+from energy_index.flows.build import BuildSettings, index_stages
+from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
+from energy_index.steps.plan import (
+    BRACKETED,
+    MEASURED,
+    UPPER_BOUND_ONLY,
+    family_plan,
+    meeting_target,
+    placed,
+    plan_curves,
+    planned,
+)
+from tests.conftest import GOLDEN
+
+TARGET = {"itl_statistic": "median", "itl_deadline_ms": 500.0}
+
+
+@cache
+def curves_and_rows(source: Path) -> tuple[list[dict[str, Any]], tuple[dict[str, Any], ...]]:
+    stages = index_stages(source, settings=BuildSettings())
+    return plan_curves(stages.stability.stable.to_dicts()), stages.rows
+
+
+def _loads(points: Sequence[Mapping[str, Any]]) -> list[float]:
+    """Every grid load, every measured throughput, the midpoints and below the first."""
+    t = [p["output_tokens_per_second"] for p in points]
+    between = {(a + b) / 2 for a, b in itertools.pairwise(t)}
+    return sorted({*PLAN_GRID_TOKENS_PER_SECOND, *t, *between, t[0] / 2, t[0] / 3})
+
+
+def plan_relation_problems(source: Path) -> list[str]:
+    """What must hold on any upstream: every placement names the measured configurations that
+    bracket its load and its bounds are theirs; within one bracket neither bound falls as the load
+    falls, and the range at a lower load is never wholly below the range at a higher load that
+    shares a configuration with it; at each index pick's throughput the plan's lower bound is the
+    index figure; more load than the fastest point is not carried by one replica."""
+    curves, rows = curves_and_rows(source)
+    problems: list[str] = []
+    for curve in curves:
+        points = meeting_target(curve["points"], **TARGET)
+        if not points:
+            continue
+        t = [p["output_tokens_per_second"] for p in points]
+        name = f"{curve['model_id']}/{curve['gpu']}/{curve['num_gpus']}"
+        previous: tuple[float, dict[str, Any]] | None = None
+        for x in _loads(points):
+            place = placed(points, x, itl_statistic="median")
+            if x > t[-1]:
+                if place is not None:
+                    problems.append(f"{name} at {x}: carried beyond the fastest point {t[-1]}")
+                continue
+            assert place is not None
+            read = place["configurations"]
+            powers = [p["avg_power_watts"] for p in read]
+            speeds = [p["output_tokens_per_second"] for p in read]
+            low, high = place["power_watts"]["low"], place["power_watts"]["high"]
+            status = place["status"]
+            expected = {
+                MEASURED: len(read) == 1 and speeds[0] == x and low == high == powers[0],
+                BRACKETED: len(read) == 2 and speeds[0] < x < speeds[1]
+                and (low, high) == (min(powers), max(powers))
+                and place["itl_ms_at_most"] == read[1]["median_itl_ms"],
+                UPPER_BOUND_ONLY: read == [points[0]] and x < t[0] and low is None
+                and high == powers[0],
+            }  # fmt: skip
+            if not expected[status]:
+                problems.append(f"{name} at {x}: {status} does not bracket {speeds} {powers}")
+            if any(not (low or 0) / x <= w / x <= high / x for w in powers):
+                problems.append(f"{name} at {x}: a named point lies outside its bounds")
+            if previous is not None:
+                x0, before = previous  # x0 < x
+                same = [p["row_id"] for p in before["configurations"]] == [
+                    p["row_id"] for p in read
+                ]
+                shared = {p["row_id"] for p in before["configurations"]} & {
+                    p["row_id"] for p in read
+                }
+                b_low, b_high = before["power_watts"]["low"], before["power_watts"]["high"]
+                if (
+                    same
+                    and before["status"] == status
+                    and (b_high / x0 < high / x or (low is not None and b_low / x0 < low / x))
+                ):
+                    problems.append(f"{name}: energy per token falls as load falls {x} → {x0}")
+                if shared and low is not None and b_high / x0 < low / x:
+                    problems.append(f"{name}: the range at {x0} lies below the range at {x}")
+            previous = (x, place)
+    for row in rows:
+        family = next(
+            c
+            for c in curves
+            if (c["model_id"], c["gpu"], c["num_gpus"])
+            == (row["model_id"], row["gpu"], row["num_gpus"])
+        )
+        pick = next(p for p in family["points"] if p["row_id"] == row["row_id"])
+        load = pick["output_tokens_per_second"]
+        plan = family_plan(family, load, **TARGET)
+        assert plan is not None
+        joules = plan["power_watts"]["low"] / load
+        if not (
+            plan["replicas"] == 1
+            and plan["status"] == MEASURED
+            and round(joules, 7) == row["joules_per_output_token"]
+        ):
+            problems.append(f"{row['row_id']}: at its throughput the plan is not the index figure")
+    return problems
+
+
+def test_the_relations_hold_on_the_golden_input():
+    assert plan_relation_problems(GOLDEN) == []
+
+
+def test_the_relations_find_a_broken_placement(monkeypatch):
+    # Proof of strength: a placement that reads the wrong neighbour is caught.
+    import energy_index.steps.plan as plan
+
+    original = plan.placed
+
+    def shifted(points, load, *, itl_statistic):
+        place = original(points, load, itl_statistic=itl_statistic)
+        if place and place["status"] == BRACKETED:
+            place["power_watts"] = {"low": place["power_watts"]["low"] * 0.9, "high": 1e9}
+        return place
+
+    monkeypatch.setattr(plan, "placed", shifted)
+    monkeypatch.setitem(globals(), "placed", shifted)
+    curves_and_rows.cache_clear()
+    assert plan_relation_problems(GOLDEN)
+
+
+def qwen(**options: Any) -> list[dict[str, Any]]:
+    curves, _ = curves_and_rows(GOLDEN)
+    return planned(curves, model="Qwen 3 14B", gpu="B200", **{**TARGET, **options})
+
+
+def test_qwen_14b_on_b200_at_2000_tokens_per_second_is_bracketed_by_16_and_32():
+    (plan,) = qwen(tokens_per_second=2000, factors=impact_factors()["factors"])
+    assert (plan["replicas"], plan["gpus"], plan["status"]) == (1, 1, "bracketed")
+    assert [c["row_id"] for c in plan["configurations"]] == [
+        "qwen-3-14b/B200/1/16",
+        "qwen-3-14b/B200/1/32",
+    ]
+    assert [
+        (c["output_tokens_per_second"], c["avg_power_watts"]) for c in plan["configurations"]
+    ] == [
+        (1913.0, 761.6),
+        (2866.0, 699.7),
+    ]
+    gpu = plan["gpu_energy"]
+    assert gpu["joules_per_output_token"] == {"low": 0.3499, "high": 0.3808}
+    assert gpu["power_watts"] == {"low": 699.7, "high": 761.6}
+    # 699.7 W all year: 6.13 MWh; per response of the family's mean 614.7 tokens.
+    assert gpu["mwh_per_year"] == {"low": 6.13, "high": 6.672}
+    assert plan["output_tokens_per_request"] == 614.7
+    assert gpu["wh_per_response"] == {"low": 0.05974, "high": 0.06503}
+    assert plan["itl_ms_at_most"] == 9.417  # the median ITL of max_num_seqs 32
+    estimated = plan["estimated"]
+    assert (estimated["status"], estimated["boundary"]) == ("estimated", "facility")
+    low, high = (
+        estimated["joules_per_output_token"]["low"],
+        estimated["joules_per_output_token"]["high"],
+    )
+    assert 0.3499 < low < high and high > 0.3808  # facility energy is above the GPU's
+
+
+def test_below_the_lowest_point_only_an_upper_bound_is_given():
+    (plan,) = qwen(tokens_per_second=100)
+    assert plan["status"] == "upper_bound_only"
+    assert [c["max_num_seqs"] for c in plan["configurations"]] == [8]
+    # 759.9 W of max_num_seqs 8 over 100 tokens/s; no lower bound (idle power is not measured).
+    assert plan["gpu_energy"]["joules_per_output_token"] == {"low": None, "high": 7.599}
+    assert plan["gpu_energy"]["power_watts"]["low"] is None
+
+
+def test_a_load_past_one_replica_takes_the_replicas_with_the_lowest_upper_bound():
+    (plan,) = qwen(tokens_per_second=100_000)
+    # 15,875 tokens/s at most per replica (max_num_seqs 2048): 7 replicas at 14,286 each, between
+    # max_num_seqs 512 and 1024 (11,858 and 15,050 tokens/s), 7 × 932 W at most.
+    assert (plan["replicas"], plan["status"]) == (7, "bracketed")
+    assert [c["max_num_seqs"] for c in plan["configurations"]] == [512, 1024]
+
+
+def test_the_replica_candidates_find_the_minimum_of_every_count():
+    curves, _ = curves_and_rows(GOLDEN)
+    for curve in curves[:12]:
+        points = meeting_target(curve["points"], **TARGET)
+        for load in (3e3, 4.4e4, 2e5):
+            plan = family_plan(curve, load, **TARGET)
+            assert plan is not None
+            totals = {}
+            for n in range(1, 400):
+                place = placed(points, load / n, itl_statistic="median")
+                if place is not None:
+                    totals[n] = n * place["power_watts"]["high"]
+            best = min(totals.values())
+            assert plan["replicas"] == min(n for n, v in totals.items() if v == best)
+
+
+def test_requests_per_second_use_the_familys_measured_output_length():
+    (by_requests,) = qwen(requests_per_second=2000 / 614.7164)
+    assert by_requests["output_tokens_per_second"] == 2000.0
+    assert by_requests["output_tokens_per_request_source"] == "measured"
+    (given,) = qwen(requests_per_second=4, output_tokens_per_request=500)
+    assert (given["output_tokens_per_second"], given["output_tokens_per_request"]) == (2000.0, 500)
+    assert given["gpu_energy"]["wh_per_response"]["high"] == pytest.approx(
+        0.3808 * 500 / 3600, 1e-3
+    )
+
+
+def test_plans_are_ranked_by_the_upper_bound_of_total_power():
+    curves, _ = curves_and_rows(GOLDEN)
+    plans = planned(curves, tokens_per_second=2000, **TARGET)
+    highs = [p["gpu_energy"]["power_watts"]["high"] for p in plans]
+    assert highs == sorted(highs) and len(plans) > 10
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"tokens_per_second": 0}, "0 is not a positive number of output tokens per second"),
+        ({"tokens_per_second": -5.0}, "-5.0 is not a positive number"),
+        ({"tokens_per_second": math.nan}, "nan is not a positive number"),
+        ({"tokens_per_second": math.inf}, "inf is not a positive number"),
+        ({"tokens_per_second": 1e12}, "1e+12 output tokens per second is beyond the 1e+09"),
+        ({"tokens_per_second": "many"}, "'many' is not a number of output tokens per second"),
+        ({"requests_per_second": 0.0}, "0.0 is not a positive number of requests per second"),
+        ({"tokens_per_second": 10, "model": "GPT 9"}, "GPT 9 is not a model of these curves"),
+        ({"tokens_per_second": 10, "gpu": "TPU"}, "TPU is not a gpu of these curves"),
+        (
+            {"tokens_per_second": 10, "itl_deadline_ms": 0.5},
+            "no family (any model and GPU) meets the median ITL target of 0.5 ms, so none "
+            "carries 10 output tokens/s",
+        ),
+        ({}, "give the load as output tokens per second or as requests per second"),
+    ],
+)
+def test_bad_values_are_refused_naming_them(options: dict[str, Any], words: str):
+    curves, _ = curves_and_rows(GOLDEN)
+    with pytest.raises(UsageError) as raised:
+        planned(curves, **{**TARGET, **options})
+    assert words in str(raised.value)
+    assert raised.value.exit_code == 2
