@@ -47,7 +47,8 @@ def test_audit_without_a_source_rebuilds_from_the_commit_current_at_retrieval(st
         result = cli(standin, "audit", "--published", published, *pinned, *cache, *FAST)
         assert result.exit_code == 1, result.output
         assert "0/32 rows identical" in result.output
-    assert f"from upstream commit {later} (given)" in result.stdout.splitlines()[0]
+    # --at the commit the cache holds (--from live fetched it) rebuilds from the cache, offline.
+    assert f"(upstream commit {later}, given)" in result.stdout.splitlines()[0]
 
 
 def test_audit_without_a_source_uses_the_vendored_snapshot_offline(standin, tmp_path, monkeypatch):
@@ -110,3 +111,118 @@ def test_nan_in_a_published_copy_is_named_with_its_row_and_field(tmp_path: Path,
     assert (
         f"{published}: not valid here: NaN at $.rows[1].median_itl_ms is not a number"
     ) in result.output
+
+
+# -- Issue 28 item 5: audits that name the figure ------------------------------------------------
+
+
+def _edited(tmp_path: Path, figure: float) -> tuple[Path, str]:
+    document = json.loads(PUBLISHED.read_bytes())
+    row = document["rows"][3]
+    row["wh_per_million_output_tokens"] = figure
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(document))
+    return path, row["row_id"]
+
+
+def test_an_edited_figure_that_breaks_the_row_order_is_named_with_both_sides(tmp_path: Path):
+    # 14.1 sorts the row before the one above it: the audit said only "not in the documented
+    # order" and never which figure changed.
+    path, row_id = _edited(tmp_path, 14.1)
+    result = invoke("audit", "--published", path, "--from", GOLDEN)
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert lines[1].startswith("31/32 rows identical")
+    assert f"{row_id}.wh_per_million_output_tokens: published 14.1, rebuilt 15.67" in lines
+    assert "not in the documented order" in result.stdout  # still said, after the figure
+    verdict = json.loads(invoke("audit", "--published", path, "--from", GOLDEN, "--json").stdout)
+    assert verdict["outcome"] == "differs"
+    assert verdict["row_differences"] == [
+        {"where": f"{row_id}.wh_per_million_output_tokens", "published": 14.1, "rebuilt": 15.67}
+    ]
+    assert any("not in the documented order" in p for p in verdict["problems"])
+
+
+def test_a_copy_that_breaks_only_an_index_rule_fails_the_audit(tmp_path: Path):
+    document = json.loads(PUBLISHED.read_bytes())
+    document["rows"][0], document["rows"][1] = document["rows"][1], document["rows"][0]
+    path = tmp_path / "swapped.json"
+    path.write_text(json.dumps(document))
+    result = invoke("audit", "--published", path, "--from", GOLDEN)
+    assert result.exit_code == 1, result.output
+    assert "32/32 rows identical" in result.stdout  # every figure is the rebuild's
+    assert "the published copy breaks 1 index rule(s)" in result.stdout
+
+
+def test_audit_json_prints_one_document_for_every_outcome(standin, tmp_path: Path):
+    not_json = tmp_path / "page.html"
+    not_json.write_text("<html>")
+    off_schema = tmp_path / "off.json"
+    off_schema.write_text(json.dumps({"rows": "none"}))
+    missing = f"{standin.raw_base}/ml-energy/leaderboard/{standin.head}/published/absent.json"
+    edited, _ = _edited(tmp_path, 15.66)
+    cases = [
+        (["--published", PUBLISHED, "--from", GOLDEN], "identical", 0),
+        (["--published", edited, "--from", GOLDEN], "differs", 1),
+        (["--published", not_json, "--from", GOLDEN], "not an index", 1),
+        (["--published", off_schema, "--from", GOLDEN], "not an index", 1),
+        (["--published", missing, "--from", GOLDEN, "--retries", "0"], "cannot fetch", 3),
+        (["--published", PUBLISHED, "--at", "xyz"], "error", 2),
+    ]
+    for args, outcome, code in cases:
+        result = cli(standin, "audit", *args, "--json", "--quiet")
+        assert result.exit_code == code, (args, result.output)
+        verdict = json.loads(result.stdout)  # one document, whatever happened
+        assert verdict["outcome"] == outcome, (args, verdict)
+        assert verdict["identical"] is (outcome == "identical")
+        if code > 1 or outcome == "not an index":
+            assert verdict["exit_code"] == code
+            assert verdict["error"] and verdict["error"] in result.stderr
+
+
+def _cache_at_golden(tmp_path: Path) -> tuple[Path, str]:
+    import shutil
+
+    cache = tmp_path / "cache"
+    shutil.copytree(GOLDEN, cache)
+    return cache, json.loads((GOLDEN / "snapshot.json").read_bytes())["commit"]
+
+
+def test_audit_at_the_commit_of_a_snapshot_on_disk_runs_offline(tmp_path: Path, monkeypatch):
+    cache, commit = _cache_at_golden(tmp_path)
+    monkeypatch.chdir(tmp_path)  # the vendored snapshot is the package's; the cache is here
+    dead = [
+        "--api-base",
+        "http://127.0.0.1:9",
+        "--raw-base",
+        "http://127.0.0.1:9",
+        "--retries",
+        "0",
+    ]
+    for given in (commit, commit[:7], commit.upper()):
+        result = invoke("audit", "--published", PUBLISHED, "--at", given, "--cache", cache, *dead)
+        assert result.exit_code == 0, (given, result.output)
+        said = result.stdout.splitlines()[0]
+        assert " compared with a rebuild from the snapshot " in said, said
+        assert said.endswith(f" (upstream commit {commit}, given)"), said
+
+
+def test_a_short_sha_no_snapshot_on_disk_begins_is_refused_naming_what_is(tmp_path, monkeypatch):
+    cache, commit = _cache_at_golden(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    other = "f" * 7 if not commit.startswith("f") else "e" * 7
+    result = invoke("audit", "--published", PUBLISHED, "--at", other, "--cache", cache)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: --at: '{other}': a short sha")
+    assert commit in result.stderr and "give all 40 hex digits" in result.stderr
+    assert "not a commit sha" in invoke("audit", "--at", "0cd5").stderr  # too short to resolve
+
+
+def test_the_help_example_of_audit_at_is_a_sha_it_accepts():
+    import re
+
+    from energy_index.io.manifest import is_commit
+
+    text = invoke("audit", "--help").stdout
+    examples = re.findall(r"--at ([^\s]+)", text.split("Example:")[1].split("Options:")[0])
+    assert examples and all(is_commit(sha) for sha in examples), examples

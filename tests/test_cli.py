@@ -186,8 +186,10 @@ def test_audit_names_a_changed_figure_and_exits_1(tmp_path: Path):
     assert result.exit_code == 1
     lines = result.output.splitlines()[1:]  # after the line saying what was compared
     assert lines[0].startswith("31/32 rows identical, header differs")
-    assert f"{row['row_id']}.wh_per_million_output_tokens: 15.66 → 15.67" in lines
-    assert any(line.startswith('caveat: "changed" → "GPU energy only') for line in lines)
+    assert f"{row['row_id']}.wh_per_million_output_tokens: published 15.66, rebuilt 15.67" in lines
+    assert any(
+        line.startswith('caveat: published "changed", rebuilt "GPU energy only') for line in lines
+    )
     assert not any(line.startswith("updated:") for line in lines[1:])
 
 

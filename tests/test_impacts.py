@@ -310,7 +310,7 @@ def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: 
     tampered.write_text(json.dumps(document))
     failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1
-    assert "carbon_source.countries.FRA.g_per_kwh: 12.0 → 56.039" in failed.output
+    assert "carbon_source.countries.FRA.g_per_kwh: published 12.0, rebuilt 56.039" in failed.output
     document = json.loads(impacts.read_bytes())
     by_country = document["rows"][5]["estimated"]["carbon"]["by_country"]
     by_country["POL"]["g_per_million_output_tokens"]["low"] /= 2
@@ -345,12 +345,16 @@ def test_the_impacts_audit_compares_numbers_as_numbers(tmp_path: Path) -> None:
     [
         ({"a": 691.0}, {"a": 691}, []),
         ({"a": [0.5, 691.0]}, {"a": [0.5, 691]}, []),
-        ({"a": True}, {"a": 1}, ["a: true → 1"]),
-        ({"a": [1]}, {"a": [True]}, ["a[0]: 1 → true"]),
-        ({"a": 0}, {"a": False}, ["a: 0 → false"]),
-        ({"a": "691"}, {"a": 691}, ['a: "691" → 691']),
-        ({"a": [1, 2]}, {"a": [1]}, ["a[1]: 2 → null"]),
-        ({"rows": [{"x": 1.5}]}, {"rows": [{"x": 1.25}]}, ["rows[0].x: 1.5 → 1.25"]),
+        ({"a": True}, {"a": 1}, ["a: published true, rebuilt 1"]),
+        ({"a": [1]}, {"a": [True]}, ["a[0]: published 1, rebuilt true"]),
+        ({"a": 0}, {"a": False}, ["a: published 0, rebuilt false"]),
+        ({"a": "691"}, {"a": 691}, ['a: published "691", rebuilt 691']),
+        ({"a": [1, 2]}, {"a": [1]}, ["a[1]: published 2, rebuilt null"]),
+        (
+            {"rows": [{"x": 1.5}]},
+            {"rows": [{"x": 1.25}]},
+            ["rows[0].x: published 1.5, rebuilt 1.25"],
+        ),
     ],
 )
 def test_the_impacts_audit_keeps_true_and_1_apart(published, rebuilt, found) -> None:
@@ -445,7 +449,7 @@ def test_the_impacts_audit_fails_a_doctored_index_block(
     tampered.write_text(json.dumps(document))
     failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1, failed.output
-    assert f"index.{field}: {json.dumps(value)} → " in failed.output
+    assert f"index.{field}: published {json.dumps(value)}, rebuilt " in failed.output
 
 
 def test_a_carbon_intensity_beyond_a_float_is_refused_naming_the_file_and_field() -> None:

@@ -713,11 +713,18 @@ def refresh_carbon(
 )
 @click.option(
     "--at",
-    help="Rebuild from this upstream commit (40 hex digits), fetched, instead of the one the "
-    "published file's dates point to.",
+    help="Rebuild from this upstream commit instead of the one the published file's dates "
+    "point to: offline from the vendored snapshot or --cache when one is at that commit, else "
+    "fetched. 40 hex digits, or the first 7 or more of a snapshot's on disk.",
 )
 @carbon_option
-@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON document on stdout whatever the outcome: its 'outcome' is identical, "
+    "differs, not an index, cannot fetch or error (the message in 'error').",
+)
 @cache_option
 @network_options
 @reports_errors
@@ -750,23 +757,29 @@ def audit(
     \b
         energy-index audit              # the published index this copy carries, offline
         energy-index audit --published index.json --json
-        energy-index audit --published https://example.org/index.json --at 0cd52da…
+        energy-index audit --published https://example.org/index.json \\
+            --at 0cd52dab897c5d91a45f4d413038f3b8b4251b0f
         energy-index audit --published site/api/v1/tasks/gpqa/impacts.json
     """
     from energy_index import api
+    from energy_index.errors import EnergyIndexError, failed_audit, printable_json
 
-    result = api.audit(
-        published=published,
-        source=source,
-        at=at,
-        carbon=carbon,
-        cache=cache,
-        network=network,
-        notify=_notify,
-    )
+    try:
+        result = api.audit(
+            published=published,
+            source=source,
+            at=at,
+            carbon=carbon,
+            cache=cache,
+            network=network,
+            notify=_notify,
+        )
+    except EnergyIndexError as error:
+        if as_json:  # a scheduled audit reads a verdict on stdout; the message goes on stderr
+            verdict = failed_audit(error, message=_flag(error.parameter) + _scrubbed(str(error)))
+            click.echo(printable_json(verdict))
+        raise
     if as_json:
-        from energy_index.errors import printable_json
-
         click.echo(printable_json(result.as_json()))
     else:
         for line in [result.basis, *result.lines()]:

@@ -2,7 +2,8 @@
 
     EnergyIndexError            base; exit code 1
     ├── SourceError             a source is missing, unreadable, or not laid out as a snapshot
-    │   └── ChecksumMismatch    a file's bytes do not match the sha256 its snapshot records
+    │   ├── ChecksumMismatch    a file's bytes do not match the sha256 its snapshot records
+    │   └── NotAnIndex          audit's published copy: unreadable, not JSON, off its schema
     ├── UpstreamFormatError     a task file is not the JSON object the pipeline knows
     ├── ValidationFailed        one or more configurations broke a rule (all are listed)
     ├── UnsupportedTask         a task measured per image or video, not per token
@@ -54,6 +55,11 @@ class ChecksumMismatch(SourceError):
             f"{path}: sha256 mismatch (snapshot.json expects {expected}, file has {actual}); "
             "the snapshot was modified after it was taken"
         )
+
+
+class NotAnIndex(SourceError):
+    """The published copy ``audit`` was given is missing, not JSON, or breaks its schema: there is
+    nothing to compare (its ``--json`` outcome ``not an index``)."""
 
 
 class UpstreamFormatError(EnergyIndexError):
@@ -383,3 +389,22 @@ def _base64_cores(secret: bytes) -> set[str]:
 
 
 _URL_SAFE = str.maketrans("+/", "-_")
+
+
+def failed_audit(error: EnergyIndexError, *, message: str) -> dict[str, Any]:
+    """``audit --json``'s document when there is no comparison: the outcome (``not an index``:
+    the published copy cannot be read as one; ``cannot fetch``: a download failed; else
+    ``error``), the message as the command line prints it, and the exit code."""
+    outcome = (
+        "not an index"
+        if isinstance(error, NotAnIndex)
+        else "cannot fetch"
+        if isinstance(error, NetworkError)
+        else "error"
+    )
+    return {
+        "outcome": outcome,
+        "identical": False,
+        "error": message,
+        "exit_code": error.exit_code,
+    }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -20,6 +21,7 @@ from energy_index.documents.schemas import (
 )
 from energy_index.errors import (
     EnergyIndexError,
+    NotAnIndex,
     Problems,
     SourceError,
     UsageError,
@@ -63,18 +65,23 @@ def audited(
     :func:`basis`).
     ``.basis`` says what was compared with what, and why.
 
-    The published document is checked first (schema and index rules): a comparison by row_id
-    alone would pass duplicated rows and rows that are not rows.
+    The published document is checked first: one that breaks its schema is refused
+    (``NotAnIndex``), since a comparison by row_id alone would pass rows that are not rows. The
+    index rules it breaks beyond the schema (rows out of the documented order after a figure was
+    edited, a row_id twice, …) are reported in ``.problems``, beside the figures that differ,
+    and fail the audit.
 
     Example: ``audited("output/index.json", source=None, access=Access(today="2026-11-30"))``.
     """
-    document = published_document(published, network=access.network)
+    document = published_copy(published, access=access)
     published = masked_url(published)  # what follows names it: a query's token never shown
     if document.get("kind") == "impacts":
         given = source if source is not None else str(vendored)
         impacts = audited_impacts(published, document, source=given, carbon=carbon, access=access)
         return replace(impacts, basis=f"{published} compared with impacts rebuilt from {given}")
-    refuse_invalid(published, document)
+    if schema_problems(document, schema=index_schema(document)):
+        refuse_invalid(published, document)
+    problems = index_problems(document)
     task = task_of(document)
     settings = BuildSettings(
         task=task,
@@ -92,7 +99,22 @@ def audited(
     if index_schema(document) == EXTENDED_SCHEMA:  # build --extended's file: rebuilt as one
         rebuilt = extended_document(rebuilt, figures=stages.robustness)
     result = audit(document, rebuilt)
-    return replace(result, basis=f"{published} compared with a rebuild from {chosen.described}")
+    return replace(
+        result,
+        basis=f"{published} compared with a rebuild from {chosen.described}",
+        problems=problems,
+    )
+
+
+def published_copy(location: str, *, access: Access) -> dict[str, Any]:
+    """The published document at ``location``; one that cannot be read as a JSON object is
+    ``NotAnIndex`` (a download that fails stays a NetworkError)."""
+    try:
+        return published_document(location, network=access.network)
+    except NotAnIndex:
+        raise
+    except SourceError as error:
+        raise NotAnIndex(str(error), parameter=error.parameter) from None
 
 
 @dataclass(frozen=True)
@@ -118,9 +140,7 @@ def basis(
     ``source.retrieved`` (GitHub's commits API, ``until``), so that upstream's later changes are
     not taken for tampering."""
     if at is not None:
-        if not is_commit(at):
-            raise UsageError(f"{quoted(at)}: not a commit sha (40 hex digits)", parameter="at")
-        return Basis(UPSTREAM_URL, at, f"upstream commit {at} (given)")
+        return basis_at(at, task=task_of(document), held=(vendored, access.cache))
     if source is not None:
         return Basis(source, None, f"{source} (given)")
     retrieved = document.get("source", {}).get("retrieved")
@@ -149,6 +169,42 @@ def basis(
         f"upstream commit {commit} ({when}), the last of {ref} on or before the published "
         f"source.retrieved, {retrieved}",
     )
+
+
+SHORT_SHA = re.compile(r"[0-9a-f]{7,39}")
+
+
+def basis_at(at: str, *, task: str, held: tuple[Path, ...]) -> Basis:
+    """The input of ``audit --at``: a snapshot already on disk (the vendored one, or the fetch
+    cache) when it holds ``task`` at that commit, offline; else upstream at that commit. A short
+    sha (7 to 39 hex digits) is the commit of a snapshot on disk it begins, or refused."""
+    snapshots: dict[str, Path] = {}
+    for directory in held:
+        if (directory / SNAPSHOT_MANIFEST).is_file():
+            try:
+                snapshots.setdefault(upstream_snapshot(directory, task=task).commit, directory)
+            except EnergyIndexError:  # not a snapshot of that task: fetched instead
+                continue
+    commit = at.lower()
+    if not is_commit(commit):
+        if not SHORT_SHA.fullmatch(commit):
+            raise UsageError(f"{quoted(at)}: not a commit sha (7 to 40 hex digits)", parameter="at")
+        matches = [full for full in snapshots if full.startswith(commit)]
+        if len(matches) != 1:
+            known = ", ".join(f"{full} ({directory})" for full, directory in snapshots.items())
+            raise UsageError(
+                f"{quoted(at)}: a short sha is resolved only against the snapshots on disk "
+                f"({known or 'none holds this task'}) and matches none of them; give all 40 hex "
+                "digits",
+                parameter="at",
+            )
+        commit = matches[0]
+    if commit in snapshots:
+        directory = snapshots[commit]
+        return Basis(
+            str(directory), None, f"the snapshot {directory} (upstream commit {commit}, given)"
+        )
+    return Basis(UPSTREAM_URL, commit, f"upstream commit {commit} (given)")
 
 
 def audited_impacts(
@@ -182,7 +238,7 @@ def audited_impacts(
 def checked_published(location: str, document: dict[str, Any], *, schema: str) -> None:
     problems = schema_problems(document, schema=schema)
     if problems:
-        raise SourceError(f"{location}: not a valid {schema} document:{listed_problems(problems)}")
+        raise NotAnIndex(f"{location}: not a valid {schema} document:{listed_problems(problems)}")
 
 
 @contextmanager
@@ -207,7 +263,7 @@ def index_file_problems(path: Path) -> Problems:
 def refuse_invalid(location: str, document: dict[str, Any]) -> None:
     problems = index_problems(document)
     if problems:
-        raise SourceError(
+        raise NotAnIndex(
             f"{location}: not a valid index ({problems.total} problem(s)):"
             f"{listed_problems(problems)}"
         )

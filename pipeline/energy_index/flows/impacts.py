@@ -87,7 +87,9 @@ class ImpactsAudit:
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "outcome": "identical" if self.identical else "differs",
             "identical": self.identical,
+            "basis": self.basis,
             "differences": self.differences,
             "volatile": self.volatile,
         }
