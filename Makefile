@@ -50,8 +50,9 @@ check: $(VENV)/.installed ## Lint and type-check (ruff, mypy); audit the workflo
 	$(BIN)/mypy
 	$(BIN)/zizmor --offline --min-severity medium .github/workflows
 
-docs: $(VENV)/.installed ## Regenerate docs/cli.md's command-line reference from --help
+docs: $(VENV)/.installed ## Regenerate docs/cli.md (from --help), the index row's schema part and docs/design.md's field table (from steps/row_fields.py)
 	$(BIN)/python scripts/cli_reference.py
+	$(BIN)/python scripts/row_reference.py
 
 # The page documents the index at OUT (its build report beside it), from the snapshot FROM.
 REPORT ?= $(dir $(OUT))report.html

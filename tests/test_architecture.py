@@ -35,6 +35,7 @@ STEP_ORDER = {
     "calibration": 6,  # published methods against the measured picks
     "plan": 6,  # a load placed on the curves, through the impacts' factors
     "profiles": 4,
+    "row_fields": 0,  # the published row, declared: imports no step
     "responses": 4,
     "checks": 5,  # reads the per-model files as responses does
 }

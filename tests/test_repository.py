@@ -43,3 +43,17 @@ def test_the_command_line_reference_in_docs_is_what_help_prints():
         sys.path.remove(str(REPO / "scripts"))
     current = CLI_DOC.read_text("utf-8")
     assert with_reference(current) == current, "run `make docs` to regenerate it"
+
+
+def test_the_row_schema_and_field_table_are_what_row_fields_declares():
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        from row_reference import GENERATED
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+    for path, regenerated in GENERATED:
+        current = path.read_text("utf-8")
+        assert regenerated(current) == current, (
+            f"{path.relative_to(REPO)} is stale against pipeline/energy_index/steps/row_fields.py: "
+            "run `make docs` to regenerate it"
+        )

@@ -22,20 +22,16 @@ from energy_index.errors import SourceError, shown
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.derive import index_row
+from energy_index.steps.row_fields import ROW
 from energy_index.steps.selection import selection_order
 
-# The row fields the page shows per pick, and how many decimals each is written with: the places
-# the index rounds them to (energy_index/steps/derive.py), so that 19.50 stays 19.50. None: as is.
-FIELD_DIGITS: dict[str, int | None] = {
-    "num_gpus": None,
-    "max_num_seqs": None,
-    "wh_per_million_output_tokens": 2,
-    "joules_per_output_token": 7,
-    "median_itl_ms": 1,
-    "gpu_power_watts_total": None,
-    "avg_requests_in_flight": 1,
-    "avg_output_tokens": None,
-}
+# The row fields the page shows per pick, written with the decimals the index rounds them to
+# (steps/row_fields.py), so that 19.50 stays 19.50. None: as is.
+_SHOWN = (
+    "num_gpus", "max_num_seqs", "wh_per_million_output_tokens", "joules_per_output_token",
+    "median_itl_ms", "gpu_power_watts_total", "avg_requests_in_flight", "avg_output_tokens",
+)  # fmt: skip
+FIELD_DIGITS: dict[str, int | None] = {name: ROW[name].digits for name in _SHOWN}
 GROUP_FIELDS = ("model", "model_id", "slug", "gpu", "precision")
 
 

@@ -1,8 +1,7 @@
 """Stage 5, derived fields: turn each selected configuration into a row of the published index.
 
-Rounding is Python's ``round()`` on the full-precision float (round-half-even on the binary
-value), applied here in Python on the few selected rows rather than with polars' ``round``,
-which rounds some halves differently (12.345 → 12.34 in polars, 12.35 in Python).
+The row's fields, their sources, conversions and rounding are declared in
+``steps/row_fields.py``; this stage applies them, and names and checks the rows.
 """
 
 from __future__ import annotations
@@ -17,9 +16,15 @@ from typing import Any
 import polars as pl
 
 from energy_index.errors import DerivationError, quoted, shown
+from energy_index.steps.row_fields import (
+    JOULES_PER_WATT_HOUR,
+    ROW_COLUMNS,
+    ROW_FIELDS,
+    TOKENS_PER_MILLION,
+    wh_per_million_tokens,
+)
 
-JOULES_PER_WATT_HOUR = 3600
-TOKENS_PER_MILLION = 1_000_000
+__all__ = ["JOULES_PER_WATT_HOUR", "TOKENS_PER_MILLION", "wh_per_million_tokens"]
 _NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
 
@@ -45,18 +50,6 @@ def row_id(configuration: Mapping[str, Any]) -> str:
     """``slug/gpu/num_gpus/max_num_seqs``: a row's name, from its configuration."""
     c = configuration
     return f"{slug(c['nickname'])}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}"
-
-
-# What index_row reads of a configuration: only these are turned into Python values.
-ROW_COLUMNS = (
-    "nickname", "model_id", "gpu_model", "num_gpus", "max_num_seqs", "weight_precision",
-    "total_params_billions", "activated_params_billions", "energy_per_token_joules",
-    "median_itl_ms", "avg_batch_size", "avg_power_watts", "avg_output_len",
-)  # fmt: skip
-
-
-def wh_per_million_tokens(joules_per_token: float) -> float:
-    return joules_per_token * TOKENS_PER_MILLION / JOULES_PER_WATT_HOUR
 
 
 def index_rows(
@@ -143,24 +136,20 @@ def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> di
             f"{quoted(precision)} has no label "
             f"(known: {known}); add it to precision_labels in energy_index/documents/editorial.json"
         )
-    model_slug = slug(c["nickname"])
-    joules = c["energy_per_token_joules"]
-    return {
-        "model": c["nickname"],
-        "slug": model_slug,
-        "model_id": c["model_id"],
-        "params_b": float(c["total_params_billions"]),
-        "active_params_b": float(c["activated_params_billions"]),
-        "precision": labels[precision],
-        "gpu": c["gpu_model"],
-        "num_gpus": c["num_gpus"],
-        "wh_per_million_output_tokens": round(wh_per_million_tokens(joules), 2),
-        "joules_per_output_token": round(joules, 7),
-        "median_itl_ms": round(c["median_itl_ms"], 1),
-        "avg_requests_in_flight": round(c["avg_batch_size"], 1),
-        "gpu_power_watts_total": round(c["avg_power_watts"]),
-        "avg_output_tokens": round(c["avg_output_len"]),
-        "avg_running_batch": round(c["avg_batch_size"], 1),
-        "max_num_seqs": c["max_num_seqs"],
-        "row_id": row_id(c),
-    }
+    computed = {"slug": slug(c["nickname"]), "precision": labels[precision], "row_id": row_id(c)}
+    row: dict[str, Any] = {}
+    for name, source, convert, rounding, mirrors in _PLAN:
+        if mirrors:
+            row[name] = row[mirrors]
+        elif source is None:
+            row[name] = computed[name]
+        else:
+            value = c[source] if convert is None else convert(c[source])
+            row[name] = value if rounding is None else rounding(value)
+    return row
+
+
+# index_row's walk over the declared row (source None: a field index_row computes itself).
+_PLAN = tuple(
+    (f.name, None if f.computed else f.source, f.convert, f.rounding, f.mirrors) for f in ROW_FIELDS
+)

@@ -26,7 +26,8 @@ import polars as pl
 
 from energy_index.model import json_number
 from energy_index.settings import GPU_RATIO
-from energy_index.steps.derive import row_id, wh_per_million_tokens
+from energy_index.steps.derive import row_id
+from energy_index.steps.row_fields import ROW
 from energy_index.steps.selection import selected_configurations
 
 Group = tuple[str, str]
@@ -68,7 +69,7 @@ def latency_profiles(
             "model_id": group[0],
             "gpu": group[1],
             **_figures(free[group]),
-            "median_itl_ms": round(free[group]["median_itl_ms"], 1),
+            "median_itl_ms": ROW["median_itl_ms"].value(free[group]["median_itl_ms"]),
         }
         for group in sorted(free)
     ]
@@ -93,10 +94,14 @@ def _figures(c: Mapping[str, Any]) -> dict[str, Any]:
         "row_id": row_id(c),
         "num_gpus": c["num_gpus"],
         "max_num_seqs": c["max_num_seqs"],
-        "wh_per_million_output_tokens": round(
-            wh_per_million_tokens(c["energy_per_token_joules"]), 2
-        ),
-        "joules_per_output_token": round(c["energy_per_token_joules"], 7),
+        **_energy(c["energy_per_token_joules"]),
+    }
+
+
+def _energy(joules: float) -> dict[str, Any]:
+    return {
+        name: ROW[name].value(joules)
+        for name in ("wh_per_million_output_tokens", "joules_per_output_token")
     }
 
 
@@ -133,7 +138,8 @@ def _pick_record(
         **record,
         "energy_penalty": round(penalty, 4),
         **_figures(pick),
-        "itl_ms": round(pick[column], 1),
+        # Any statistic's ITL is written as the median's is.
+        "itl_ms": ROW["median_itl_ms"].rounded(pick[column]),
     }
 
 

@@ -14,6 +14,7 @@ import polars as pl
 
 from energy_index.model import INDEX_GROUP, KEY_COLUMNS, UpstreamSnapshot
 from energy_index.steps.derive import row_id
+from energy_index.steps.row_fields import ROW
 from energy_index.steps.selection import Selection, first_in_order
 
 PARALLELISM = ("tensor_parallel", "expert_parallel", "data_parallel")
@@ -74,8 +75,8 @@ def _figures(c: dict[str, Any], source: dict[str, str]) -> dict[str, Any]:
         runner_up = {
             "num_gpus": c["runner_up_num_gpus"],
             "max_num_seqs": c["runner_up_max_num_seqs"],
-            "joules_per_output_token": round(c["runner_up_energy"], 7),
-            "median_itl_ms": round(c["runner_up_median_itl_ms"], 1),
+            "joules_per_output_token": ROW["joules_per_output_token"].value(c["runner_up_energy"]),
+            "median_itl_ms": ROW["median_itl_ms"].value(c["runner_up_median_itl_ms"]),
             "energy_margin": round(c["runner_up_energy"] / c["energy_per_token_joules"] - 1, 4),
         }
     return {

@@ -1,0 +1,51 @@
+"""Write the published row's generated copies from its declaration (steps/row_fields.py), so
+that they cannot drift: the row part of schemas/index.schema.json ($defs/rowFields) and the
+field table of docs/design.md.
+
+Usage: ``python scripts/row_reference.py`` (``make docs``) rewrites both; ``--check`` exits 1,
+naming the stale file, when either differs from what the declaration gives.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from energy_index.steps.row_fields import field_table, row_schema
+
+REPO = Path(__file__).resolve().parent.parent
+SCHEMA = REPO / "schemas" / "index.schema.json"
+DESIGN = REPO / "docs" / "design.md"
+START = "<!-- row-fields: generated from steps/row_fields.py by `make docs`; do not edit -->"
+END = "<!-- /row-fields -->"
+
+
+def with_row_schema(text: str) -> str:
+    schema = json.loads(text)
+    schema["$defs"]["rowFields"] = row_schema()
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def with_field_table(text: str) -> str:
+    before, _, rest = text.partition(START)
+    _, found, after = rest.partition(END)
+    if not found:
+        raise RuntimeError(f"docs/design.md lacks the markers {START!r} … {END!r}")
+    return f"{before}{START}\n\n{field_table()}\n\n{END}{after}"
+
+
+GENERATED = ((SCHEMA, with_row_schema), (DESIGN, with_field_table))
+
+if __name__ == "__main__":
+    stale = []
+    for path, regenerated in GENERATED:
+        current = path.read_text("utf-8")
+        wanted = regenerated(current)
+        if wanted != current:
+            stale.append(path.relative_to(REPO))
+            if "--check" not in sys.argv[1:]:
+                path.write_text(wanted, "utf-8")
+    if stale and "--check" in sys.argv[1:]:
+        print(f"stale: {', '.join(map(str, stale))}: run `make docs`")
+        sys.exit(1)
