@@ -146,13 +146,14 @@ def test_the_python_api_sees_the_same_masked_error(echo):
 def test_a_redirect_to_a_url_with_a_password_is_refused_unshown():
     import httpx
 
-    from energy_index.io.http import Downloader, HttpSettings
+    from energy_index.io.http import Downloader
+    from energy_index.model import NetworkSettings
 
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(302, headers={"Location": f"https://u:{SECRET}@evil.example/x"})
 
     with (
-        Downloader(HttpSettings(retries=0), transport=httpx.MockTransport(answer)) as client,
+        Downloader(NetworkSettings(retries=0), transport=httpx.MockTransport(answer)) as client,
         pytest.raises(NetworkError) as caught,
     ):
         client.get("https://example.org/index.json")

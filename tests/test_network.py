@@ -16,7 +16,8 @@ from click.testing import CliRunner
 
 from energy_index.cli import main
 from energy_index.errors import NetworkError
-from energy_index.io.http import Downloader, HttpSettings
+from energy_index.io.http import Downloader
+from energy_index.model import NetworkSettings
 from tests.conftest import FAST, GOLDEN, INDEX_PATH, PUBLISHED, REPOSITORY_URL, TASK_PATH, cli
 from tests.standin import Fault, StandIn
 
@@ -103,7 +104,7 @@ def test_503_three_times_gives_up_with_exit_3(standin, out, tmp_path):
 def test_429_with_retry_after_waits_as_told(standin):
     standin.fail("head", Fault("status", status=429, headers={"Retry-After": "7"}))
     waits: list[float] = []
-    settings = HttpSettings(retries=2, timeout=2, backoff=0.01)
+    settings = NetworkSettings(retries=2, timeout=2, backoff=0.01)
     with Downloader(settings, sleep=waits.append) as downloader:
         answer = downloader.get_json(
             f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master", expect=dict
@@ -122,7 +123,7 @@ def test_429_through_the_cli_succeeds(standin, out, tmp_path):
 
 def test_a_retry_after_beyond_the_limit_is_not_waited_for(standin):
     standin.fail("head", Fault("status", status=503, headers={"Retry-After": "86400"}))
-    settings = HttpSettings(retries=2, timeout=2, backoff=0.01, deadline=60)
+    settings = NetworkSettings(retries=2, timeout=2, backoff=0.01, deadline=60)
     with (
         Downloader(settings, sleep=lambda s: None) as downloader,
         pytest.raises(NetworkError) as caught,
@@ -135,7 +136,7 @@ def test_a_retry_after_beyond_the_limit_is_not_waited_for(standin):
 def test_backoff_doubles_with_jitter(standin):
     standin.fail("head", *[Fault("status", status=502)] * 3)
     waits: list[float] = []
-    settings = HttpSettings(retries=3, timeout=2, backoff=1.0)
+    settings = NetworkSettings(retries=3, timeout=2, backoff=1.0)
     with Downloader(settings, sleep=waits.append) as downloader:
         downloader.get(f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master")
     assert len(waits) == 3
@@ -264,7 +265,9 @@ def test_the_token_goes_to_the_api_only_and_never_into_any_output(standin, tmp_p
     failed = build_live(standin, out, tmp_path, token=TOKEN)
     assert failed.exit_code == 3
     assert TOKEN not in failed.output
-    assert TOKEN not in repr(HttpSettings(token=TOKEN))
+    # The token is the downloader's, not a field of the settings a caller may print.
+    with Downloader(NetworkSettings(), token=TOKEN) as downloader:
+        assert TOKEN not in repr(downloader.settings)
 
 
 def test_only_https_except_loopback():
@@ -276,7 +279,7 @@ def test_only_https_except_loopback():
         requested.append(str(request.url))
         return httpx.Response(200, json={})
 
-    with Downloader(HttpSettings(), transport=httpx.MockTransport(answer)) as downloader:
+    with Downloader(NetworkSettings(), transport=httpx.MockTransport(answer)) as downloader:
         for url in ("http://example.com/x", "ftp://example.com/x", "https:///x"):
             with pytest.raises(NetworkError, match="only https:// URLs are fetched"):
                 downloader.get(url)
@@ -592,9 +595,14 @@ def test_redirects_are_checked_hop_by_hop_and_drop_the_token_off_its_scope():
         }
         return httpx.Response(302, headers={"Location": hops[str(request.url)]})
 
-    settings = HttpSettings(retries=0, timeout=1, token=TOKEN, token_scope="https://api.test")
+    settings = NetworkSettings(retries=0, timeout=1)
     with (
-        Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
+        Downloader(
+            settings,
+            token=TOKEN,
+            token_scope="https://api.test",
+            transport=httpx.MockTransport(answer),
+        ) as downloader,
         pytest.raises(NetworkError) as caught,
     ):
         downloader.get("https://api.test/a")
@@ -715,9 +723,14 @@ def test_a_token_across_the_quoted_cut_of_an_error_body_is_scrubbed(offset: int)
         body = ("x" * offset + sent + '"' + json.dumps(sent)[1:-1].replace("/", "\\/")).encode()
         return httpx.Response(404, content=body)
 
-    settings = HttpSettings(retries=0, token=LONG_TOKEN, token_scope="https://api.example")
+    settings = NetworkSettings(retries=0)
     with (
-        Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
+        Downloader(
+            settings,
+            token=LONG_TOKEN,
+            token_scope="https://api.example",
+            transport=httpx.MockTransport(answer),
+        ) as downloader,
         pytest.raises(NetworkError) as caught,
     ):
         downloader.get("https://api.example/repos/x")
@@ -755,7 +768,7 @@ def test_a_redirect_to_a_non_url_is_a_network_error_naming_it(location):
     def answer(request: httpx.Request) -> httpx.Response:
         return httpx.Response(302, headers={"Location": location})
 
-    settings = HttpSettings(retries=0, timeout=1)
+    settings = NetworkSettings(retries=0, timeout=1)
     with (
         Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
         pytest.raises(NetworkError) as caught,
@@ -795,7 +808,7 @@ class Clock:
 def test_a_retry_after_past_the_deadline_is_not_waited_for(standin):
     standin.fail("head", *[Fault("status", status=429, headers={"Retry-After": "8"})] * 3)
     clock = Clock()
-    settings = HttpSettings(retries=5, timeout=1, backoff=0.01, deadline=20)
+    settings = NetworkSettings(retries=5, timeout=1, backoff=0.01, deadline=20)
     url = f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master"
     with (
         Downloader(settings, sleep=clock.sleep, clock=clock) as downloader,
@@ -812,7 +825,7 @@ def test_a_retry_after_past_the_deadline_is_not_waited_for(standin):
 def test_backoff_past_the_deadline_is_not_slept(standin):
     standin.fail("head", *[Fault("status", status=502)] * 5)
     clock = Clock()
-    settings = HttpSettings(retries=5, timeout=1, backoff=4.0, deadline=10)
+    settings = NetworkSettings(retries=5, timeout=1, backoff=4.0, deadline=10)
     with (
         Downloader(settings, sleep=clock.sleep, clock=clock) as downloader,
         pytest.raises(NetworkError, match="deadline"),
@@ -838,7 +851,7 @@ def test_the_default_deadline_is_minutes_not_hours():
     from energy_index.model import NetworkSettings
     from energy_index.settings import HTTP_DEADLINE_SECONDS
 
-    assert HttpSettings().deadline == NetworkSettings().deadline == HTTP_DEADLINE_SECONDS
+    assert NetworkSettings().deadline == HTTP_DEADLINE_SECONDS
     assert 60 <= HTTP_DEADLINE_SECONDS <= 900
 
 
@@ -881,9 +894,14 @@ def test_a_token_echoed_in_another_form_is_scrubbed(echo: str):
         sent = request.headers["authorization"].removeprefix("Bearer ")
         return httpx.Response(404, content=f"echo {form(sent)} end".encode())
 
-    settings = HttpSettings(retries=0, token=LONG_TOKEN, token_scope="https://api.example")
+    settings = NetworkSettings(retries=0)
     with (
-        Downloader(settings, transport=httpx.MockTransport(answer)) as downloader,
+        Downloader(
+            settings,
+            token=LONG_TOKEN,
+            token_scope="https://api.example",
+            transport=httpx.MockTransport(answer),
+        ) as downloader,
         pytest.raises(NetworkError) as caught,
     ):
         downloader.get("https://api.example/repos/x")

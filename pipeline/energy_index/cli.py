@@ -6,6 +6,7 @@ Heavy libraries (polars, pandera, httpx, jsonschema) are imported inside the com
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import os
@@ -32,13 +33,6 @@ from energy_index.settings import (
     DEFAULT_REPORT_PAGE,
     DEFAULT_SITE,
     DEFAULT_TASK,
-    GITHUB_API_BASE,
-    GITHUB_RAW_BASE,
-    HTTP_BACKOFF_SECONDS,
-    HTTP_DEADLINE_SECONDS,
-    HTTP_MAX_BYTES,
-    HTTP_RETRIES,
-    HTTP_TIMEOUT_SECONDS,
     LIVE,
     LOCK_TIMEOUT_SECONDS,
     TABLE_FORMATS,
@@ -125,44 +119,28 @@ def _scrubbed(message: str) -> str:
     return scrubbed(message, os.environ.get("GITHUB_TOKEN"))
 
 
-_NETWORK_OPTIONS = [
-    click.option("--ref", help="Upstream branch, tag or commit [default: master]."),
-    click.option(
-        "--api-base", envvar="ENERGY_INDEX_API_BASE", default=GITHUB_API_BASE,
-        show_default=True, show_envvar=True, help="GitHub API base URL.",
-    ),
-    click.option(
-        "--raw-base", envvar="ENERGY_INDEX_RAW_BASE", default=GITHUB_RAW_BASE,
-        show_default=True, show_envvar=True, help="Base URL of raw files.",
-    ),
-    click.option(
-        "--retries", envvar="ENERGY_INDEX_RETRIES", type=click.IntRange(min=0),
-        default=HTTP_RETRIES, show_default=True, show_envvar=True,
-        help="Attempts after the first, per request.",
-    ),
-    click.option(
-        "--timeout", envvar="ENERGY_INDEX_TIMEOUT", type=click.FloatRange(min=0, min_open=True),
-        default=HTTP_TIMEOUT_SECONDS, show_default=True, show_envvar=True,
-        help="Seconds for each of connect, read and the whole of one attempt.",
-    ),
-    click.option(
-        "--backoff", envvar="ENERGY_INDEX_BACKOFF", type=click.FloatRange(min=0),
-        default=HTTP_BACKOFF_SECONDS, show_default=True, show_envvar=True,
-        help="First delay between attempts in seconds; doubles each time, with jitter.",
-    ),
-    click.option(
-        "--max-bytes", envvar="ENERGY_INDEX_MAX_BYTES", type=click.IntRange(min=1),
-        default=HTTP_MAX_BYTES, show_default=True, show_envvar=True,
-        help="Largest response body accepted; a larger one is refused while it streams.",
-    ),
-    click.option(
-        "--deadline", envvar="ENERGY_INDEX_DEADLINE", type=click.FloatRange(min=0, min_open=True),
-        default=HTTP_DEADLINE_SECONDS, show_default=True, show_envvar=True,
-        help="Seconds for all of the command's downloads together, retries and the waits a "
-        "server asks for (Retry-After) included; a wait that would pass it is not made.",
-    ),
-    click.option("--quiet", is_flag=True, help="No progress display."),
-]  # fmt: skip
+def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
+    """The option of one network setting, as its field in model.NetworkSettings describes it."""
+    spec, default = setting.metadata["option"], setting.default
+    flag = "--" + setting.name.replace("_", "-")
+    if isinstance(default, bool):
+        return click.option(flag, is_flag=True, help=spec["help"])
+    if default is None:
+        return click.option(flag, help=spec["help"])
+    kind: Any = None
+    if isinstance(default, int):
+        kind = click.IntRange(min=spec["min"], min_open=spec["min_open"])
+    elif isinstance(default, float):
+        kind = click.FloatRange(min=spec["min"], min_open=spec["min_open"])
+    envvar = f"ENERGY_INDEX_{setting.name.upper()}" if spec["envvar"] else None
+    return click.option(
+        flag, type=kind, default=default, show_default=True, envvar=envvar,
+        show_envvar=envvar is not None, help=spec["help"],
+    )  # fmt: skip
+
+
+# The network settings the command line offers: those whose field says how.
+_NETWORK_SETTINGS = tuple(f for f in dataclasses.fields(NetworkSettings) if "option" in f.metadata)
 
 
 FORCE_OPTION = click.option(
@@ -181,22 +159,11 @@ def network_options(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        names = (
-            "ref",
-            "api_base",
-            "raw_base",
-            "retries",
-            "timeout",
-            "backoff",
-            "max_bytes",
-            "deadline",
-            "quiet",
-        )
-        network = NetworkSettings(**{name: kwargs.pop(name) for name in names})
+        network = NetworkSettings(**{f.name: kwargs.pop(f.name) for f in _NETWORK_SETTINGS})
         return command(*args, network=network, **kwargs)
 
-    for option in reversed(_NETWORK_OPTIONS):
-        wrapper = option(wrapper)
+    for setting in reversed(_NETWORK_SETTINGS):
+        wrapper = _network_option(setting)(wrapper)
     return wrapper  # type: ignore[return-value]
 
 

@@ -50,23 +50,67 @@ INDEX_GROUP = ("model_id", "gpu_model")  # one index row
 SERVER_GROUP = ("model_id", "gpu_model", "num_gpus")  # one server: stability cascade, curves
 
 
+def _option(
+    help: str, *, envvar: bool = True, minimum: float | None = None, open_minimum: bool = False
+) -> dict[str, Any]:
+    """How a network setting is offered on the command line (cli.py makes its option from it):
+    ``--<name>``, read from ENERGY_INDEX_<NAME> too when ``envvar``, no less than ``minimum``
+    (greater, when ``open_minimum``)."""
+    return {"option": {"help": help, "envvar": envvar, "min": minimum, "min_open": open_minimum}}
+
+
 @dataclass(frozen=True, kw_only=True)
 class NetworkSettings:
-    """How every command that may download reaches upstream (flags and environment variables
-    of the command line). GITHUB_TOKEN is not here: it is read where the request is made."""
+    """How every command that may download reaches upstream, read by the HTTP client
+    (io/http.py), the GitHub client (io/github.py) and the command line, whose network options
+    are made from the fields that say how to offer them. GITHUB_TOKEN is not here: it is read
+    where the request is made."""
 
-    ref: str | None = None  # branch, tag or commit [default: the repository URL's, or master]
+    ref: str | None = field(  # [default: the repository URL's, or master]
+        default=None,
+        metadata=_option("Upstream branch, tag or commit [default: master].", envvar=False),
+    )
     # A commit of ``ref`` to take instead of its head (audit: the commit a published file was
     # built from); the snapshot still names ``ref``, as the published file's data_url does.
     commit: str | None = None
-    api_base: str = GITHUB_API_BASE
-    raw_base: str = GITHUB_RAW_BASE
-    retries: int = HTTP_RETRIES
-    timeout: float = HTTP_TIMEOUT_SECONDS
-    backoff: float = HTTP_BACKOFF_SECONDS
-    max_bytes: int = HTTP_MAX_BYTES
-    deadline: float = HTTP_DEADLINE_SECONDS  # for all of the command's requests together
-    quiet: bool = False  # no progress display
+    api_base: str = field(default=GITHUB_API_BASE, metadata=_option("GitHub API base URL."))
+    raw_base: str = field(default=GITHUB_RAW_BASE, metadata=_option("Base URL of raw files."))
+    retries: int = field(
+        default=HTTP_RETRIES, metadata=_option("Attempts after the first, per request.", minimum=0)
+    )
+    timeout: float = field(
+        default=HTTP_TIMEOUT_SECONDS,
+        metadata=_option(
+            "Seconds for each of connect, read and the whole of one attempt.",
+            minimum=0,
+            open_minimum=True,
+        ),
+    )
+    backoff: float = field(
+        default=HTTP_BACKOFF_SECONDS,
+        metadata=_option(
+            "First delay between attempts in seconds; doubles each time, with jitter.", minimum=0
+        ),
+    )
+    max_bytes: int = field(
+        default=HTTP_MAX_BYTES,
+        metadata=_option(
+            "Largest response body accepted; a larger one is refused while it streams.",
+            minimum=1,
+        ),
+    )
+    deadline: float = field(  # for all of the command's requests together
+        default=HTTP_DEADLINE_SECONDS,
+        metadata=_option(
+            "Seconds for all of the command's downloads together, retries and the waits a "
+            "server asks for (Retry-After) included; a wait that would pass it is not made.",
+            minimum=0,
+            open_minimum=True,
+        ),
+    )
+    quiet: bool = field(  # no progress display
+        default=False, metadata=_option("No progress display.", envvar=False)
+    )
     # When the command began (time.monotonic), stamped by the API at each call so that every
     # downloader the command opens ends at one time; None: each counts from its own start.
     started: float | None = field(default=None, compare=False)

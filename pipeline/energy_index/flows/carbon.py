@@ -11,7 +11,7 @@ a rerun replaces it) are written together: a failure while writing puts back wha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,11 +55,9 @@ def refresh_carbon(
     access=Access(today="2026-12-01"))``.
     """
     network = access.network
+    # Carbon's own branch, at its head: the network's ref and commit name the leaderboard's.
     upstream = Upstream(
-        repository=CARBON_REPOSITORY,
-        ref=CARBON_REF,
-        api_base=network.api_base,
-        raw_base=network.raw_base,
+        repository=CARBON_REPOSITORY, ref=CARBON_REF, network=replace(network, commit=None)
     )
     writable_directory(vendored)
     changelogs = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -37,10 +37,14 @@ from energy_index.io.manifest import (
 )
 from energy_index.io.snapshots import model_path, task_path
 from energy_index.io.urls import shown_url, url_refusal
-from energy_index.model import INDEX_PATH, SNAPSHOT_MANIFEST, is_timestamp, strict_json
+from energy_index.model import (
+    INDEX_PATH,
+    SNAPSHOT_MANIFEST,
+    NetworkSettings,
+    is_timestamp,
+    strict_json,
+)
 from energy_index.settings import (
-    GITHUB_API_BASE,
-    GITHUB_RAW_BASE,
     UPSTREAM_REF,
     UPSTREAM_REPOSITORY,
 )
@@ -51,13 +55,12 @@ _REPOSITORY_URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?
 
 @dataclass(frozen=True)
 class Upstream:
-    """Where the live data is: a GitHub repository at a ref, and the two hosts that serve it."""
+    """Where the live data is: a GitHub repository at a ref, and the network settings that
+    reach it (the two hosts that serve it, and a commit of ref to take instead of its head)."""
 
     repository: str = UPSTREAM_REPOSITORY
     ref: str = UPSTREAM_REF
-    api_base: str = GITHUB_API_BASE
-    raw_base: str = GITHUB_RAW_BASE
-    commit: str | None = None  # a commit of ref to take instead of its head
+    network: NetworkSettings = field(default_factory=NetworkSettings)
 
     def __post_init__(self) -> None:
         for name, url in (("api_base", self.api_base), ("raw_base", self.raw_base)):
@@ -68,6 +71,18 @@ class Upstream:
             raise UsageError(
                 f"{quoted(self.ref)}: not a branch, tag or commit name", parameter="ref"
             )
+
+    @property
+    def api_base(self) -> str:
+        return self.network.api_base
+
+    @property
+    def raw_base(self) -> str:
+        return self.network.raw_base
+
+    @property
+    def commit(self) -> str | None:
+        return self.network.commit
 
     def head_url(self) -> str:
         at = self.commit or self.ref
@@ -96,10 +111,9 @@ def commit_current_at(upstream: Upstream, day: str, *, downloader: Downloader) -
     return _commit_of(answer[0], url, downloader.scrub)
 
 
-def upstream_of(
-    source: str, *, ref: str | None, api_base: str, raw_base: str, commit: str | None = None
-) -> Upstream:
-    """The upstream a ``https://github.com/<owner>/<repo>[/tree/<ref>]`` source names."""
+def upstream_of(source: str, *, network: NetworkSettings) -> Upstream:
+    """The upstream a ``https://github.com/<owner>/<repo>[/tree/<ref>]`` source names, at
+    ``network.ref`` when it is given."""
     match = _REPOSITORY_URL.match(source)
     if not match:
         raise SourceError(
@@ -108,10 +122,10 @@ def upstream_of(
         )
     return Upstream(
         repository=match.group(1),
-        ref=ref or match.group(2) or UPSTREAM_REF,
-        api_base=api_base.rstrip("/"),
-        raw_base=raw_base.rstrip("/"),
-        commit=commit,
+        ref=network.ref or match.group(2) or UPSTREAM_REF,
+        network=replace(
+            network, api_base=network.api_base.rstrip("/"), raw_base=network.raw_base.rstrip("/")
+        ),
     )
 
 

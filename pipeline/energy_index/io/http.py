@@ -26,7 +26,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -41,14 +41,7 @@ from energy_index.io.urls import (
     url_allowed,
     url_refusal,
 )
-from energy_index.model import strict_json
-from energy_index.settings import (
-    HTTP_BACKOFF_SECONDS,
-    HTTP_DEADLINE_SECONDS,
-    HTTP_MAX_BYTES,
-    HTTP_RETRIES,
-    HTTP_TIMEOUT_SECONDS,
-)
+from energy_index.model import NetworkSettings, strict_json
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 FIRST_BYTES = 120  # how much of an unexpected body an error message shows
@@ -59,21 +52,6 @@ MAX_REDIRECTS = 20
 # RFC 6750's b64token: what a bearer token may hold. Anything else (a newline pasted with it, a
 # control character) would break the header, and httpx would quote the whole value back.
 _BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
-
-
-@dataclass(frozen=True)
-class HttpSettings:
-    """How hard to try. ``retries`` counts attempts after the first."""
-
-    retries: int = HTTP_RETRIES
-    timeout: float = HTTP_TIMEOUT_SECONDS
-    backoff: float = HTTP_BACKOFF_SECONDS
-    max_bytes: int = HTTP_MAX_BYTES
-    deadline: float = HTTP_DEADLINE_SECONDS  # all requests of the downloader together
-    started: float | None = None  # time.monotonic() the deadline counts from; None: at creation
-    progress: bool = False
-    token: str | None = field(default=None, repr=False)
-    token_scope: str | None = None  # the token goes only to URLs under this prefix
 
 
 @dataclass(frozen=True)
@@ -139,13 +117,19 @@ class Downloader:
 
     def __init__(
         self,
-        settings: HttpSettings,
+        settings: NetworkSettings,
         *,
+        token: str | None = None,
+        token_scope: str | None = None,
+        progress: bool = False,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.settings = settings
+        # The token goes only to URLs under token_scope (the API); it is kept out of settings,
+        # which a caller may print.
+        self._token, self._token_scope, self._progress = token, token_scope, progress
         self._secrets: set[str] = set()  # the credentials of the URLs asked for
         self._sleep, self._clock = sleep, clock
         started = clock() if settings.started is None else settings.started
@@ -222,7 +206,7 @@ class Downloader:
 
     def scrub(self, text: str) -> str:
         """``text`` without the token, in any form it may take in a message."""
-        return scrubbed(text, (self.settings.token, *sorted(self._secrets)))
+        return scrubbed(text, (self._token, *sorted(self._secrets)))
 
     def _headers(
         self, *, etag: str | None, last_modified: str | None, accept: str | None
@@ -237,7 +221,7 @@ class Downloader:
         return headers
 
     def _in_scope(self, url: str) -> bool:
-        scope = self.settings.token_scope
+        scope = self._token_scope
         return bool(scope) and url.startswith((scope or "").rstrip("/") + "/")
 
     async def _deadlined(self, url: str, headers: dict[str, str]) -> Fetched:
@@ -254,7 +238,7 @@ class Downloader:
             raise _Retry(f"timed out: the attempt took longer than {limit} s") from None
 
     async def _attempt(self, url: str, headers: dict[str, str]) -> Fetched:
-        token = self.settings.token
+        token = self._token
         # The token goes with a hop only while every hop so far was under its scope: a redirect
         # that leaves the API loses it and does not win it back by returning.
         carries = bool(token) and self._in_scope(url)
@@ -304,7 +288,7 @@ class Downloader:
         first = await self._first_bytes(response)
         headers = response.headers
         if status in (403, 429) and headers.get("x-ratelimit-remaining") == "0":
-            raise self._error(url, _rate_limit_message(headers, token=bool(self.settings.token)), 1)
+            raise self._error(url, _rate_limit_message(headers, token=bool(self._token)), 1)
         problem = f"HTTP {status}; body starts {first!r}"
         if status in RETRY_STATUSES:
             raise _Retry(problem, _retry_after(headers.get("retry-after"), self._now()))
@@ -316,7 +300,7 @@ class Downloader:
         if total is not None and total > cap:
             raise self._error(url, f"the body is {total} bytes, over the cap of {cap}", 1)
         chunks, received = [], 0
-        show = self.settings.progress and (total or 0) >= PROGRESS_FROM_BYTES
+        show = self._progress and (total or 0) >= PROGRESS_FROM_BYTES
         try:
             async for chunk in response.aiter_bytes():
                 received += len(chunk)

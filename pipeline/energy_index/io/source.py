@@ -43,20 +43,13 @@ def checked_url(parameter: str, url: str) -> str:
 @contextmanager
 def downloader(network: NetworkSettings) -> Iterator[Downloader]:
     """An HTTP client with the network settings and GITHUB_TOKEN (sent to the API only)."""
-    from energy_index.io.http import Downloader, HttpSettings, bearer_token
+    from energy_index.io.http import Downloader, bearer_token
 
-    settings = HttpSettings(
-        retries=network.retries,
-        timeout=network.timeout,
-        backoff=network.backoff,
-        max_bytes=network.max_bytes,
-        deadline=network.deadline,
-        started=network.started,
-        progress=not network.quiet and sys.stderr.isatty(),
-        token=bearer_token(os.environ.get("GITHUB_TOKEN")),
-        token_scope=network.api_base,
-    )
-    with Downloader(settings) as client:
+    token = bearer_token(os.environ.get("GITHUB_TOKEN"))
+    progress = not network.quiet and sys.stderr.isatty()
+    with Downloader(
+        network, token=token, token_scope=network.api_base, progress=progress
+    ) as client:
         yield client
 
 
@@ -82,13 +75,7 @@ def resolved_snapshot(
     checked_url("source", source)
     from energy_index.io.github import fetched_snapshot, upstream_of
 
-    upstream = upstream_of(
-        source,
-        ref=network.ref,
-        api_base=network.api_base,
-        raw_base=network.raw_base,
-        commit=network.commit,
-    )
+    upstream = upstream_of(source, network=network)
     with downloader(network) as client:
         outcome = fetched_snapshot(
             upstream,
@@ -126,9 +113,7 @@ def commit_current_at(day: str, *, network: NetworkSettings) -> tuple[str, str]:
     from energy_index.io.github import commit_current_at as asked
     from energy_index.io.github import upstream_of
 
-    upstream = upstream_of(
-        UPSTREAM_URL, ref=network.ref, api_base=network.api_base, raw_base=network.raw_base
-    )
+    upstream = upstream_of(UPSTREAM_URL, network=network)
     with downloader(network) as client:
         return asked(upstream, day, downloader=client)
 
