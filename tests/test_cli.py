@@ -49,6 +49,7 @@ def snapshot_of(directory: Path, fixture: str) -> Path:
         ["report"],
         ["site"],
         ["refresh-carbon"],
+        ["plan"],
     ],
 )
 def test_every_command_has_help_with_an_example(command):
@@ -60,7 +61,8 @@ def test_every_command_has_help_with_an_example(command):
 
 def test_every_registered_command_is_covered_by_the_help_test():
     assert sorted(main.commands) == [
-        "audit", "build", "fetch", "refresh-carbon", "regenerate", "report", "site", "validate",
+        "audit", "build", "fetch", "plan", "refresh-carbon", "regenerate", "report", "site",
+        "validate",
     ]  # fmt: skip
 
 

@@ -6,7 +6,10 @@ for any upstream, and tests/test_committed.py runs it on the vendored snapshot t
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
+import json
 import math
 from collections.abc import Mapping, Sequence
 from functools import cache
@@ -15,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import energy_index
 from energy_index.documents.factors import impact_factors
 from energy_index.errors import UsageError
 from energy_index.flows.build import BuildSettings, index_stages
@@ -29,7 +33,7 @@ from energy_index.steps.plan import (
     plan_curves,
     planned,
 )
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, invoke
 
 TARGET = {"itl_statistic": "median", "itl_deadline_ms": 500.0}
 
@@ -259,3 +263,74 @@ def test_bad_values_are_refused_naming_them(options: dict[str, Any], words: str)
         planned(curves, **{**TARGET, **options})
     assert words in str(raised.value)
     assert raised.value.exit_code == 2
+
+
+# -- the command line and the API -----------------------------------------------------------
+QWEN = ("--model", "Qwen 3 14B", "--gpu", "B200", "--from", GOLDEN)
+
+
+def test_the_command_prints_the_bracket_and_the_configurations_it_read():
+    result = invoke("plan", *QWEN, "--tokens-per-second", 2000)
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "energy       0.3499 – 0.3808 J per output token" in out
+    assert "1 replica × 1 GPU = 1 GPU" in out
+    assert "qwen-3-14b/B200/1/16  max_num_seqs 16, 1913 tokens/s, 761.6 W" in out
+    assert "qwen-3-14b/B200/1/32  max_num_seqs 32, 2866 tokens/s, 699.7 W" in out
+    # The method, its assumption and what is not measured head the output.
+    head = out.split("\n\nplan ")[0]
+    assert "assumption:" in head and "Idle power is not measured" in head
+    assert "prompt-heavy" in head
+
+
+def test_json_and_csv_give_the_same_plan_as_the_api():
+    document = json.loads(invoke("plan", *QWEN, "--tokens-per-second", 2000, "--json").output)
+    plan = energy_index.plan(model="Qwen 3 14B", gpu="B200", tokens_per_second=2000, source=GOLDEN)
+    assert isinstance(plan, energy_index.Plan)
+    assert document == json.loads(json.dumps(plan.as_json()))
+    assert plan.best["gpu_energy"]["joules_per_output_token"] == {"low": 0.3499, "high": 0.3808}
+    assert plan.alternative is None and document["families"] == 1
+    # Without --country the estimates cover every country of the carbon snapshot.
+    assert len(plan.best["estimated"]["carbon"]["by_country"]) > 200
+    table = invoke("plan", *QWEN, "--tokens-per-second", 2000, "--country", "fra", "--csv")
+    rows = list(csv.DictReader(io.StringIO(table.output)))
+    assert len(rows) == 1
+    assert (rows[0]["gpu_joules_per_output_token_low"], rows[0]["status"]) == (
+        "0.3499",
+        "bracketed",
+    )
+    assert rows[0]["configurations"] == "qwen-3-14b/B200/1/16 qwen-3-14b/B200/1/32"
+    assert float(rows[0]["estimated_carbon_FRA_g_per_response_high"]) > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("--tokens-per-second", "0"), "--tokens-per-second: 0.0 is not a positive number"),
+        (("--tokens-per-second", "-3"), "--tokens-per-second: -3.0 is not a positive number"),
+        (("--tokens-per-second", "nan"), "--tokens-per-second: nan is not a positive number"),
+        (("--tokens-per-second", "1e15"), "--tokens-per-second: 1e+15 output tokens per second"),
+        (("--requests-per-second", "0"), "--requests-per-second: 0.0 is not a positive number"),
+        (("--tokens-per-second", "10", "--model", "GPT 9"), "--model: GPT 9 is not a model"),
+        (("--tokens-per-second", "10", "--gpu", "TPU"), "--gpu: TPU is not a gpu"),
+        (("--tokens-per-second", "10", "--country", "XYZ"), "--country: XYZ is not an ISO"),
+        (("--tokens-per-second", "10", "--itl-deadline-ms", "0.5"), "none carries 10 output"),
+        ((), "give the load as output tokens per second or as requests per second"),
+    ],
+)
+def test_the_command_and_the_api_refuse_with_the_same_words(args: tuple[str, ...], words: str):
+    result = invoke("plan", "--from", GOLDEN, *args)
+    assert result.exit_code == 2, result.output
+    assert words in result.output
+    options = {"source": GOLDEN}
+    names = {"--model": "model", "--gpu": "gpu", "--itl-deadline-ms": "itl_deadline_ms"}
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        key = names.get(flag) or flag[2:].replace("-", "_")
+        options[key] = (value,) if key == "country" else value
+    options = {("countries" if k == "country" else k): v for k, v in options.items()}
+    for key in ("tokens_per_second", "requests_per_second", "itl_deadline_ms"):
+        if key in options:
+            options[key] = float(options[key])
+    with pytest.raises(energy_index.EnergyIndexError) as raised:
+        energy_index.plan(**options)
+    assert (words.split(": ", 1)[1] if words.startswith("--") else words) in str(raised.value)

@@ -18,7 +18,7 @@ from energy_index.cli import main
 from energy_index.settings import DEFAULT_OUT
 from tests.conftest import GOLDEN, PUBLISHED, REPO
 
-COMMANDS = ("build", "audit", "regenerate", "fetch", "validate", "report", "site")
+COMMANDS = ("build", "audit", "regenerate", "fetch", "validate", "report", "site", "plan")
 # Options of the command line that the API takes as one NetworkSettings (``network``).
 NETWORK = {
     "ref",
@@ -32,7 +32,7 @@ NETWORK = {
     "quiet",
 }
 # Options that only say how the command line prints or exits.
-PRESENTATION = {"as_json", "exit_code"}
+PRESENTATION = {"as_json", "as_csv", "exit_code"}
 # Arguments of the API that the command line supplies itself (progress goes to stderr).
 SUPPLIED = {"network", "notify"}
 

@@ -10,6 +10,7 @@ arguments and their defaults (docs/api.md):
     validate(path) → tuple of problems
     report(*, index, source, out, png, …) → Page
     site(*, index, source, out, …) → Site
+    plan(*, tokens_per_second, itl_deadline_ms, model, gpu, …) → Plan   (.best, .lines())
     published_index() → Path                                       the published index it carries
     NetworkSettings                                                how to reach upstream
     EnergyIndexError and its subclasses                            energy_index.errors
@@ -40,9 +41,11 @@ _PUBLIC = {
     "published_index": "energy_index.api",
     "report": "energy_index.api",
     "site": "energy_index.api",
+    "plan": "energy_index.api",
     "Built": "energy_index.api",
     "Page": "energy_index.api",
     "Site": "energy_index.api",
+    "Plan": "energy_index.api",
     "NetworkSettings": "energy_index.model",
     "EnergyIndexError": "energy_index.errors",
 }

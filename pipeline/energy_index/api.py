@@ -71,6 +71,38 @@ class Page:
 
 
 @dataclass(frozen=True)
+class Plan:
+    """What ``plan`` found: the document (``as_json()``), the best family's plan (``best``) and
+    the runner-up (``alternative``, None when no other family carries the load); ``lines()``
+    is the command line's table, ``csv()`` its CSV."""
+
+    document: dict[str, Any]
+
+    @property
+    def best(self) -> dict[str, Any]:
+        plan: dict[str, Any] = self.document["plan"]
+        return plan
+
+    @property
+    def alternative(self) -> dict[str, Any] | None:
+        alternative: dict[str, Any] | None = self.document["alternative"]
+        return alternative
+
+    def lines(self) -> list[str]:
+        from energy_index.documents.plan import plan_lines
+
+        return plan_lines(self.document)
+
+    def csv(self) -> bytes:
+        from energy_index.documents.plan import plan_csv
+
+        return plan_csv(self.document)
+
+    def as_json(self) -> dict[str, Any]:
+        return self.document
+
+
+@dataclass(frozen=True)
 class Site:
     """What ``site`` wrote: the folder, and every file in it (relative path → bytes)."""
 
@@ -345,6 +377,52 @@ def refresh_carbon(
     )
 
 
+def plan(
+    *,
+    tokens_per_second: float | None = None,
+    requests_per_second: float | None = None,
+    output_tokens_per_request: float | None = None,
+    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS,
+    itl_statistic: str = DEFAULT_ITL_STATISTIC,
+    model: str | None = None,
+    gpu: str | None = None,
+    countries: Iterable[str] = (),
+    task: str = DEFAULT_TASK,
+    source: PathLike = VENDORED_SNAPSHOT,
+    carbon: PathLike = CARBON_SNAPSHOT,
+    cache: PathLike = DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Plan:
+    """``energy-index plan``: the replicas that carry a load with the least power, and their
+    energy, read from the measured curves of ``source``'s task (docs/plan.md). The load is
+    ``tokens_per_second`` (output tokens/s) or ``requests_per_second`` ×
+    ``output_tokens_per_request`` (default: each family's measured mean output length); the
+    latency target is ``itl_statistic`` ≤ ``itl_deadline_ms``; ``model`` and ``gpu`` narrow the
+    families. Estimated facility energy and carbon (``countries``, ISO-3; default: every country
+    of the carbon snapshot ``carbon``) stay apart from the figures read from measured points.
+    A load that is not a positive finite number or too large, an unknown model, GPU or country,
+    or a target no family meets raises UsageError naming the value."""
+    from energy_index.flows.plan import plan_at
+
+    return Plan(
+        document=plan_at(
+            _source(source),
+            task=task,
+            tokens_per_second=tokens_per_second,
+            requests_per_second=requests_per_second,
+            output_tokens_per_request=output_tokens_per_request,
+            itl_statistic=itl_statistic,
+            itl_deadline_ms=itl_deadline_ms,
+            model=model,
+            gpu=gpu,
+            countries=tuple(countries),
+            carbon=_carbon(carbon),
+            access=_access(cache, network, notify=notify),
+        )
+    )
+
+
 def published_index() -> Path:
     """The published index the package carries: the committed build of its vendored snapshot
     (in a wheel, its copy; running from a checkout, the checkout's output/index.json, of which a
@@ -433,10 +511,12 @@ def site(
 __all__ = [
     "Built",
     "Page",
+    "Plan",
     "Site",
     "audit",
     "build",
     "fetch",
+    "plan",
     "published_index",
     "regenerate",
     "report",

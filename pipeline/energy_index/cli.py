@@ -226,6 +226,17 @@ deadline_option = click.option(
 )
 
 
+itl_statistic_option = click.option(
+    "--itl-statistic",
+    type=click.Choice(list(ITL_STATISTICS)),
+    default=DEFAULT_ITL_STATISTIC,
+    show_default=True,
+    help="Which inter-token latency statistic the deadline applies to: the median (the "
+    "leaderboard's own rule, the published index) or a tail percentile. The index's selection "
+    "text and the build report name it.",
+)
+
+
 def _file_path(ctx: click.Context, param: click.Parameter, value: str | Path | None) -> Path | None:
     """A path that must name a file: one typed with a trailing '/' names a directory (Path
     would drop the slash). The default arrives as a Path already."""
@@ -340,15 +351,7 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
     "then uses the largest.",
 )
-@click.option(
-    "--itl-statistic",
-    type=click.Choice(list(ITL_STATISTICS)),
-    default=DEFAULT_ITL_STATISTIC,
-    show_default=True,
-    help="Which inter-token latency statistic the deadline applies to: the median (the "
-    "leaderboard's own rule, the published index) or a tail percentile. The index's selection "
-    "text and the build report name it.",
-)
+@itl_statistic_option
 @out_option
 @click.option(
     "--retrieved",
@@ -880,6 +883,109 @@ def site(
     )
     files = written.files
     click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
+
+
+@main.command(epilog=EXIT_CODES, short_help="Energy at your load: replicas and their energy.")
+@click.option(
+    "--tokens-per-second",
+    type=float,
+    help="The total load, in output tokens per second (or give --requests-per-second).",
+)
+@click.option(
+    "--requests-per-second",
+    type=float,
+    help="The total load in requests per second, × --output-tokens-per-request.",
+)
+@click.option(
+    "--output-tokens-per-request",
+    type=float,
+    help="Output tokens per request [default: each family's measured mean output length].",
+)
+@deadline_option
+@itl_statistic_option
+@click.option("--model", help="Only this model (nickname or model id, any case).")
+@click.option("--gpu", help="Only this GPU type (e.g. B200).")
+@click.option(
+    "--country",
+    "countries",
+    multiple=True,
+    help="Estimated carbon for this country (ISO 3166-1 alpha-3, e.g. FRA); repeat for several "
+    "[default: every country of --carbon, in --json and --csv only].",
+)
+@task_option
+@source_option(VENDORED_SNAPSHOT)
+@carbon_option
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the plan and its alternative as CSV.")
+@cache_option
+@network_options
+@reports_errors
+def plan(
+    tokens_per_second: float | None,
+    requests_per_second: float | None,
+    output_tokens_per_request: float | None,
+    itl_deadline_ms: float,
+    itl_statistic: str,
+    model: str | None,
+    gpu: str | None,
+    countries: tuple[str, ...],
+    task: str,
+    source: str,
+    carbon: Path,
+    as_json: bool,
+    as_csv: bool,
+    cache: Path,
+    network: NetworkSettings,
+) -> None:
+    """The replicas that carry a load with the least power, and their energy, read from the
+    measured curves: not the index's saturation floor, the energy at your load.
+
+    For each model, GPU type and GPU count, the stable configurations that meet the latency
+    target are ordered by throughput; a load per replica that falls between two of them takes
+    their power range (bracketed), one below the lightest gets an upper bound only (idle power
+    is not measured). The replica count with the lowest upper bound of total power is chosen;
+    the best family is printed with the configurations it was read from, and the runner-up as
+    the alternative. Facility energy and carbon (--country) are estimates from the impacts'
+    cited factors, kept apart. The method and what is not measured head the output
+    (docs/plan.md).
+
+    Example:
+
+    \b
+        energy-index plan --model "Qwen 3 14B" --gpu B200 --tokens-per-second 2000
+        energy-index plan --requests-per-second 50 --itl-statistic p99 --itl-deadline-ms 100
+        energy-index plan --tokens-per-second 1e5 --country FRA --json
+    """
+    from energy_index import api
+    from energy_index.errors import UsageError
+
+    if as_json and as_csv:
+        raise UsageError("--json and --csv: give one of them")
+    result = api.plan(
+        tokens_per_second=tokens_per_second,
+        requests_per_second=requests_per_second,
+        output_tokens_per_request=output_tokens_per_request,
+        itl_deadline_ms=itl_deadline_ms,
+        itl_statistic=itl_statistic,
+        model=model,
+        gpu=gpu,
+        countries=countries,
+        task=task,
+        source=source,
+        carbon=carbon,
+        cache=cache,
+        network=network,
+        notify=_notify,
+    )
+    if as_json:
+        from energy_index.errors import printable_json
+
+        click.echo(printable_json(result.as_json()))
+    elif as_csv:
+        click.echo(result.csv().decode("utf-8"), nl=False)
+    else:
+        for line in result.lines():
+            click.echo(line)
 
 
 @main.command(epilog=EXIT_CODES, short_help="Check an index file against its schema.")

@@ -34,11 +34,18 @@ def profile_table_bytes(picks: list[dict[str, Any]], *, format: str) -> bytes:
 def impacts_table_bytes(impacts: dict[str, Any], *, format: str) -> bytes:
     """The rows of an impacts document as CSV or Parquet: one column per figure, named with
     its status and boundary (``impacts_table_rows``); numbers Float64, counts Int64."""
-    rows = impacts_table_rows(impacts)
+    return records_table_bytes(impacts_table_rows(impacts), format=format)
+
+
+def records_table_bytes(
+    rows: list[dict[str, Any]], *, format: str, counts: tuple[str, ...] = ("num_gpus",)
+) -> bytes:
+    """Flat records as CSV or Parquet, typed from the first row's values: the ``counts`` columns
+    Int64, text String, every other (a figure, maybe null) Float64."""
     types = (
         {
             name: pl.Int64
-            if name == "num_gpus"
+            if name in counts
             else pl.String
             if isinstance(value, str)
             else pl.Float64

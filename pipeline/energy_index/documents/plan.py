@@ -1,0 +1,226 @@
+"""The planner's documents: a plan at one load (``energy-index plan``, as JSON, a table or CSV)
+and the plans at the site's grid of loads (``plan.json``), each with the method, its assumption
+and what is not measured above the figures (the words: ``planner.json``)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from energy_index.model import json_number
+
+FORMAT_VERSION = "1"
+TEXT_KEYS = ("method", "assumption", "not_measured", "estimated")
+WIDTH = 96  # the table's header lines, wrapped
+
+
+@cache
+def planner_text() -> dict[str, str]:
+    """The planner's words (read once per process)."""
+    text = resources.files("energy_index.documents").joinpath("planner.json").read_text("utf-8")
+    document: dict[str, str] = json.loads(text)
+    return {key: document[key] for key in TEXT_KEYS}
+
+
+def _header(
+    *, task: str, source: Mapping[str, Any], itl_statistic: str, itl_deadline_ms: float
+) -> dict[str, Any]:
+    return {
+        "format_version": FORMAT_VERSION,
+        "task": task,
+        **planner_text(),
+        "source": dict(source),
+        "latency_target": {
+            "itl_statistic": itl_statistic,
+            "itl_deadline_ms": json_number(itl_deadline_ms),
+        },
+    }
+
+
+def plan_document(
+    plans: Sequence[Mapping[str, Any]],
+    *,
+    task: str,
+    source: Mapping[str, Any],
+    load: Mapping[str, Any],
+    itl_statistic: str,
+    itl_deadline_ms: float,
+    model: str | None,
+    gpu: str | None,
+    countries: Sequence[str],
+) -> dict[str, Any]:
+    """The plan at one load: the best family, the runner-up as the alternative, and how many
+    families carry it (``plans``: steps.plan.planned's, best first)."""
+    return {
+        "kind": "plan",
+        **_header(
+            task=task, source=source, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
+        ),
+        "load": dict(load),
+        "model": model,
+        "gpu": gpu,
+        "countries": list(countries),
+        "families": len(plans),
+        "plan": plans[0],
+        "alternative": plans[1] if len(plans) > 1 else None,
+    }
+
+
+def plan_grid_document(
+    by_load: Sequence[tuple[float, Sequence[Mapping[str, Any]]]],
+    *,
+    task: str,
+    source: Mapping[str, Any],
+    itl_statistic: str,
+    itl_deadline_ms: float,
+) -> dict[str, Any]:
+    """The plans at each load of the site's grid (output tokens/s), best and runner-up."""
+    return {
+        "kind": "plan-grid",
+        **_header(
+            task=task, source=source, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
+        ),
+        "loads": [
+            {
+                "output_tokens_per_second": json_number(load),
+                "families": len(plans),
+                "plan": plans[0] if plans else None,
+                "alternative": plans[1] if len(plans) > 1 else None,
+            }
+            for load, plans in by_load
+        ],
+    }
+
+
+def _span(value: Mapping[str, Any], unit: str) -> str:
+    low, high = value["low"], value["high"]
+    return f"at most {high:g} {unit}" if low is None else f"{low:g} – {high:g} {unit}"
+
+
+def _family_lines(
+    label: str, plan: Mapping[str, Any], countries: Sequence[str], statistic: str
+) -> list[str]:
+    gpu = plan["gpu_energy"]
+    replicas = plan["replicas"]
+    lines = [
+        f"{label:<13}{plan['model']} on {plan['gpu']}: {replicas} replica"
+        f"{'s' if replicas > 1 else ''} × {plan['num_gpus']} GPU = {plan['gpus']} GPU"
+        f"{'s' if plan['gpus'] > 1 else ''}, {plan['output_tokens_per_second_per_replica']:g} "
+        "output tokens/s each",
+        f"{'status':<13}{plan['status']}, from the measured configuration"
+        f"{'s' if len(plan['configurations']) > 1 else ''}:",
+        *(
+            f"{'':<15}{c['row_id']}  max_num_seqs {c['max_num_seqs']}, "
+            f"{c['output_tokens_per_second']:g} tokens/s, {c['avg_power_watts']:g} W"
+            for c in plan["configurations"]
+        ),
+        f"{'latency':<13}{statistic} ITL at most {plan['itl_ms_at_most']:g} ms",
+        f"{'GPU power':<13}{_span(gpu['power_watts'], 'W')} (all replicas)",
+        f"{'energy':<13}{_span(gpu['joules_per_output_token'], 'J per output token')}",
+        f"{'per response':<13}{_span(gpu['wh_per_response'], 'Wh')} "
+        f"({plan['output_tokens_per_request']:g} output tokens, "
+        f"{plan['output_tokens_per_request_source']})",
+        f"{'per year':<13}{_span(gpu['mwh_per_year'], 'MWh')} at this load, all year",
+    ]
+    estimated = plan.get("estimated")
+    if estimated:
+        lines += [
+            f"{'facility':<13}{_span(estimated['joules_per_output_token'], 'J per output token')}"
+            f", {_span(estimated['mwh_per_year'], 'MWh per year')} (estimated)",
+        ]
+        for code in countries:
+            carbon = estimated["carbon"]["by_country"][code]
+            lines.append(
+                f"{'carbon ' + code:<13}{_span(carbon['g_per_response'], 'gCO2e per response')}, "
+                f"{_span(carbon['tonnes_per_year'], 't CO2e per year')} (estimated)"
+            )
+    return lines
+
+
+def plan_lines(document: Mapping[str, Any]) -> list[str]:
+    """The plan as the command line prints it: the words, then the plan and its alternative."""
+    target = document["latency_target"]
+    load = document["load"]
+    asked = (
+        f"{load['output_tokens_per_second']:g} output tokens/s"
+        if load.get("output_tokens_per_second") is not None
+        else f"{load['requests_per_second']:g} requests/s"
+    )
+    source = document["source"]
+    lines = [
+        f"energy-index plan: {asked}, {target['itl_statistic']} ITL at most "
+        f"{target['itl_deadline_ms']:g} ms, task {document['task']} "
+        f"({source['repository']} at {source['commit'][:12]})",
+        *(
+            line
+            for key in TEXT_KEYS
+            for line in textwrap.wrap(
+                f"{key.replace('_', ' ')}: {document[key]}", width=WIDTH, subsequent_indent="  "
+            )
+        ),
+        "",
+        *_family_lines("plan", document["plan"], document["countries"], target["itl_statistic"]),
+    ]
+    if document["alternative"] is not None:
+        lines += [
+            "",
+            *_family_lines(
+                "alternative",
+                document["alternative"],
+                document["countries"],
+                target["itl_statistic"],
+            ),
+        ]
+    else:
+        lines += [
+            "",
+            f"{'alternative':<13}none: no other family (of --model, --gpu) meets the target",
+        ]
+    return lines
+
+
+CSV_COLUMNS = (
+    "rank", "model", "model_id", "gpu", "num_gpus", "replicas", "gpus",
+    "output_tokens_per_second", "output_tokens_per_second_per_replica",
+    "output_tokens_per_request", "status", "configurations", "itl_ms_at_most",
+)  # fmt: skip
+RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
+
+
+def plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The plan and its alternative as flat records, one each: ranges as ``_low`` and ``_high``
+    (None without a lower bound), the estimated figures apart, prefixed ``estimated_``."""
+    rows = []
+    plans = [document["plan"], document["alternative"]]
+    for rank, plan in enumerate((p for p in plans if p is not None), start=1):
+        row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in CSV_COLUMNS[1:11]}}
+        row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
+        row["itl_ms_at_most"] = plan["itl_ms_at_most"]
+        for name in RANGES:
+            for end in ("low", "high"):
+                row[f"gpu_{name}_{end}"] = plan["gpu_energy"][name][end]
+        estimated = plan.get("estimated")
+        if estimated:
+            for name in RANGES[1:]:
+                for end in ("low", "high"):
+                    row[f"estimated_facility_{name}_{end}"] = estimated[name][end]
+            for code in document["countries"]:
+                carbon = estimated["carbon"]["by_country"][code]
+                for name in ("g_per_response", "tonnes_per_year"):
+                    for end in ("low", "high"):
+                        row[f"estimated_carbon_{code}_{name}_{end}"] = carbon[name][end]
+        rows.append(row)
+    return rows
+
+
+def plan_csv(document: Mapping[str, Any]) -> bytes:
+    """``plan_rows`` as CSV (documents/tables.py: a text cell a spreadsheet would take for a
+    formula is neutralised)."""
+    from energy_index.documents.tables import records_table_bytes  # polars: only for the CSV
+
+    counts = ("rank", "num_gpus", "replicas", "gpus", "max_num_seqs")
+    return records_table_bytes(plan_rows(document), format="csv", counts=counts)
