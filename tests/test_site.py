@@ -20,6 +20,7 @@ from energy_index.documents.schemas import (
     IMPACTS_SCHEMA,
     INDEX_SCHEMA,
     MODEL_SCHEMA,
+    PLAN_GRID_SCHEMA,
     PROFILES_SCHEMA,
     REPORT_SCHEMA,
     RESPONSES_SCHEMA,
@@ -72,6 +73,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         "profiles.json": PROFILES_SCHEMA,
         "responses.json": RESPONSES_SCHEMA,
         "index.report.json": REPORT_SCHEMA,
+        "plan.json": PLAN_GRID_SCHEMA,
     }
     by_folder = {"models": MODEL_SCHEMA, "impacts": COUNTRY_SCHEMA}
     checked = 0
@@ -84,7 +86,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
     countries = len(list((site / "api/v1/tasks/gpqa/impacts").glob("*.json")))
     assert countries == 213
     models = len(list((site / "api/v1/models").glob("*.json")))
-    assert checked == (6 + countries) * len(TASKS) + models
+    assert checked == (7 + countries) * len(TASKS) + models
 
 
 def test_a_models_file_holds_every_gpus_row_and_curve(site: Path, golden_index):
@@ -448,3 +450,27 @@ def test_a_300_character_model_name_gets_a_short_file_name_and_the_site_is_writt
         assert card.is_file()
     files = [p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*")]
     assert max(len(part) for path in files for part in path.parts) <= 64 + len(".json")
+
+
+def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
+    from energy_index.flows.build import BuildSettings, index_stages
+    from energy_index.steps.plan import plan_curves, planned
+
+    grid = [m * 10**e for e in range(2, 7) for m in (1, 2, 5) if m * 10**e <= 10**6]
+    for task in TASKS:
+        document = json.loads((site / f"api/v1/tasks/{task}/plan.json").read_bytes())
+        assert [load["output_tokens_per_second"] for load in document["loads"]] == grid
+        assert document["latency_target"] == {"itl_statistic": "median", "itl_deadline_ms": 500}
+        assert "Idle power is not measured" in document["not_measured"]
+    # The file's plan at 2,000 tokens/s is the step's, with the facility estimates beside it.
+    document = json.loads((site / "api/v1/tasks/lm-arena-chat/plan.json").read_bytes())
+    at_2000 = next(x for x in document["loads"] if x["output_tokens_per_second"] == 2000)
+    curves = plan_curves(index_stages(GOLDEN, settings=BuildSettings()).stability.stable.to_dicts())
+    plans = planned(curves, tokens_per_second=2000, itl_statistic="median", itl_deadline_ms=500)
+    assert at_2000["families"] == len(plans) == 38
+    for mine, theirs in zip((at_2000["plan"], at_2000["alternative"]), plans[:2], strict=True):
+        assert {k: v for k, v in mine.items() if k != "estimated"} == theirs
+        assert mine["estimated"]["status"] == "estimated"
+        assert mine["estimated"]["carbon"]["by_country"] == {}  # per country: the command
+    page = (site / "tasks/lm-arena-chat/index.html").read_text()
+    assert 'href="../../api/v1/tasks/lm-arena-chat/plan.json"' in page

@@ -65,6 +65,7 @@ DEADLINES_NAME = "deadlines.json"
 CURVES_NAME = "curves.json"
 PROFILES_NAME = "profiles.json"  # latency profiles (build --profiles)
 RESPONSES_NAME = "responses.json"  # energy per response (build --responses)
+PLAN_NAME = "plan.json"  # the plans at the grid of loads (the site's, per task)
 CHANGELOG_NAME = "CHANGELOG.md"  # shared by every index in a folder
 CARBON_CHANGELOG_NAME = "carbon.changelog.json"  # the latest change of the carbon snapshot
 

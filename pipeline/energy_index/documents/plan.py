@@ -30,7 +30,7 @@ def _header(
     *, task: str, source: Mapping[str, Any], itl_statistic: str, itl_deadline_ms: float
 ) -> dict[str, Any]:
     return {
-        "format_version": FORMAT_VERSION,
+        "version": FORMAT_VERSION,
         "task": task,
         **planner_text(),
         "source": dict(source),

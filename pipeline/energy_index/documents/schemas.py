@@ -33,6 +33,7 @@ IMPACTS_SCHEMA = "impacts.schema.json"  # <task>/impacts.json beside an index
 COUNTRY_SCHEMA = "impacts-country.schema.json"  # the site API's impacts/<ISO3>.json
 PROFILES_SCHEMA = "profiles.schema.json"
 RESPONSES_SCHEMA = "responses.schema.json"
+PLAN_GRID_SCHEMA = "plan-grid.schema.json"  # the site API's tasks/<task>/plan.json
 SCHEMAS = (
     INDEX_SCHEMA,
     EXTENDED_SCHEMA,
@@ -44,6 +45,7 @@ SCHEMAS = (
     COUNTRY_SCHEMA,
     PROFILES_SCHEMA,
     RESPONSES_SCHEMA,
+    PLAN_GRID_SCHEMA,
 )
 
 

@@ -17,6 +17,8 @@
                                         carbon ranges (schemas/impacts.schema.json), and as CSV
     api/v1/tasks/<task>/impacts/<ISO3>.json  one country's carbon for every pick
                                         (schemas/impacts-country.schema.json)
+    api/v1/tasks/<task>/plan.json       the plan at each load of a grid, 10² to 10⁶ output
+                                        tokens/s (schemas/plan-grid.schema.json, docs/plan.md)
     cards/<task>/<model>/<gpu>.html     one card per pick: measured figure, estimated ranges,
                                         deadline and statistic, upstream commit, how to verify
     datapackage.json                    Frictionless Data Package: tables, fields, licence
@@ -44,6 +46,7 @@ from energy_index.documents.schemas import (
     IMPACTS_SCHEMA,
     INDEX_SCHEMA,
     MODEL_SCHEMA,
+    PLAN_GRID_SCHEMA,
     PROFILES_SCHEMA,
     REPORT_SCHEMA,
     RESPONSES_SCHEMA,
@@ -62,6 +65,7 @@ from energy_index.flows.build import (
     responses_of,
 )
 from energy_index.flows.impacts import country_documents, impacts_of
+from energy_index.flows.plan import plan_grid
 from energy_index.flows.report import (
     index_beside,
     refuse_other_snapshot,
@@ -75,7 +79,13 @@ from energy_index.model import Access
 from energy_index.pages.cards import card_html, card_path
 from energy_index.pages.navigation import front_page, task_links
 from energy_index.pages.page import report_html
-from energy_index.settings import CARBON_SNAPSHOT, DEADLINES_NAME, PROFILES_NAME, RESPONSES_NAME
+from energy_index.settings import (
+    CARBON_SNAPSHOT,
+    DEADLINES_NAME,
+    PLAN_NAME,
+    PROFILES_NAME,
+    RESPONSES_NAME,
+)
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import slug
 
@@ -150,6 +160,13 @@ def site_files(
         files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
         files[f"{base}/impacts.json"] = serialized(impacts)
         files[f"{base}/impacts.csv"] = impacts_table_bytes(impacts, format="csv")
+        plans = plan_grid(
+            stages,
+            itl_statistic=task_settings.itl_statistic,
+            itl_deadline_ms=task_settings.itl_deadline_ms,
+        )
+        checked(plans, schema=PLAN_GRID_SCHEMA)
+        files[f"{base}/{PLAN_NAME}"] = serialized(plans)
         for code, country in country_documents(impacts).items():
             files[f"{base}/impacts/{code}.json"] = serialized(country)
         for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
@@ -205,6 +222,7 @@ DOWNLOADS = (
     ("Energy per response", RESPONSES_NAME),
     ("Estimated impacts", "impacts.json"),
     ("Estimated impacts as CSV", "impacts.csv"),
+    ("Plans at a grid of loads", PLAN_NAME),
 )
 API_INDEX = f"{API}/index.json"
 # The schema of each API file, by its name (or its folder's, for the per-model and per-country
@@ -216,6 +234,7 @@ _SCHEMA_OF = {
     PROFILES_NAME: PROFILES_SCHEMA,
     RESPONSES_NAME: RESPONSES_SCHEMA,
     "impacts.json": IMPACTS_SCHEMA,
+    PLAN_NAME: PLAN_GRID_SCHEMA,
     "models": MODEL_SCHEMA,
     "impacts": COUNTRY_SCHEMA,
 }
