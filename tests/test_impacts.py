@@ -291,7 +291,8 @@ def test_bad_carbon_rows_are_named_by_country_and_field() -> None:
     assert "country 'FRA': field carbon_intensity" in message
     assert "country 'XX1': not an ISO 3166-1 alpha-3 code" in message
     assert "country 'DEU': field year" in message
-    assert "country 'DEU': field country_name: holds control or format characters" in message
+    assert "country 'DEU': field country_name: 'Germany\\u202e' holds control, format" in message
+    assert "character(s) U+202E" in message
 
 
 def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: Path) -> None:

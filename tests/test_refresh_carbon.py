@@ -64,7 +64,7 @@ def test_a_changed_country_replaces_the_snapshot_with_a_changelog(
     commit = codecarbon.publish({CARBON_PATH: json.dumps(document).encode()})
     result = refresh(codecarbon, tmp_path, "--exit-code")
     assert result.exit_code == 10, result.output
-    assert "FRA (France): 56.039 → 44.5 gCO2e/kWh, year 2023 → 2024" in result.output
+    assert "FRA (`France`): 56.039 → 44.5 gCO2e/kWh, year 2023 → 2024" in result.output
     snapshot = carbon_snapshot(tmp_path / "carbon")  # its sha256 checks out
     assert snapshot.commit == commit
     assert json.loads(bytes(snapshot.file.content))["FRA"]["carbon_intensity"] == 44.5
@@ -74,7 +74,7 @@ def test_a_changed_country_replaces_the_snapshot_with_a_changelog(
         {"iso3": "FRA", "country": "France", "g_per_kwh": [56.039, 44.5], "year": [2023, 2024]}
     ]
     history = (tmp_path / "output" / "CHANGELOG.md").read_text("utf-8")
-    assert "grid carbon intensities" in history and "removed ABW (Aruba)" in history
+    assert "grid carbon intensities" in history and "removed ABW (`Aruba`)" in history
     # A second run: upstream unchanged since, nothing more is written.
     again = refresh(codecarbon, tmp_path)
     assert again.output.startswith("unchanged")

@@ -94,7 +94,7 @@ def test_one_changed_figure_gives_a_changelog_naming_that_row_and_field(standin,
     assert index["updated"] == index["data_version"] == "2026-12-07"
     history = (tmp_path / "output" / "CHANGELOG.md").read_text()
     assert history.count("\n## ") == 2
-    entry = f"## 2026-12-07: upstream {commit}\n\n- changed {row_id}: "
+    entry = f"## 2026-12-07: upstream {commit}\n\n- changed `{row_id}`: "
     assert entry + "gpu_power_watts_total: 691 → 700\n" in history
 
 

@@ -7,10 +7,12 @@ one changed row (its row_id among the changed fields), not a removal and an addi
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from energy_index.documents.compare import VOLATILE, Difference, differences, header
+from energy_index.documents.markdown import inert
 
 # The first line of CHANGELOG.md, the history of every index in a folder.
 HISTORY_TITLE = "# Changes to the index\n\n"
@@ -41,20 +43,26 @@ class Changelog:
         return bool(self.added or self.removed or self.changed)
 
     def lines(self) -> list[str]:
-        lines = [f"rewrote a damaged index: {problem}" for problem in self.damaged[:5]]
-        if len(self.damaged) > 5:
-            lines.append(f"… and {len(self.damaged) - 5} more problem(s) of the damaged index")
-        lines += [f"added {row_id}" for row_id in self.added]
-        lines += [f"removed {row_id}" for row_id in self.removed]
-        for row in self.changed:
-            lines += [f"changed {row.row_id}: {_change(d)}" for d in row.changes]
-        lines += [f"header {d}" for d in self.header]
-        lines += [f"snapshot: {line}" for line in self.snapshot]
-        return lines
+        """The changes, one a line, as a terminal shows them."""
+        return self._lines(str)
 
     def markdown(self) -> str:
-        entries = "".join(f"- {line}\n" for line in self.lines())
+        """The entry of CHANGELOG.md: every upstream word in it (a row_id, a value, a path in a
+        sentence) made inert, so that GitHub renders none of it."""
+        entries = "".join(f"- {line}\n" for line in self._lines(inert))
         return f"## {self.date}: upstream {self.commit}\n\n{entries}\n"
+
+    def _lines(self, show: Callable[[str], str]) -> list[str]:
+        lines = [f"rewrote a damaged index: {show(problem)}" for problem in self.damaged[:5]]
+        if len(self.damaged) > 5:
+            lines.append(f"… and {len(self.damaged) - 5} more problem(s) of the damaged index")
+        lines += [f"added {show(row_id)}" for row_id in self.added]
+        lines += [f"removed {show(row_id)}" for row_id in self.removed]
+        for row in self.changed:
+            lines += [f"changed {show(row.row_id)}: {_change(d, show)}" for d in row.changes]
+        lines += [f"header {_header(d, show)}" for d in self.header]
+        lines += [f"snapshot: {show(line)}" for line in self.snapshot]
+        return lines
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -161,8 +169,23 @@ def _relative(difference: Difference) -> float | None:
     return float(round((new - old) / old, 6))
 
 
-def _change(difference: Difference) -> str:
+def _change(difference: Difference, show: Callable[[str], str] = str) -> str:
     field_name = difference.where.rsplit(".", 1)[-1]
-    text = f"{field_name}: {json.dumps(difference.published)} → {json.dumps(difference.rebuilt)}"
+    old, new = (_value(v, show) for v in (difference.published, difference.rebuilt))
+    text = f"{field_name}: {old} → {new}"
     relative = _relative(difference)
     return f"{text} ({relative:+.1%})" if relative is not None else text
+
+
+def _header(difference: Difference, show: Callable[[str], str]) -> str:
+    if show is str:
+        return str(difference)
+    old, new = (_value(v, show) for v in (difference.published, difference.rebuilt))
+    return f"{difference.where}: {old} → {new}"
+
+
+def _value(value: Any, show: Callable[[str], str]) -> str:
+    """A value as JSON; text and anything holding text (upstream's words) through ``show``."""
+    if value is None or isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return show(json.dumps(value, ensure_ascii=show is str))

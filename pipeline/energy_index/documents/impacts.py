@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
+from energy_index.documents.markdown import inert
 from energy_index.model import CarbonSnapshot
 from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import GridIntensity
@@ -154,11 +155,22 @@ def carbon_changelog(
     commit: str,
     previous_commit: str | None,
 ) -> dict[str, Any]:
-    """What a new carbon snapshot changed: countries added, removed, and those whose intensity
-    or year moved (old → new), in ISO-3 order, with a markdown entry for CHANGELOG.md."""
+    """What a new carbon snapshot changed: countries added, removed, those whose intensity or
+    year moved (old → new) and those renamed (a new name is published in impacts.json, the site
+    and the report: a change of its own), in ISO-3 order, with a markdown entry for CHANGELOG.md
+    in which every country name is inert (its code is one of the ISO list: ours, not upstream's
+    words)."""
     before = previous or {}
     added = sorted(set(current) - set(before))
     removed = sorted(set(before) - set(current))
+    kept = sorted(set(before) & set(current))
+    moved = [
+        code
+        for code in kept
+        if (before[code].g_per_kwh, before[code].year)
+        != (current[code].g_per_kwh, current[code].year)
+    ]
+    renamed = [code for code in kept if before[code].country != current[code].country]
     changed = [
         {
             "iso3": code,
@@ -166,22 +178,25 @@ def carbon_changelog(
             "g_per_kwh": [before[code].g_per_kwh, current[code].g_per_kwh],
             "year": [before[code].year, current[code].year],
         }
-        for code in sorted(set(before) & set(current))
-        if (before[code].g_per_kwh, before[code].year)
-        != (current[code].g_per_kwh, current[code].year)
+        for code in moved
     ]
     lines = [
         f"## {date}: grid carbon intensities (mlco2/codecarbon {commit[:12]}, "
         f"was {previous_commit[:12] if previous_commit else 'none'})",
         "",
         f"- {len(current)} countries; {len(added)} added, {len(removed)} removed, "
-        f"{len(changed)} changed",
-        *(f"- added {code} ({current[code].country})" for code in added),
-        *(f"- removed {code} ({before[code].country})" for code in removed),
+        f"{len(changed)} changed, {len(renamed)} renamed",
+        *(f"- added {code} ({inert(current[code].country)})" for code in added),
+        *(f"- removed {code} ({inert(before[code].country)})" for code in removed),
         *(
-            f"- {c['iso3']} ({c['country']}): {c['g_per_kwh'][0]} → {c['g_per_kwh'][1]} "
-            f"gCO2e/kWh, year {c['year'][0]} → {c['year'][1]}"
-            for c in changed
+            f"- {code} ({inert(current[code].country)}): {before[code].g_per_kwh} → "
+            f"{current[code].g_per_kwh} gCO2e/kWh, year {before[code].year} → "
+            f"{current[code].year}"
+            for code in moved
+        ),
+        *(
+            f"- renamed {code}: {inert(before[code].country)} → {inert(current[code].country)}"
+            for code in renamed
         ),
         "",
     ]
@@ -195,5 +210,9 @@ def carbon_changelog(
         "added": added,
         "removed": removed,
         "changed": changed,
+        "renamed": [
+            {"iso3": code, "country": [before[code].country, current[code].country]}
+            for code in renamed
+        ],
         "markdown": "\n".join(lines),
     }

@@ -9,16 +9,38 @@ reported at once, by country and field.
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from energy_index.errors import UpstreamFormatError
+from energy_index.errors import UpstreamFormatError, quoted
 from energy_index.model import RefusedJSON, UpstreamFile, strict_json
+from energy_index.steps.derive import unprintable_characters
 
-_ISO3 = re.compile(r"[A-Z]{3}")
 SHOWN_PROBLEMS = 20
+MAX_NAME_CHARACTERS = 100
+
+# The 249 officially assigned ISO 3166-1 alpha-3 codes (as of 2026-02, from the iso-codes
+# database that pycountry 26.2.16 ships), vendored rather than depended on: pycountry is an
+# 8 MB wheel of translations for one list of 249 codes that changes once a decade (the last
+# addition, SSD, is from 2011), and a list in the code is read offline, identically everywhere.
+# A code CodeCarbon adds that is not here (a made-up ZZZ, a user-assigned XKX) is refused by
+# name, and a person decides whether to add it.
+ISO3166_ALPHA3 = frozenset(
+    """
+    ABW AFG AGO AIA ALA ALB AND ARE ARG ARM ASM ATA ATF ATG AUS AUT AZE BDI BEL BEN BES BFA
+    BGD BGR BHR BHS BIH BLM BLR BLZ BMU BOL BRA BRB BRN BTN BVT BWA CAF CAN CCK CHE CHL CHN
+    CIV CMR COD COG COK COL COM CPV CRI CUB CUW CXR CYM CYP CZE DEU DJI DMA DNK DOM DZA ECU
+    EGY ERI ESH ESP EST ETH FIN FJI FLK FRA FRO FSM GAB GBR GEO GGY GHA GIB GIN GLP GMB GNB
+    GNQ GRC GRD GRL GTM GUF GUM GUY HKG HMD HND HRV HTI HUN IDN IMN IND IOT IRL IRN IRQ ISL
+    ISR ITA JAM JEY JOR JPN KAZ KEN KGZ KHM KIR KNA KOR KWT LAO LBN LBR LBY LCA LIE LKA LSO
+    LTU LUX LVA MAC MAF MAR MCO MDA MDG MDV MEX MHL MKD MLI MLT MMR MNE MNG MNP MOZ MRT MSR
+    MTQ MUS MWI MYS MYT NAM NCL NER NFK NGA NIC NIU NLD NOR NPL NRU NZL OMN PAK PAN PCN PER
+    PHL PLW PNG POL PRI PRK PRT PRY PSE PYF QAT REU ROU RUS RWA SAU SDN SEN SGP SGS SHN SJM
+    SLB SLE SLV SMR SOM SPM SRB SSD STP SUR SVK SVN SWE SWZ SXM SYC SYR TCA TCD TGO THA TJK
+    TKL TKM TLS TON TTO TUN TUR TUV TWN TZA UGA UKR UMI URY USA UZB VAT VCT VEN VGB VIR VNM
+    VUT WLF WSM YEM ZAF ZMB ZWE
+    """.split()  # noqa: SIM905 (a list of 249 literals would fill 60 lines)
+)
 
 
 @dataclass(frozen=True)
@@ -76,7 +98,7 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
 
 
 def _country_problems(code: str, record: Any) -> list[str]:
-    if not _ISO3.fullmatch(code):
+    if code not in ISO3166_ALPHA3:
         return ["not an ISO 3166-1 alpha-3 code"]
     if not isinstance(record, dict):
         return ["expected an object"]
@@ -95,8 +117,14 @@ def _country_problems(code: str, record: Any) -> list[str]:
     if not (isinstance(year, int) and not isinstance(year, bool) and 1990 <= year <= 2100):
         problems.append(f"field year: {str(year)[:20]!r} is not a year")
     name = record.get("country_name")
-    if not (isinstance(name, str) and 0 < len(name) <= 100 and name.strip() == name):
+    if not (
+        isinstance(name, str) and 0 < len(name) <= MAX_NAME_CHARACTERS and name.strip() == name
+    ):
         problems.append("field country_name: missing, empty or over 100 characters")
-    elif any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
-        problems.append("field country_name: holds control or format characters")
+    elif found := unprintable_characters(name):  # the rules of a model's nickname
+        shown = ", ".join(dict.fromkeys(found))
+        problems.append(
+            f"field country_name: {quoted(name)} holds control, format, separator, private-use "
+            f"or unassigned character(s) {shown[:60]}"
+        )
     return problems
