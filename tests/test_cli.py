@@ -237,7 +237,7 @@ def test_validate_and_audit_check_an_extended_index_as_one(tmp_path: Path):
     extended = tmp_path / "index.extended.json"
     result = invoke("validate", extended)
     assert result.exit_code == 0, result.output
-    assert "for an extended index" in result.output
+    assert "valid against schemas/index-extended.schema.json" in result.output
     audited = invoke("audit", "--published", extended, "--from", GOLDEN)
     assert audited.exit_code == 0, audited.output
     document = json.loads(extended.read_bytes())
@@ -340,3 +340,60 @@ def test_audit_json_escapes_what_a_terminal_would_act_on(tmp_path: Path):
     assert "–" in result.output  # printable text stays as it is
     differences = json.loads(result.output)["header_differences"]
     assert [d["published"] for d in differences if d["where"] == "caveat"] == [hostile]
+
+
+# -- Issue 28 item 7: validate knows every file a build writes, by its kind ----------------------
+
+
+@pytest.fixture(scope="module")
+def every_output(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("outputs") / "index.json"
+    result = invoke("build", "--from", GOLDEN, "--out", out, "--itl-deadline-ms", "100,500",
+                    "--curves", "--profiles", "--responses", "--extended", "--impacts")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out.parent
+
+
+def test_validate_holds_each_file_a_build_writes_to_the_schema_of_its_kind(every_output: Path):
+    expected = {
+        "index.json": "schemas/index.schema.json and the index rules",
+        "index.extended.json": "schemas/index-extended.schema.json and the index rules",
+        "index.report.json": "schemas/report.schema.json",
+        "deadlines.json": "schemas/deadlines.schema.json",
+        "curves.json": "schemas/curves.schema.json",
+        "profiles.json": "schemas/profiles.schema.json",
+        "responses.json": "schemas/responses.schema.json",
+        "impacts.json": "schemas/impacts.schema.json",
+    }
+    assert set(expected) <= {p.name for p in every_output.iterdir()}
+    for name, schema in expected.items():
+        result = invoke("validate", every_output / name)
+        assert result.exit_code == 0, (name, result.output)
+        assert result.stdout == f"{every_output / name}: valid against {schema}\n"
+
+
+def test_validate_names_a_broken_field_of_a_profiles_file_and_refuses_an_unknown_kind(
+    every_output: Path, tmp_path: Path
+):
+    profiles = json.loads((every_output / "profiles.json").read_bytes())
+    profiles["deadlines_ms"] = "many"
+    broken = tmp_path / "profiles.json"
+    broken.write_text(json.dumps(profiles))
+    result = invoke("validate", broken)
+    assert result.exit_code == 1
+    assert "$.deadlines_ms: 'many' is not of type 'array'" in result.stderr, result.stderr
+    assert "'rows' is a required property" not in result.stderr  # not held to the index's schema
+
+    profiles["kind"] = "latency profile"
+    broken.write_text(json.dumps(profiles))
+    result = invoke("validate", broken)
+    assert result.exit_code == 1
+    assert "$.kind: 'latency profile' is not a kind of file validate knows" in result.stderr
+    assert "'latency profiles'" in result.stderr  # the kinds there are
+    assert api_validate(broken).schema == ""
+
+
+def api_validate(path: Path):
+    from energy_index import api
+
+    return api.validate(path)

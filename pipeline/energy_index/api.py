@@ -438,15 +438,30 @@ def published_index() -> Path:
     return copy
 
 
-def validate(path: PathLike) -> tuple[str, ...]:
-    """``energy-index validate``: how the index file at ``path`` breaks the schema or the index
-    rules; empty when it is valid. The first MAX_PROBLEMS are described, and a last line
-    counts the others ("… and 99900 more problem(s)")."""
-    from energy_index.flows.audit import index_file_problems
+class Validation(tuple[str, ...]):
+    """What ``validate`` found: its problems (a tuple, empty when the file is valid) and
+    ``schema``, the schema the file was held to (``schemas/<name>``; empty for a ``kind`` this
+    tool does not write)."""
 
-    problems = index_file_problems(Path(path))
+    schema: str
+
+    def __new__(cls, problems: Iterable[str], *, schema: str) -> Validation:
+        validation = super().__new__(cls, problems)
+        validation.schema = schema
+        return validation
+
+
+def validate(path: PathLike) -> Validation:
+    """``energy-index validate``: how the file at ``path`` breaks the schema of its kind (every
+    file this tool writes says what it is: the index by its version, the build report by its
+    title, the others by ``kind``) and, an index, the index rules; empty when it is valid. The
+    first MAX_PROBLEMS are described, and a last line counts the others ("… and 99900 more
+    problem(s)"). A ``kind`` this tool does not write is refused as a problem."""
+    from energy_index.flows.audit import file_problems
+
+    schema, problems = file_problems(Path(path))
     more = (f"… and {problems.more} more problem(s)",) if problems.more else ()
-    return (*problems, *more)
+    return Validation((*problems, *more), schema=f"schemas/{schema}" if schema else "")
 
 
 def report(

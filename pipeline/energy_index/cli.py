@@ -988,19 +988,24 @@ def plan(
             click.echo(line)
 
 
-@main.command(epilog=EXIT_CODES, short_help="Check an index file against its schema.")
+@main.command(epilog=EXIT_CODES, short_help="Check a file this tool wrote against its schema.")
 @click.argument("path", type=click.Path(path_type=Path))
 @reports_errors
 def validate(path: Path) -> None:
-    """Check an index file against schemas/index.schema.json (an extended index, from build
-    --extended, against schemas/index-extended.schema.json: told apart by its version) and the
-    rules a schema cannot state: row_id unique, one row per model and GPU, rows in the
-    documented order, the reference row among them, dates real and in order. audit and
-    regenerate check the same.
+    """Check a file this tool wrote against the schema of its kind. The index answers to
+    schemas/index.schema.json (an extended index, from build --extended, to
+    schemas/index-extended.schema.json: told apart by its version) and to the rules a schema
+    cannot state: row_id unique, one row per model and GPU, rows in the documented order, the
+    reference row among them, dates real and in order (audit and regenerate check the same).
+    The build report answers to schemas/report.schema.json; the deadline sweep, curves,
+    profiles, responses, impacts and the site's model and country files to the schema their
+    'kind' names. A kind this tool does not write is refused.
 
     Example:
 
+    \b
         energy-index validate output/index.json
+        energy-index validate output/profiles.json
     """
     from energy_index import api
 
@@ -1009,7 +1014,5 @@ def validate(path: Path) -> None:
         click.echo(f"{path}: {problem}", err=True)
     if problems:
         sys.exit(1)
-    click.echo(
-        f"{path}: valid against its schema (schemas/index.schema.json, or "
-        "schemas/index-extended.schema.json for an extended index) and the index rules"
-    )
+    rules = " and the index rules" if "/index" in problems.schema else ""
+    click.echo(f"{path}: valid against {problems.schema}{rules}")

@@ -49,6 +49,20 @@ SCHEMAS = (
 )
 
 
+# Every file this tool writes, by the ``kind`` its first keys carry, and the schema it answers
+# to. The index and the build report carry none (their format is published as it is): the index
+# is told by its ``version`` (``index_schema``), the build report by its ``report`` title.
+KIND_SCHEMAS = {
+    "deadline sweep": DEADLINES_SCHEMA,
+    "concurrency curves": CURVES_SCHEMA,
+    "latency profiles": PROFILES_SCHEMA,
+    "energy per response": RESPONSES_SCHEMA,
+    "impacts": IMPACTS_SCHEMA,
+    "impacts-country": COUNTRY_SCHEMA,
+    "model": MODEL_SCHEMA,
+}
+
+
 def index_schema(document: Any) -> str:
     """The schema an index document is held to, told by its content: an extended index (its
     version) to index-extended.schema.json, anything else to index.schema.json."""

@@ -11,11 +11,13 @@ from typing import Any
 
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.editorial import editorial_text
-from energy_index.documents.index import extended_document, stated_itl_statistic
+from energy_index.documents.index import REPORT_TITLE, extended_document, stated_itl_statistic
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.schemas import (
     EXTENDED_SCHEMA,
     IMPACTS_SCHEMA,
+    KIND_SCHEMAS,
+    REPORT_SCHEMA,
     index_schema,
     schema_problems,
 )
@@ -254,10 +256,27 @@ def _published_deadline(location: str, settings: BuildSettings) -> Iterator[None
         raise SourceError(f"{location}: itl_deadline_ms {deadline}: {error}") from None
 
 
-def index_file_problems(path: Path) -> Problems:
-    """``validate``: how the index file at ``path`` breaks the schema or the index rules (the
-    first MAX_PROBLEMS, and how many in all)."""
-    return index_problems(read_index(path))
+def file_problems(path: Path) -> tuple[str, Problems]:
+    """``validate``: the schema the file at ``path`` answers to, told by what it says it is (its
+    ``kind``; the index by its version, the build report by its title), and how it breaks that
+    schema (and, an index, the index rules): the first MAX_PROBLEMS, and how many in all. A
+    ``kind`` this tool does not write is a problem of its own, naming the kinds there are."""
+    document = read_index(path)
+    kind = document.get("kind")
+    if kind is None:
+        if document.get("report") == REPORT_TITLE:
+            return REPORT_SCHEMA, schema_problems(document, schema=REPORT_SCHEMA)
+        return index_schema(document), index_problems(document)
+    schema = KIND_SCHEMAS.get(kind) if isinstance(kind, str) else None
+    if schema is None:
+        known = ", ".join(repr(name) for name in KIND_SCHEMAS)
+        return "", Problems(
+            [
+                f"$.kind: {quoted(kind)} is not a kind of file validate knows; it knows "
+                f"{known}, the index and its build report"
+            ]
+        )
+    return schema, schema_problems(document, schema=schema)
 
 
 def refuse_invalid(location: str, document: dict[str, Any]) -> None:
