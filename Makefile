@@ -9,7 +9,7 @@ FROM ?= $(SNAPSHOT)
 OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 
-.PHONY: help setup index regenerate refresh-carbon test audit check docs bench report site clean mutate
+.PHONY: help setup index regenerate refresh-carbon test test-quick audit check docs bench report site clean mutate
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-15s %s\n", $$1, $$2}'
@@ -31,8 +31,11 @@ regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the
 refresh-carbon: $(VENV)/.installed ## Fetch CodeCarbon's grid intensities; on change replace snapshots/codecarbon-energy-mix, changelog
 	$(BIN)/energy-index refresh-carbon --changelog-dir $(dir $(OUT))
 
-test: $(VENV)/.installed ## Run the test suite
+test: $(VENV)/.installed ## Run the whole test suite, browser tests too (what CI runs; DURATION)
 	$(BIN)/python -m pytest -q
+
+test-quick: $(VENV)/.installed ## Run the tests that drive no browser (-m "not slow"): the edit loop (QUICK)
+	$(BIN)/python -m pytest -q -m "not slow"
 
 # What is mutated and which tests run: [tool.mutmut] in pyproject.toml (only_mutate, one list);
 # scripts/mutate.py runs mutmut with pipeline/ as the source root.

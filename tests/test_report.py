@@ -462,3 +462,35 @@ def test_the_picture_report_writes_is_one_it_replaces(golden_index: Path):
     png = charts_png(page_inputs(golden_index, GOLDEN))
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert RECOGNISERS["charts picture"](Ends(png[:8192], png[-8192:]))
+
+
+# -- Issue 28 item 9: vl-convert-python is an optional extra, for --png alone --------------------
+
+
+def test_the_png_renderer_is_an_optional_extra_not_a_dependency():
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
+    named = [d.split(">")[0].split("=")[0].strip() for d in project["dependencies"]]
+    assert "vl-convert-python" not in named
+    extras = project["optional-dependencies"]
+    assert any(d.startswith("vl-convert-python") for d in extras["png"])
+    assert any(d.startswith("vl-convert-python") for d in extras["dev"])  # the tests render
+
+
+def test_report_png_without_the_extra_says_how_to_get_it_and_writes_nothing(
+    tmp_path: Path, golden_index: Path, monkeypatch
+):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "vl_convert", None)  # as if not installed
+    page, picture = tmp_path / "report.html", tmp_path / "report.png"
+    arguments = ["--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page)]
+    code, output = report(*arguments, "--png", str(picture))
+    assert code == 2, output
+    assert output.startswith("error: --png: rendering the charts to a PNG needs vl-convert-python")
+    assert "pip install 'energy-index[png]'" in output
+    assert list(tmp_path.iterdir()) == []
+    code, output = report(*arguments)  # the page alone needs no extra
+    assert code == 0, output
+    assert page.is_file()

@@ -474,3 +474,49 @@ def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
         assert mine["estimated"]["carbon"]["by_country"] == {}  # per country: the command
     page = (site / "tasks/lm-arena-chat/index.html").read_text()
     assert 'href="../../api/v1/tasks/lm-arena-chat/plan.json"' in page
+
+
+# -- Issue 28 item 8: the site as a site ---------------------------------------------------------
+
+
+def _heading(html: str) -> str:
+    found = re.search(r"<h1>(.*?)</h1>", html, flags=re.S)
+    assert found, html[:300]
+    return found.group(1)
+
+
+def _links_of(html: str) -> dict[str, str]:
+    """href → text of every link of a page."""
+    return {href: text for href, text in re.findall(r'<a href="([^"]+)">(.*?)</a>', html)}
+
+
+def test_the_front_page_names_each_task_page_as_the_page_names_itself(site: Path):
+    front = (site / "index.html").read_text("utf-8")
+    links = _links_of(front)
+    for task in TASKS:
+        page = (site / "tasks" / task / "index.html").read_text("utf-8")
+        assert links[f"tasks/{task}/index.html"] == _heading(page)
+
+
+def test_every_card_leads_back_to_its_task_page_and_home(site: Path):
+    cards = sorted(site.glob("cards/*/*/*.html"))
+    assert cards
+    for card in cards:
+        task = card.relative_to(site).parts[1]
+        here = str(card.relative_to(site))
+        html = card.read_text("utf-8")
+        targets = {
+            posixpath.normpath(posixpath.join(posixpath.dirname(here), href)): text
+            for href, text in _links_of(html).items()
+        }
+        task_page = (site / "tasks" / task / "index.html").read_text("utf-8")
+        assert targets.get(f"tasks/{task}/index.html") == _heading(task_page), here
+        assert targets.get("index.html") == "All tasks", here
+
+
+def test_the_front_page_and_the_cards_wear_the_report_s_style(site: Path):
+    from energy_index.pages.page import page_style
+
+    style = page_style()
+    for page in [site / "index.html", next(site.glob("cards/*/*/*.html"))]:
+        assert f"<style>{style}" in page.read_text("utf-8"), page

@@ -780,7 +780,8 @@ index_option = click.option(
 @click.option(
     "--png",
     type=click.Path(path_type=Path),
-    help="Also render the page's charts to this PNG (vl-convert), e.g. docs/report.png.",
+    help="Also render the page's charts to this PNG, e.g. docs/report.png. Needs the optional "
+    "extra vl-convert-python: pip install 'energy-index[png]'.",
 )
 @carbon_option
 @cache_option

@@ -162,6 +162,12 @@ def write_report_page(
                 f"{what} {path}: is an input of the page (the index or its build report)",
                 parameter="out",
             )
+    if png is not None:
+        from energy_index.pages.picture import png_renderer_problem
+
+        missing = png_renderer_problem()
+        if missing:  # before anything is read or written
+            raise UsageError(missing, parameter="png")
     refuse_before_resolving(source, outputs, force=force)
     task = index_beside(index).report["parameters"]["task"]
     snapshot = resolved_snapshot(source, tasks=[task], access=access)

@@ -77,8 +77,8 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.io.vendored import snapshot_tasks
 from energy_index.model import Access
 from energy_index.pages.cards import card_html, card_path
-from energy_index.pages.navigation import front_page, task_links
-from energy_index.pages.page import report_html
+from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, task_links
+from energy_index.pages.page import page_style, page_title, report_html
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     DEADLINES_NAME,
@@ -111,8 +111,9 @@ def site_files(
     models: dict[str, dict[str, Any]] = {}
     tables = []
     editorial = editorial_text()
+    # Each task's page by its own name (its title), on the front page and every link to it.
     pages = {
-        f"tasks/{task}/index.html": task_text(editorial, task)["workload"]
+        f"tasks/{task}/index.html": page_title(task_text(editorial, task)["source_workload"])
         for task in _tasks(settings.task, source)
     }
     schemas = [f"schemas/{name}" for name in SCHEMAS]
@@ -178,6 +179,10 @@ def site_files(
                 impacts_row=impacts_row,
                 upstream_commit=stages.snapshot.commit,
                 api=API,
+                style=page_style() + SITE_STYLE,
+                back=back_links(
+                    here=card_path(task, index_row), task_page=here, task_name=pages[here]
+                ),
             ).encode("utf-8")
         tables.append((task, document))
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
@@ -194,6 +199,7 @@ def site_files(
         "per output token within a latency deadline, rebuilt from the ML.ENERGY Leaderboard. "
         "Each task's page has its figures, downloads and API files.",
         tasks=pages,
+        style=page_style(),
         extra={
             "Every API endpoint, with its schema (api/v1/index.json)": API_INDEX,
             "Data Package (datapackage.json)": "datapackage.json",

@@ -2,8 +2,8 @@
 document can link to, with the measured figure, the estimated ranges, the deadline and
 statistic it was picked under, the upstream commit and the commands that verify it.
 
-Plain HTML and inline CSS, no script: every figure is written beside its status and boundary.
-Every text from data is escaped.
+Plain HTML and the report's inline CSS, no script: every figure is written beside its status and
+boundary. Every text from data is escaped.
 """
 
 from __future__ import annotations
@@ -13,14 +13,6 @@ from html import escape
 from typing import Any
 
 from energy_index.steps.derive import slug
-
-_STYLE = (
-    "body{font:15px/1.45 system-ui,sans-serif;max-width:56rem;margin:2rem auto;padding:0 1rem;"
-    "color:#1d1d1d}table{border-collapse:collapse;font-size:14px}th,td{padding:.25rem .6rem;"
-    "border-bottom:1px solid #eee;text-align:left}td.num{text-align:right;"
-    "font-variant-numeric:tabular-nums}code,pre{background:#f4f4f4;padding:.1rem .3rem}"
-    "pre{padding:.6rem;overflow-x:auto}.status{font-weight:600}"
-)
 
 
 def card_path(task: str, row: Mapping[str, Any]) -> str:
@@ -41,8 +33,11 @@ def card_html(
     impacts_row: Mapping[str, Any],
     upstream_commit: str,
     api: str,
+    style: str,
+    back: str,
 ) -> str:
-    """The card of one pick: ``index_row`` of ``index`` and its ``impacts_row``."""
+    """The card of one pick: ``index_row`` of ``index`` and its ``impacts_row``, in the report's
+    ``style``, with ``back`` (HTML: the way to its task's page and the front page) on top."""
     measured = impacts_row["measured"]
     server = impacts_row["estimated"]["server"]
     facility = impacts_row["estimated"]["facility"]
@@ -102,8 +97,8 @@ def card_html(
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{_STYLE}</style></head><body>"
-        f"<h1>{escape(title)}</h1>"
+        f"<title>{escape(title)}</title><style>{style}</style></head><body>"
+        f"<header>{back}<h1>{escape(title)}</h1></header>"
         f"<p>{escape(index['caveat'])}</p>"
         "<h2>The pick</h2><dl>"
         f"<dt>Configuration</dt><dd>{escape(str(index_row['num_gpus']))} × "

@@ -30,7 +30,7 @@ def task_links(
 ) -> str:
     """The links of one task's page: the front page and the other tasks, this task's downloads
     (label → path), the schemas, the API's list of endpoints, and the cards of its picks."""
-    pages = [link("index.html", "All tasks", here=here)] + [
+    pages = [link(HOME, HOME_LABEL, here=here)] + [
         link(path, workload, here=here) for path, workload in tasks.items()
     ]
     schema_links = " · ".join(link(path, path.rsplit("/", 1)[-1], here=here) for path in schemas)
@@ -48,15 +48,47 @@ def task_links(
     )
 
 
-def front_page(*, title: str, tasks: Mapping[str, str], extra: Mapping[str, str], lede: str) -> str:
-    """The site's front page: a link to every task's page and to the API and data package."""
-    here = "index.html"
-    items = [link(path, workload, here=here) for path, workload in tasks.items()]
+HOME = "index.html"
+HOME_LABEL = "All tasks"
+# What the front page and the cards add to the report's style sheet: the task list as tiles.
+SITE_STYLE = (
+    "ul.tasks{list-style:none;padding:0;display:grid;gap:.8rem;"
+    "grid-template-columns:repeat(auto-fill,minmax(17rem,1fr))}"
+    "ul.tasks li{border:1px solid #ddd;border-radius:6px;background:#fafafa;padding:.7rem 1rem}"
+    "ul.tasks a{font-weight:600}nav.back{font-size:14px;margin-bottom:.4rem}"
+    "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}td.status{font-weight:600}"
+)
+
+
+def front_page(
+    *,
+    title: str,
+    tasks: Mapping[str, str],
+    extra: Mapping[str, str],
+    lede: str,
+    style: str,
+) -> str:
+    """The site's front page: a link to every task's page, labelled with that page's own name
+    (``tasks``: path → name), and to the API and data package; in the report's ``style``."""
+    here = HOME
+    items = [link(path, name, here=here) for path, name in tasks.items()]
     others = [link(path, label, here=here) for label, path in extra.items()]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title></head><body><h1>{escape(title)}</h1>"
-        f"<p>{escape(lede)}</p><h2>Tasks</h2>{_list(items)}<h2>Data</h2>{_list(others)}"
+        f"<title>{escape(title)}</title><style>{style}{SITE_STYLE}</style></head><body>"
+        f'<header><h1>{escape(title)}</h1><p class="lede">{escape(lede)}</p></header>'
+        f'<h2>Tasks</h2><ul class="tasks">{"".join(f"<li>{item}</li>" for item in items)}</ul>'
+        f"<h2>Data</h2>{_list(others)}"
         "</body></html>\n"
+    )
+
+
+def back_links(*, here: str, task_page: str, task_name: str) -> str:
+    """The way back from a page below a task (a card): to the task's page, and to the front
+    page."""
+    return (
+        '<nav class="back" aria-label="Back">'
+        f"{link(task_page, task_name, here=here)} · {link(HOME, HOME_LABEL, here=here)}"
+        "</nav>"
     )

@@ -93,11 +93,11 @@ def report_html(inputs: PageInputs) -> str:
     deadline = json_number(float(document["itl_deadline_ms"]))
     gpus = sorted({group["gpu"] for group in configurations.groups})
     source = document["source"]
-    title = f"Energy per output token: {source['workload']}"
+    title = page_title(source["workload"])
     parts = {
         "generator": PAGE_GENERATOR.decode(),  # how report tells its own page from another
         "title": escape(title),
-        "style": _asset("page.css"),
+        "style": page_style(),
         "lede": escape(f"{source['selection']} {document['caveat']}"),
         "beside": _beside(inputs),
         "slider_min": str(SLIDER_MIN_MS),
@@ -221,6 +221,17 @@ def _findings_section(report: Mapping[str, Any]) -> str:
 
 
 @cache
+def page_title(workload: str) -> str:
+    """The name of a task's page (its title and heading), from its index's ``source.workload``:
+    the site's front page and cards name the page by it."""
+    return f"Energy per output token: {workload}"
+
+
+def page_style() -> str:
+    """The report's style sheet: the site's front page and cards wear it too."""
+    return _asset("page.css")
+
+
 def _asset(name: str) -> str:
     return resources.files("energy_index.pages").joinpath("assets", name).read_text("utf-8")
 

@@ -52,6 +52,23 @@ def chart_values(
     }
 
 
+PNG_EXTRA = "png"  # pyproject.toml's optional dependency that brings vl-convert-python
+
+
+def png_renderer_problem() -> str | None:
+    """Why ``charts_png`` cannot run here (vl-convert-python, an optional extra, is not
+    installed), in words that say how to get it; None when it can. Looked up, not imported."""
+    from importlib.util import find_spec
+
+    if find_spec("vl_convert") is not None:
+        return None
+    return (
+        "rendering the charts to a PNG needs vl-convert-python, an optional extra that is not "
+        f"installed: pip install 'energy-index[{PNG_EXTRA}]' (the page itself needs nothing more; "
+        "leave out --png to write it alone)"
+    )
+
+
 def charts_png(inputs: PageInputs) -> bytes:
     """Both charts, one above the other, as a PNG."""
     import vl_convert
