@@ -31,10 +31,10 @@ regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the
 refresh-carbon: $(VENV)/.installed ## Fetch CodeCarbon's grid intensities; on change replace snapshots/codecarbon-energy-mix, changelog
 	$(BIN)/energy-index refresh-carbon --changelog-dir $(dir $(OUT))
 
-test: $(VENV)/.installed ## Run the whole test suite, browser tests too (what CI runs; DURATION)
+test: $(VENV)/.installed ## Run the whole test suite, browser tests too (what CI runs; about 9 minutes)
 	$(BIN)/python -m pytest -q
 
-test-quick: $(VENV)/.installed ## Run the tests that drive no browser (-m "not slow"): the edit loop (QUICK)
+test-quick: $(VENV)/.installed ## Run the tests that drive no browser (-m "not slow"): the edit loop (about 3½ minutes)
 	$(BIN)/python -m pytest -q -m "not slow"
 
 # What is mutated and which tests run: [tool.mutmut] in pyproject.toml (only_mutate, one list);

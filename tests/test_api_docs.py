@@ -60,3 +60,19 @@ def test_the_readme_is_a_front_page():
     linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)", "\n".join(lines)))
     on_disk = {f"docs/{p.name}" for p in (REPO / "docs").glob("*.md")}
     assert linked == on_disk, "every page under docs/ is linked from the README, and exists"
+
+
+def test_the_readme_s_first_commands_are_make_index_then_make_test_with_its_duration():
+    """Issue 28 item 10: a newcomer's first screen shows the main job and the whole suite."""
+    text = README.read_text("utf-8")
+    first_block = re.search(r"```sh\n(.*?)```", text, flags=re.S)
+    assert first_block, "the README has no shell block"
+    commands = [line.split("#")[0].strip() for line in first_block.group(1).splitlines()]
+    assert commands == ["make index", "make test"]
+    test_line = next(line for line in first_block.group(1).splitlines() if "make test" in line)
+    assert re.search(r"\d+ minutes", test_line), test_line  # how long it takes
+    assert text.index("make test-quick") < text.index("make audit")
+    makefile = (REPO / "Makefile").read_text("utf-8")
+    quick = re.search(r"^test-quick:.*\n\t(.*)$", makefile, flags=re.M)
+    assert quick and '-m "not slow"' in quick.group(1)
+    assert "make test" in (REPO / ".ci" / "run").read_text("utf-8").splitlines()[-1]
