@@ -520,3 +520,16 @@ def test_the_front_page_and_the_cards_wear_the_report_s_style(site: Path):
     style = page_style()
     for page in [site / "index.html", next(site.glob("cards/*/*/*.html"))]:
         assert f"<style>{style}" in page.read_text("utf-8"), page
+
+
+def test_validate_knows_the_site_s_own_files_by_their_kind(site: Path):
+    """Issue 28 item 7: the site's model, country and plan files, each held to its schema."""
+    files = {
+        next(site.glob("api/v1/models/*.json")): "schemas/model.schema.json",
+        next(site.glob("api/v1/tasks/*/impacts/FRA.json")): "schemas/impacts-country.schema.json",
+        site / "api/v1/tasks/gpqa/plan.json": "schemas/plan-grid.schema.json",
+    }
+    for path, schema in files.items():
+        result = invoke("validate", path)
+        assert result.exit_code == 0, (path, result.output)
+        assert result.stdout == f"{path}: valid against {schema}\n"

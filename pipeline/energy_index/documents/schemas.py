@@ -60,6 +60,7 @@ KIND_SCHEMAS = {
     "impacts": IMPACTS_SCHEMA,
     "impacts-country": COUNTRY_SCHEMA,
     "model": MODEL_SCHEMA,
+    "plan-grid": PLAN_GRID_SCHEMA,
 }
 
 
