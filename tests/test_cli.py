@@ -250,21 +250,27 @@ def test_validate_and_audit_check_an_extended_index_as_one(tmp_path: Path):
     assert len(result.output.splitlines()) == 1
 
 
-def loaded_by(*args: str, among: tuple[str, ...]) -> list[str]:
-    """Which of the modules ``among`` the command line ``args`` imports, run in a fresh
-    interpreter to its successful end."""
+def modules_loaded_by(*args: str) -> set[str]:
+    """Every module the command line ``args`` imports, run in a fresh interpreter to its
+    successful end."""
     program = (
         "import sys\n"
         "from energy_index.cli import main\n"
         f"try:\n    main({list(args)!r})\n"
         "except SystemExit as done:\n    assert not done.code, done.code\n"
-        f"print('loaded:' + ','.join(m for m in {among!r} if m in sys.modules))\n"
+        "print('loaded:' + ','.join(sorted(sys.modules)))\n"
     )
     run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=REPO)
     assert run.returncode == 0, run.stderr
     last = run.stdout.strip().splitlines()[-1]
     assert last.startswith("loaded:"), run.stdout
-    return [name for name in last.removeprefix("loaded:").split(",") if name]
+    return set(last.removeprefix("loaded:").split(","))
+
+
+def loaded_by(*args: str, among: tuple[str, ...]) -> list[str]:
+    """Which of the modules ``among`` the command line ``args`` imports."""
+    loaded = modules_loaded_by(*args)
+    return [name for name in among if name in loaded]
 
 
 def test_help_imports_none_of_the_heavy_libraries():
@@ -277,6 +283,57 @@ def test_an_offline_build_imports_no_http_client(tmp_path: Path):
     snapshot directory never needs it (the snapshot reader's URL checks live in io/urls.py)."""
     build = ["build", "--from", str(GOLDEN), "--out", str(tmp_path / "i.json")]
     assert loaded_by(*build, among=("httpx", "polars")) == ["polars"]  # it ran, and built
+
+
+# What an offline build of the index alone runs, and so imports (issue 27): no page, report,
+# site, changelog, audit or extras module. A module added here is a cost to every build.
+OFFLINE_BUILD_MODULES = {
+    "energy_index",
+    "energy_index.api",
+    "energy_index.cli",
+    "energy_index.documents",
+    "energy_index.documents.editorial",
+    "energy_index.documents.index",
+    "energy_index.documents.invariants",
+    "energy_index.documents.outputs",
+    "energy_index.documents.schemas",
+    "energy_index.errors",
+    "energy_index.flows",
+    "energy_index.flows.build",
+    "energy_index.io",
+    "energy_index.io.files",
+    "energy_index.io.local",
+    "energy_index.io.manifest",
+    "energy_index.io.packaged",
+    "energy_index.io.snapshots",
+    "energy_index.io.source",
+    "energy_index.io.urls",
+    "energy_index.model",
+    "energy_index.settings",
+    "energy_index.steps",
+    "energy_index.steps.checks",
+    "energy_index.steps.derive",
+    "energy_index.steps.responses",
+    "energy_index.steps.robustness",
+    "energy_index.steps.row_fields",
+    "energy_index.steps.selection",
+    "energy_index.steps.stability",
+    "energy_index.steps.validate",
+}
+
+
+def test_an_offline_build_loads_only_the_modules_it_runs(tmp_path: Path):
+    build = ["build", "--from", str(GOLDEN), "--out", str(tmp_path / "i.json")]
+    loaded = modules_loaded_by(*build)
+    assert {name for name in loaded if name.split(".")[0] == "energy_index"} == (
+        OFFLINE_BUILD_MODULES
+    )
+    # Nor a library only another command or an extra needs.
+    others = ("httpx", "jsonschema", "vl_convert", "altair", "pandas", "numpy", "pyarrow")
+    assert [name for name in others if name in loaded] == []
+    # An extra brings its own modules, and only then.
+    extras = modules_loaded_by(*build, "--impacts", "--force")
+    assert {"energy_index.flows.impacts", "energy_index.documents.tables"} <= extras
 
 
 @pytest.mark.parametrize("deadline", ["nan", "inf"])

@@ -14,8 +14,6 @@ from typing import Any
 from energy_index.documents.compare import VOLATILE, Difference, differences, header
 from energy_index.documents.markdown import inert
 
-# The first line of CHANGELOG.md, the history of every index in a folder.
-HISTORY_TITLE = "# Changes to the index\n\n"
 ENERGY_FIELDS = ("wh_per_million_output_tokens", "joules_per_output_token")
 
 

@@ -15,8 +15,11 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from energy_index.documents.changelog import HISTORY_TITLE
 from energy_index.documents.index import REPORT_TITLE
+
+# The first line of CHANGELOG.md, the history of every index in a folder (documents/changelog.py
+# writes the rest): also how such a file is told as this tool's.
+HISTORY_TITLE = "# Changes to the index\n\n"
 
 # The tag in the head of every report page (pages/assets/page.html), what report looks for.
 PAGE_GENERATOR = b'<meta name="generator" content="energy-index">'

@@ -7,7 +7,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from energy_index.documents.editorial import editorial_text, indexed_tasks, task_text
 from energy_index.documents.index import (
@@ -51,8 +51,6 @@ from energy_index.model import (
     errors_path,
     report_path,
 )
-from energy_index.pages.configurations import ordered_configurations
-from energy_index.pages.page import PageInputs, report_html
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     CURVES_NAME,
@@ -89,6 +87,9 @@ from energy_index.steps.validate import (
     refuse_unsupported_task,
     validated_configurations,
 )
+
+if TYPE_CHECKING:  # the page's modules are imported where a page is drawn: a build rarely does
+    from energy_index.pages.page import PageInputs
 
 
 @dataclass(frozen=True)
@@ -408,6 +409,9 @@ def inputs_of(
     impacts: dict[str, Any] | None = None,
 ) -> PageInputs:
     """The page's inputs from stages already run and the index and report they gave."""
+    from energy_index.pages.configurations import ordered_configurations
+    from energy_index.pages.page import PageInputs
+
     deadline = float(document["itl_deadline_ms"])
     return PageInputs(
         document=document,
@@ -435,6 +439,8 @@ def refuse_unpublishable(stages: Stages, result: Build, *, name: str) -> None:
     order; tests/test_selection.py), and its assets are the package's.
     """
     if _may_be_unpublishable(stages):
+        from energy_index.pages.page import report_html
+
         report_html(inputs_of(stages, document=result.document, report=result.report, name=name))
 
 
@@ -482,13 +488,15 @@ def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
 
 def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
     """The documents the extras ask for, each checked against its schema, keyed by path."""
+    paths = output_paths(out, extras=extras)
+    files: dict[Path, bytes] = {}
+    if set(paths) <= {"index", "build report", "errors file"}:
+        return files  # no extra asked for: none of the modules below is imported (issue 27)
     # Imported here, not with the module: a build without extras never needs them (issue #16:
     # the cold build's cost beyond importing polars and pandera).
     from energy_index.documents.tables import impacts_table_bytes, profile_table_bytes, table_bytes
     from energy_index.flows.impacts import impacts_of
 
-    paths = output_paths(out, extras=extras)
-    files: dict[Path, bytes] = {}
     if extras.sweep_deadlines_ms:
         files[paths["deadline sweep"]] = serialized(sweep_of(stages, extras.sweep_deadlines_ms))
     if extras.curves:

@@ -15,9 +15,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.changelog import HISTORY_TITLE, history_with
+from energy_index.documents.changelog import history_with
 from energy_index.documents.impacts import carbon_changelog
 from energy_index.documents.index import serialized
+from energy_index.documents.outputs import HISTORY_TITLE
 from energy_index.flows.build import refuse_foreign_outputs
 from energy_index.io.files import checked_targets, folder_lock, writable_directory
 from energy_index.io.github import Upstream, fetched_files

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.changelog import (
-    HISTORY_TITLE,
     Changelog,
     changelog,
     history_with,
@@ -22,6 +21,7 @@ from energy_index.documents.changelog import (
 from energy_index.documents.compare import audit
 from energy_index.documents.index import serialized
 from energy_index.documents.invariants import index_problems
+from energy_index.documents.outputs import HISTORY_TITLE
 from energy_index.errors import SourceError, UsageError
 from energy_index.flows.build import (
     Build,
