@@ -6,8 +6,10 @@ import json
 import random
 from pathlib import Path
 
+import polars as pl
 import pytest
 
+from energy_index.documents.invariants import index_problems
 from energy_index.errors import DerivationError
 from energy_index.flows.build import BuildSettings, build, run
 from tests.conftest import GOLDEN, TASK_PATH, write_snapshot
@@ -195,3 +197,40 @@ def test_recorded_index_dates_are_checked(tmp_path: Path, dates, problem):
     (snapshot / "snapshot.json").write_text(json.dumps(manifest))
     with pytest.raises(SourceError, match=problem):
         build(snapshot, settings=BuildSettings())
+
+
+# -- Issue 28 item 6: the statistic that decided the pick, beside the median ---------------------
+
+
+@pytest.mark.parametrize("statistic", ["p90", "p99"])
+def test_an_index_selected_on_a_tail_statistic_carries_it_beside_the_median(statistic):
+    tail = f"{statistic}_itl_ms"
+    built = build(GOLDEN, settings=BuildSettings(itl_statistic=statistic))
+    stable = index_stages_of(GOLDEN, statistic).stability.stable
+    for row in built.document["rows"]:
+        keys = list(row)
+        assert keys[keys.index("median_itl_ms") + 1] == tail  # beside the median
+        assert row[tail] <= built.document["itl_deadline_ms"]  # the figure that decided
+        picked = stable.filter(
+            (pl.col("model_id") == row["model_id"])
+            & (pl.col("gpu_model") == row["gpu"])
+            & (pl.col("num_gpus") == row["num_gpus"])
+            & (pl.col("max_num_seqs") == row["max_num_seqs"])
+        )
+        assert (
+            round(picked.get_column(tail).min(), 1)
+            <= row[tail]
+            <= round(picked.get_column(tail).max(), 1)
+        )
+    assert index_problems(built.document) == []
+
+
+def test_an_index_at_the_default_statistic_has_no_tail_field():
+    rows = build(GOLDEN, settings=BuildSettings()).document["rows"]
+    assert not any(key.endswith("_itl_ms") and key != "median_itl_ms" for r in rows for key in r)
+
+
+def index_stages_of(snapshot, statistic):
+    from energy_index.flows.build import BuildSettings, index_stages
+
+    return index_stages(snapshot, settings=BuildSettings(itl_statistic=statistic))

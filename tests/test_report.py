@@ -394,7 +394,8 @@ def test_a_tail_statistic_index_whose_rows_are_the_medians_is_refused(tmp_path: 
         "--index", str(median), "--from", str(GOLDEN), "--out", str(tmp_path / "r.html")
     )
     assert code == 1
-    assert "8 row(s) of the index differ" in output and "p99 ITL" in output
+    # Every row: none carries the p99 figure an index selected on it has (8 picks also differ).
+    assert "32 row(s) of the index differ" in output and "p99 ITL" in output
 
 
 def test_a_users_page_at_out_is_refused_unless_force(tmp_path: Path, golden_index: Path):
@@ -494,3 +495,29 @@ def test_report_png_without_the_extra_says_how_to_get_it_and_writes_nothing(
     code, output = report(*arguments)  # the page alone needs no extra
     assert code == 0, output
     assert page.is_file()
+
+
+def test_the_page_of_a_p99_index_shows_the_p99_itl_beside_the_median(tmp_path: Path):
+    """Issue 28 item 6: the figure that decided each pick is in the page's table."""
+    out = tmp_path / "index.json"
+    built = invoke("build", "--from", GOLDEN, "--itl-statistic", "p99", "--out", out)
+    assert built.exit_code == 0, built.output
+    page = tmp_path / "report.html"
+    code, output = report("--index", str(out), "--from", str(GOLDEN), "--out", str(page))
+    assert code == 0, output
+    html = page.read_text("utf-8")
+    assert '<th id="deciding-itl">p99 ITL ms</th>' in html
+    by_row = {row["row_id"]: row for row in json.loads(out.read_bytes())["rows"]}
+    cells = re.findall(
+        r'data-row-id="([^"]+)".*?<td class="num" data-field="deciding_itl">([^<]+)</td>', html
+    )
+    assert len(cells) == len(by_row)
+    for row_id, text in cells:
+        assert float(text) == by_row[row_id]["p99_itl_ms"], row_id
+
+
+def test_the_page_of_a_median_index_hides_the_deciding_column(golden_index: Path, tmp_path):
+    page = tmp_path / "report.html"
+    code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page))
+    assert code == 0, output
+    assert '<th id="deciding-itl" hidden>median ITL ms</th>' in page.read_text("utf-8")

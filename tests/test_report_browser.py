@@ -82,6 +82,8 @@ class Tab:
                 model: tr.cells[0].textContent,
                 wh: tr.querySelector('[data-field=wh_per_million_output_tokens]').textContent,
                 itl: tr.querySelector('[data-field=median_itl_ms]').textContent,
+                deciding: tr.querySelector('[data-field=deciding_itl]').textContent,
+                decidingHidden: tr.querySelector('[data-field=deciding_itl]').hidden,
             }))""",
         )
 
@@ -256,6 +258,14 @@ def test_the_statistic_selector_re_picks_exactly_as_profiles_json(built, tab, tm
         for pick in expected:
             shown = rows[(pick["model"], pick["gpu"])]
             assert shown["rowId"] == (pick["row_id"] or ""), (statistic, ms, pick["model"])
+            # The statistic that decided the pick, beside the median (issue 28 item 6).
+            assert shown["decidingHidden"] is (statistic == "median")
+            if statistic != "median" and pick["row_id"]:
+                assert float(shown["deciding"]) <= ms + 0.05, (statistic, ms, shown)
+        head = tab.tab.locator("#deciding-itl")
+        assert head.is_visible() is (statistic != "median")
+        if statistic != "median":
+            assert head.text_content() == f"{statistic} ITL ms"
         # The index is the median pick at 500 ms: a pick differs from it where the profile binds.
         if ms == 500:
             binding = sum(p["binding"] for p in expected)

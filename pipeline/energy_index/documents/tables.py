@@ -21,7 +21,11 @@ from energy_index.settings import TABLE_FORMATS
 
 def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
     """The index rows as CSV or Parquet (polars writers), same columns, rows and order."""
-    types = _types(schema_document(INDEX_SCHEMA)["$defs"]["rowFields"])
+    fields = schema_document(INDEX_SCHEMA)["$defs"]["rowFields"]
+    # A field the schema does not require (a tail ITL, only in an index selected on it) is a
+    # column only where the rows have it, not a column of nulls.
+    present = set(rows[0]) if rows else set(fields["required"])
+    types = {name: kind for name, kind in _types(fields).items() if name in present}
     return _written(pl.DataFrame(rows, schema=types), format=format)
 
 

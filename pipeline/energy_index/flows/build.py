@@ -190,7 +190,9 @@ def index_stages(
     )
     if not selection.selected.height:
         refuse_empty_selection(stability.stable, selection)
-    rows = index_rows(selection.selected, precision_labels=editorial["precision_labels"])
+    rows = index_rows(
+        selection.selected, precision_labels=editorial["precision_labels"], itl_column=itl_column
+    )
     compiled = leaderboard_compiled(snapshot.index_file)
     figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
     model_files = read_model_files(snapshot)  # once, for both

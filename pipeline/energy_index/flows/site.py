@@ -384,7 +384,11 @@ def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -
     # The fields of an index row, as the index schema declares them (with their descriptions).
     row = json.loads(schema_path(INDEX_SCHEMA).read_text("utf-8"))["$defs"]["rowFields"]
     fields = []
+    # A field the schema does not require (a tail ITL) is a column only where the rows have it.
+    present = set(document["rows"][0]) if document["rows"] else set(row["required"])
     for name, spec in row["properties"].items():
+        if name not in present:
+            continue
         field = {"name": name, "type": _JSON_TYPES[spec.get("type", "string")]}
         if "description" in spec:
             field["description"] = spec["description"]

@@ -96,6 +96,19 @@ def picks_at(
     return tuple(picks)
 
 
+def deciding_row(configurations: Configurations, pick: int, statistic: str) -> dict[str, Any]:
+    """Configuration ``pick``'s index row as an index selected on ``statistic`` has it: with the
+    tail statistic that decided it (``p99_itl_ms``) when that is not the median."""
+    row = configurations.rows[pick]
+    if statistic == DEFAULT_ITL_STATISTIC:
+        return row
+    name = ITL_STATISTICS[statistic]
+    values = list(row.items())
+    at = list(row).index("median_itl_ms") + 1
+    deciding = (name, ROW[name].rounded(configurations.tails[statistic][pick]))
+    return dict([*values[:at], deciding, *values[at:]])
+
+
 def index_statistic(document: Mapping[str, Any]) -> str:
     """The ITL statistic the index selected on (what its selection text states)."""
     return stated_itl_statistic(dict(document), editorial_text())
@@ -114,7 +127,7 @@ def refuse_disagreement(
         (
             configurations.groups[g]["model_id"],
             configurations.groups[g]["gpu"],
-        ): configurations.rows[pick]
+        ): deciding_row(configurations, pick, statistic)
         for g, pick in enumerate(picks)
         if pick is not None
     }

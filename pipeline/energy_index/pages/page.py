@@ -32,7 +32,11 @@ from energy_index.pages.configurations import (
 )
 from energy_index.pages.impacts import impacts_section
 from energy_index.pages.specs import BUNDLE, specs_for
+from energy_index.settings import DEFAULT_ITL_STATISTIC
+from energy_index.steps.row_fields import ROW
 
+DECIDING_ITL = "deciding_itl"  # the table column of the deciding tail statistic
+DECIDING_DIGITS = ROW["p99_itl_ms"].digits  # every tail ITL is published to one place
 SLIDER_MIN_MS = 10
 SLIDER_MAX_MS = 500
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
@@ -44,6 +48,9 @@ _TABLE_COLUMNS = (
     ("wh_per_million_output_tokens", "Wh / M tokens"),
     ("joules_per_output_token", "J / token"),
     ("median_itl_ms", "Median ITL ms"),
+    # The tail statistic the deadline applies to, when it is not the median (page.js follows
+    # the statistic chosen on the page): the figure that decided the pick, beside the median.
+    (DECIDING_ITL, "ITL ms"),
     ("gpu_power_watts_total", "GPU power W"),
     ("avg_requests_in_flight", "Requests in flight"),
     ("max_num_seqs", "max_num_seqs"),
@@ -254,7 +261,7 @@ def _page_data(
     return {
         "deadline": deadline,
         "statistic": statistic,
-        "formats": {**FIELD_DIGITS, "deadline": None},
+        "formats": {**FIELD_DIGITS, "deadline": None, DECIDING_ITL: DECIDING_DIGITS},
         "groups": list(configurations.groups),
         "configurations": embedded(configurations),
     }
@@ -287,7 +294,7 @@ def _model_options(configurations: Configurations) -> str:
 
 
 def _formatted(field: str, value: Any) -> str:
-    digits = FIELD_DIGITS.get(field)
+    digits = DECIDING_DIGITS if field == DECIDING_ITL else FIELD_DIGITS.get(field)
     return str(value) if digits is None else f"{value:.{digits}f}"
 
 
@@ -302,14 +309,29 @@ def _index_table(configurations: Configurations, document: Mapping[str, Any]) ->
             configurations.groups[g]["gpu"],
         ),
     )
-    head = "".join(f"<th>{escape(label)}</th>" for _, label in _TABLE_COLUMNS)
+    statistic = index_statistic(document)
+    columns = [
+        (f, label) for f, label in _TABLE_COLUMNS if f != DECIDING_ITL or configurations.tails
+    ]
+    # Hidden while the statistic is the median (the column beside it would repeat it).
+    hidden = " hidden" if statistic == DEFAULT_ITL_STATISTIC else ""
+    head = "".join(
+        f'<th id="deciding-itl"{hidden}>{escape(statistic)} ITL ms</th>'
+        if field == DECIDING_ITL
+        else f"<th>{escape(label)}</th>"
+        for field, label in columns
+    )
     lines = []
     for g in order:
         group, pick = configurations.groups[g], picks[g]
         row = configurations.rows[pick] if pick is not None else None
         cells = []
-        for field, _ in _TABLE_COLUMNS:
-            if field in _GROUP_COLUMNS:
+        for field, _ in columns:
+            if field == DECIDING_ITL:
+                value = None if pick is None or hidden else _tail(configurations, statistic, pick)
+                text = "—" if value is None else _formatted(DECIDING_ITL, value)
+                cells.append(f'<td class="num" data-field="{field}"{hidden}>{escape(text)}</td>')
+            elif field in _GROUP_COLUMNS:
                 cells.append(f"<td>{escape(str(group[field]))}</td>")
             else:
                 text = "—" if row is None else _formatted(field, row[field])
@@ -326,6 +348,10 @@ def _index_table(configurations: Configurations, document: Mapping[str, Any]) ->
         f'<table class="sortable" id="index-table"><thead><tr>{head}<th>Pick</th></tr></thead>'
         "<tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
     )
+
+
+def _tail(configurations: Configurations, statistic: str, pick: int) -> float | None:
+    return configurations.tails[statistic][pick]
 
 
 def _pick_key(configurations: Configurations, pick: int | None) -> tuple[float, str]:

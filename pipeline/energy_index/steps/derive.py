@@ -18,6 +18,7 @@ import polars as pl
 from energy_index.errors import DerivationError, quoted, shown
 from energy_index.steps.row_fields import (
     JOULES_PER_WATT_HOUR,
+    OPTIONAL_NAMES,
     ROW_COLUMNS,
     ROW_FIELDS,
     TOKENS_PER_MILLION,
@@ -53,11 +54,19 @@ def row_id(configuration: Mapping[str, Any]) -> str:
 
 
 def index_rows(
-    selected: pl.DataFrame, *, precision_labels: Mapping[str, str]
+    selected: pl.DataFrame,
+    *,
+    precision_labels: Mapping[str, str],
+    itl_column: str = "median_itl_ms",
 ) -> tuple[dict[str, Any], ...]:
-    """The index rows, in the published key order, sorted by Wh per million tokens then row_id."""
-    columns = selected.select(ROW_COLUMNS)
-    rows = [index_row(c, precision_labels) for c in columns.iter_rows(named=True)]
+    """The index rows, in the published key order, sorted by Wh per million tokens then row_id.
+    Selected on a tail statistic (``itl_column``, e.g. ``p99_itl_ms``), each row carries it too,
+    beside the median."""
+    deciding = itl_column if itl_column in OPTIONAL_NAMES else None
+    columns = selected.select(*ROW_COLUMNS, *((deciding,) if deciding else ()))
+    rows = [
+        index_row(c, precision_labels, deciding=deciding) for c in columns.iter_rows(named=True)
+    ]
     rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
     models_by_slug: dict[str, str] = {}
     for row in sorted(rows, key=lambda row: row["model_id"]):
@@ -124,8 +133,11 @@ def _checked_names(configuration: Mapping[str, Any]) -> None:
             )
 
 
-def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
-    """One configuration as the index row it would be if selected."""
+def index_row(
+    configuration: Mapping[str, Any], labels: Mapping[str, str], *, deciding: str | None = None
+) -> dict[str, Any]:
+    """One configuration as the index row it would be if selected; with the optional field
+    ``deciding`` (the tail statistic the index selects on) too."""
     c = configuration
     _checked_names(c)
     precision = c["weight_precision"]
@@ -138,7 +150,9 @@ def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> di
         )
     computed = {"slug": slug(c["nickname"]), "precision": labels[precision], "row_id": row_id(c)}
     row: dict[str, Any] = {}
-    for name, source, convert, rounding, mirrors in _PLAN:
+    for name, source, convert, rounding, mirrors, optional in _PLAN:
+        if optional and name != deciding:
+            continue
         if mirrors:
             row[name] = row[mirrors]
         elif source is None:
@@ -151,5 +165,6 @@ def index_row(configuration: Mapping[str, Any], labels: Mapping[str, str]) -> di
 
 # index_row's walk over the declared row (source None: a field index_row computes itself).
 _PLAN = tuple(
-    (f.name, None if f.computed else f.source, f.convert, f.rounding, f.mirrors) for f in ROW_FIELDS
+    (f.name, None if f.computed else f.source, f.convert, f.rounding, f.mirrors, f.optional)
+    for f in ROW_FIELDS
 )

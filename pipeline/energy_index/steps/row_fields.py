@@ -53,6 +53,10 @@ class RowField:
     conversion: str = ""
     computed: str = ""
     mirrors: str = ""
+    # Present only in an index selected on it (a tail ITL statistic beside the median): absent
+    # from the schema's required fields, and from a row at the default statistic, whose
+    # published format is unchanged.
+    optional: bool = False
     # round() with the field's places, resolved once (index_row runs it for every configuration
     # a report page carries); None: published as it is.
     rounding: Callable[[Any], Any] | None = field(init=False, repr=False, compare=False)
@@ -166,6 +170,19 @@ ROW_FIELDS: tuple[RowField, ...] = (
         _POSITIVE,
         places=1,
     ),
+    *(
+        RowField(
+            f"{statistic}_itl_ms",
+            f"{statistic}_itl_ms",
+            f"{statistic} inter-token latency of the chosen configuration in milliseconds, 1 "
+            f"place: only in an index selected on it (--itl-statistic {statistic}), where it "
+            "decided the pick beside the median.",
+            _POSITIVE,
+            places=1,
+            optional=True,
+        )
+        for statistic in ("p90", "p95", "p99")
+    ),
     RowField(
         "avg_requests_in_flight",
         "avg_batch_size",
@@ -213,12 +230,17 @@ ROW_FIELDS: tuple[RowField, ...] = (
     ),
 )
 ROW: Mapping[str, RowField] = {f.name: f for f in ROW_FIELDS}
-ROW_NAMES = tuple(ROW)
+ROW_NAMES = tuple(f.name for f in ROW_FIELDS if not f.optional)  # every row has these
+# The fields a row has only when the index selects on their statistic.
+OPTIONAL_NAMES = tuple(f.name for f in ROW_FIELDS if f.optional)
 # What index_row reads of a configuration: only these are turned into Python values (row_id
-# also reads the configuration's key).
+# also reads the configuration's key). An optional field's column is read when it is asked for.
 ROW_COLUMNS = tuple(
     dict.fromkeys(
-        [*(f.source for f in ROW_FIELDS), "nickname", "gpu_model", "num_gpus", "max_num_seqs"]
+        [
+            *(f.source for f in ROW_FIELDS if not f.optional),
+            *("nickname", "gpu_model", "num_gpus", "max_num_seqs"),
+        ]
     )
 )
 
@@ -242,7 +264,8 @@ def _how(f: RowField) -> str:
     if f.places is None:
         return f.conversion or "as is"
     rounding = "integer" if f.places == 0 else f"{f.places} place" + "s" * (f.places > 1)
-    return f"{f.conversion}, {rounding}" if f.conversion else rounding
+    how = f"{f.conversion}, {rounding}" if f.conversion else rounding
+    return f"{how}; only when selected on it" if f.optional else how
 
 
 def field_table() -> str:

@@ -67,10 +67,21 @@ function updateTable() {
     tr.dataset.rowId = pick < 0 ? "" : rowId(group, pick);
     for (const td of tr.querySelectorAll("td[data-field]")) {
       const field = td.dataset.field;
+      if (field === "deciding_itl") {  // the tail statistic that decides, beside the median
+        td.hidden = state.statistic === "median";
+        td.textContent = pick < 0 || td.hidden
+          ? "—" : formatted(field, configurations.tails[state.statistic][pick]);
+        continue;
+      }
       td.textContent = pick < 0 ? "—" : formatted(field, configurations[field][pick]);
     }
     const status = tr.querySelector("td.status");
     status.textContent = pick < 0 ? "none within the deadline" : changed ? "changed" : "";
+  }
+  const deciding = document.getElementById("deciding-itl");
+  if (deciding) {
+    deciding.hidden = state.statistic === "median";
+    deciding.textContent = `${state.statistic} ITL ms`;
   }
   const changed = state.picks.filter((pick, group) => pick !== indexPicks[group]).length;
   summary.textContent =
