@@ -291,6 +291,7 @@ OFFLINE_BUILD_MODULES = {
     "energy_index",
     "energy_index.api",
     "energy_index.cli",
+    "energy_index.cli_options",
     "energy_index.documents",
     "energy_index.documents.editorial",
     "energy_index.documents.index",
@@ -300,6 +301,8 @@ OFFLINE_BUILD_MODULES = {
     "energy_index.errors",
     "energy_index.flows",
     "energy_index.flows.build",
+    "energy_index.flows.extras",  # what the extras are; their modules load only when asked for
+    "energy_index.flows.outputs",
     "energy_index.io",
     "energy_index.io.files",
     "energy_index.io.local",
@@ -367,6 +370,41 @@ def test_library_errors_speak_of_values_and_the_command_line_names_the_flag(tmp_
     assert result.output.startswith("error: --task: 'no-such-task': unknown task")
     result = invoke("audit", "--published", "http://example.com/index.json")
     assert result.output.startswith("error: --published: http://example.com/index.json: ")
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "given", "keywords"),
+    [
+        ("build", "--itl-deadline-ms", ["0"], {"itl_deadline_ms": 0}),
+        ("build", "--itl-deadline-ms", ["100,nan"], {"itl_deadline_ms": [100, float("nan")]}),
+        ("regenerate", "--itl-deadline-ms", ["inf"], {"itl_deadline_ms": float("inf")}),
+        ("build", "--out", ["out/"], {"out": "out/"}),
+        ("regenerate", "--out", ["out/"], {"out": "out/"}),
+        (
+            "build",
+            "--updated",
+            ["--retrieved", "2026-09-27", "--updated", "2026-09-26"],
+            {"retrieved": "2026-09-27", "updated": "2026-09-26"},
+        ),
+    ],
+)
+def test_each_value_is_checked_once_by_the_api_and_the_command_line_names_its_flag(
+    command: str, flag: str, given: list[str], keywords: dict, tmp_path: Path, monkeypatch
+):
+    import energy_index
+
+    monkeypatch.chdir(tmp_path)  # where the default outputs would go, were a check to let through
+    from energy_index.errors import UsageError
+
+    with pytest.raises(UsageError) as caught:
+        getattr(energy_index, command)(source=GOLDEN, **keywords)
+    words = str(caught.value)
+    assert "--" not in words
+    args = given if flag in given else [flag, *given]
+    result = invoke(command, "--from", GOLDEN, *args)
+    assert result.exit_code == 2
+    assert result.output == f"error: {flag}: {words}\n"
+    assert sorted(tmp_path.iterdir()) == []
 
 
 def test_build_help_says_where_the_default_dates_come_from(tmp_path: Path):

@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from energy_index.flows.build import BuildSettings, index_stages, run, sweep_of
+from energy_index.flows.build import BuildSettings, index_stages, run
+from energy_index.flows.extras import sweep_of
 from energy_index.model import SNAPSHOT_MANIFEST
 from energy_index.pages.configurations import ordered_configurations, picks_at
 from energy_index.settings import DEFAULT_TASK, REPORT_DEADLINES_MS

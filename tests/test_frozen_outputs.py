@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from energy_index.flows.build import BuildSettings, Extras, run
+from energy_index.flows.build import BuildSettings, run
+from energy_index.flows.extras import Extras
 from tests.conftest import FIXTURES, fixture_bytes, write_snapshot
 
 EXPECTED = FIXTURES / "stress"

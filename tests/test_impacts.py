@@ -25,8 +25,10 @@ from energy_index.cli import main
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
 from energy_index.errors import ChecksumMismatch, UpstreamFormatError
-from energy_index.flows.build import BuildSettings, Extras, index_stages, run_all_tasks
+from energy_index.flows.build import BuildSettings, index_stages
+from energy_index.flows.extras import Extras
 from energy_index.flows.impacts import audit_impacts, impacts_of
+from energy_index.flows.tasks import run_all_tasks
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import UpstreamFile
 from energy_index.settings import CARBON_PATH

@@ -21,7 +21,8 @@ from energy_index.documents.editorial import editorial_text
 from energy_index.documents.index import stated_itl_statistic
 from energy_index.documents.schemas import PROFILES_SCHEMA, schema_problems
 from energy_index.errors import UpstreamFormatError
-from energy_index.flows.build import BuildSettings, Extras, build, profile_deadlines, run
+from energy_index.flows.build import BuildSettings, build, run
+from energy_index.flows.extras import Extras, profile_deadlines
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import PROFILE_DEADLINES_MS
 from energy_index.steps.profiles import latency_profiles

@@ -94,8 +94,9 @@ def test_the_published_index_the_package_carries_is_named_or_its_absence_said(
 
 
 def test_the_command_line_calls_only_the_api():
-    source = (REPO / "pipeline" / "energy_index" / "cli.py").read_text("utf-8")
-    assert "energy_index.flows" not in source and "energy_index.io" not in source
+    for name in ("cli.py", "cli_options.py"):
+        source = (REPO / "pipeline" / "energy_index" / name).read_text("utf-8")
+        assert "energy_index.flows" not in source and "energy_index.io" not in source
 
 
 def test_an_offline_build_in_memory_takes_text_paths_and_writes_nothing(tmp_path: Path):

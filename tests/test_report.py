@@ -17,7 +17,8 @@ from click.testing import CliRunner
 
 from energy_index.cli import main
 from energy_index.documents.outputs import PAGE_GENERATOR
-from energy_index.flows.build import BuildSettings, index_stages, sweep_of
+from energy_index.flows.build import BuildSettings, index_stages
+from energy_index.flows.extras import sweep_of
 from energy_index.pages.configurations import ordered_configurations, picks_at
 from tests.conftest import (
     GOLDEN,

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from energy_index.documents.schemas import RESPONSES_SCHEMA, schema_problems
-from energy_index.flows.build import BuildSettings, Extras, build, index_stages, run
+from energy_index.flows.build import BuildSettings, build, index_stages, run
+from energy_index.flows.extras import Extras
 from energy_index.steps.responses import Histogram
 from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH, changed_snapshot, cli, invoke
 from tests.standin import StandIn

@@ -13,6 +13,7 @@ function, with the same default. Heavy libraries are imported when a function is
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -154,12 +155,37 @@ def _access(
 
 
 def _deadlines(itl_deadline_ms: float | Iterable[float]) -> tuple[float, ...]:
-    if isinstance(itl_deadline_ms, (int, float)):
-        return (float(itl_deadline_ms),)
-    deadlines = tuple(sorted({float(d) for d in itl_deadline_ms}))
+    """The deadlines asked for, sorted, once each: every one a positive, finite number of
+    milliseconds (NaN passes every range comparison, and nothing is measured at infinity)."""
+    given: Iterable[Any] = (
+        (itl_deadline_ms,) if isinstance(itl_deadline_ms, (int, float, str)) else itl_deadline_ms
+    )
+    try:
+        deadlines = tuple(sorted({float(d) for d in given}))
+    except (TypeError, ValueError):
+        raise UsageError(
+            f"{itl_deadline_ms!r}: not a number of milliseconds, nor several",
+            parameter="itl_deadline_ms",
+        ) from None
     if not deadlines:
         raise UsageError("no deadline given", parameter="itl_deadline_ms")
+    for deadline in deadlines:
+        if not 0 < deadline < math.inf:
+            raise UsageError(
+                f"{deadline!r}: every deadline must be a positive, finite number of milliseconds",
+                parameter="itl_deadline_ms",
+            )
     return deadlines
+
+
+def _deadline(itl_deadline_ms: float) -> float:
+    """One deadline (regenerate's), held to the rule of ``_deadlines``."""
+    deadlines = _deadlines(itl_deadline_ms)
+    if len(deadlines) > 1 or not isinstance(itl_deadline_ms, (int, float, str)):
+        raise UsageError(
+            f"{itl_deadline_ms!r}: one deadline is taken, not several", parameter="itl_deadline_ms"
+        )
+    return deadlines[0]
 
 
 def build(
@@ -192,19 +218,11 @@ def build(
     into ``cache`` first. Several deadlines also write the deadline sweep; the index uses the
     largest. Dates not given come from the snapshot (see docs/design.md, *Dates*).
     """
-    from energy_index.flows.build import (
-        BuildSettings,
-        Extras,
-        build_every_task,
-        build_in_memory,
-        build_index,
-        profile_deadlines,
-    )
+    from energy_index.flows.build import BuildSettings, build_in_memory, build_index
+    from energy_index.flows.extras import Extras, profile_deadlines
 
     deadlines = _deadlines(itl_deadline_ms)
     formats = tuple(formats)
-    if retrieved and updated and updated < retrieved:
-        raise UsageError(f"{updated} is earlier than retrieved {retrieved}", parameter="updated")
     settings = BuildSettings(
         task=task,
         itl_deadline_ms=max(deadlines),
@@ -231,6 +249,8 @@ def build(
         return Built(document=result.document, report=result.report)
 
     if all_tasks:
+        from energy_index.flows.tasks import build_every_task  # not loaded by a one-task build
+
         out_dir = target.parent / "tasks"
         results = build_every_task(
             _source(source),
@@ -324,7 +344,7 @@ def regenerate(
         _source(source),
         out=target,
         vendored=snapshot,
-        settings=BuildSettings(task=task, itl_deadline_ms=float(itl_deadline_ms)),
+        settings=BuildSettings(task=task, itl_deadline_ms=_deadline(itl_deadline_ms)),
         lock_timeout=lock_timeout,
         access=_access(cache, network, today=today, notify=notify),
         force=force,

@@ -6,49 +6,35 @@ Heavy libraries (polars, pandera, httpx, jsonschema) are imported inside the com
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import math
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
 from energy_index import __version__
-from energy_index.model import (
-    ITL_STATISTICS,
-    NetworkSettings,
-    is_day,
-    json_number,
+from energy_index.cli_options import (
+    AUDIT_OPTIONS,
+    BUILD_OPTIONS,
+    CHANGED_EXIT_CODE,
+    FETCH_OPTIONS,
+    PLAN_OPTIONS,
+    REFRESH_CARBON_OPTIONS,
+    REGENERATE_OPTIONS,
+    REPORT_OPTIONS,
+    SITE_OPTIONS,
+    VALIDATE_OPTIONS,
 )
-from energy_index.settings import (
-    CARBON_SNAPSHOT,
-    DEFAULT_CACHE,
-    DEFAULT_ITL_DEADLINE_MS,
-    DEFAULT_ITL_STATISTIC,
-    DEFAULT_OUT,
-    DEFAULT_REPORT_PAGE,
-    DEFAULT_SITE,
-    DEFAULT_TASK,
-    LIVE,
-    LOCK_TIMEOUT_SECONDS,
-    TABLE_FORMATS,
-    UPSTREAM_URL,
-    VENDORED_SNAPSHOT,
-)
-
-if TYPE_CHECKING:
-    pass
+from energy_index.model import NetworkSettings
 
 OFFLINE_HINT = (
     "hint: to build without network, leave out --from (the vendored snapshot: the checkout's, "
     "else the copy installed with energy-index) or pass a snapshot directory: --from DIR "
     "(make index FROM=DIR)"
 )
-CHANGED_EXIT_CODE = 10
 INTERRUPTED_EXIT_CODE = 130
 
 EXIT_CODES = """\b
@@ -61,15 +47,6 @@ Exit codes:
   130 interrupted (Ctrl-C): nothing replaced"""
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-class IsoDate(click.ParamType):  # type: ignore[type-arg]
-    name = "YYYY-MM-DD"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> str:
-        if is_day(value):
-            return str(value)
-        self.fail(f"{value!r} is not a date YYYY-MM-DD", param, ctx)
 
 
 def reports_errors(command: F) -> F:
@@ -119,142 +96,6 @@ def _scrubbed(message: str) -> str:
     return scrubbed(message, os.environ.get("GITHUB_TOKEN"))
 
 
-def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
-    """The option of one network setting, as its field in model.NetworkSettings describes it."""
-    spec, default = setting.metadata["option"], setting.default
-    flag = "--" + setting.name.replace("_", "-")
-    if isinstance(default, bool):
-        return click.option(flag, is_flag=True, help=spec["help"])
-    if default is None:
-        return click.option(flag, help=spec["help"])
-    kind: Any = None
-    if isinstance(default, int):
-        kind = click.IntRange(min=spec["min"], min_open=spec["min_open"])
-    elif isinstance(default, float):
-        kind = click.FloatRange(min=spec["min"], min_open=spec["min_open"])
-    envvar = f"ENERGY_INDEX_{setting.name.upper()}" if spec["envvar"] else None
-    return click.option(
-        flag, type=kind, default=default, show_default=True, envvar=envvar,
-        show_envvar=envvar is not None, help=spec["help"],
-    )  # fmt: skip
-
-
-# The network settings the command line offers: those whose field says how.
-_NETWORK_SETTINGS = tuple(f for f in dataclasses.fields(NetworkSettings) if "option" in f.metadata)
-
-
-FORCE_OPTION = click.option(
-    "--force", is_flag=True, help="Overwrite files of the folder that were changed by hand."
-)
-REPLACE_OPTION = click.option(
-    "--force",
-    is_flag=True,
-    help="Replace a file at an output path that energy-index did not write (by default such a "
-    "file, yours, stops the command before anything is written: exit 2, naming it).",
-)
-
-
-def network_options(command: F) -> F:
-    """Add the network options to a command and hand them to it as one ``network`` value."""
-
-    @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        network = NetworkSettings(**{f.name: kwargs.pop(f.name) for f in _NETWORK_SETTINGS})
-        return command(*args, network=network, **kwargs)
-
-    for setting in reversed(_NETWORK_SETTINGS):
-        wrapper = _network_option(setting)(wrapper)
-    return wrapper  # type: ignore[return-value]
-
-
-INSTALLED_COPY = (
-    "; by default the path of that name in the working directory (a checkout), else the "
-    "copy installed with energy-index"
-)
-
-
-def source_option(default: str) -> Callable[[F], F]:
-    vendored = f" ({default}{INSTALLED_COPY}: the input of the published index)"
-    return click.option(
-        "--from",
-        "source",
-        default=default,
-        show_default=True,
-        help="Snapshot directory (upstream paths plus snapshot.json), the upstream GitHub "
-        f"repository URL to fetch from, or '{LIVE}' for {UPSTREAM_URL}"
-        + (vendored if default == VENDORED_SNAPSHOT else "")
-        + ".",
-    )
-
-
-carbon_option = click.option(
-    "--carbon",
-    type=click.Path(path_type=Path),
-    default=Path(CARBON_SNAPSHOT),
-    show_default=True,
-    help="The grid carbon intensity snapshot (CodeCarbon's energy mix, vendored like the "
-    f"leaderboard's) that impacts are built from{INSTALLED_COPY}.",
-)
-cache_option = click.option(
-    "--cache",
-    type=click.Path(path_type=Path),
-    default=Path(DEFAULT_CACHE),
-    show_default=True,
-    envvar="ENERGY_INDEX_CACHE",
-    show_envvar=True,
-    help="Where a fetched snapshot is kept, so that the next fetch is conditional.",
-)
-task_option = click.option(
-    "--task", default=DEFAULT_TASK, show_default=True, help="Upstream task to index."
-)
-
-
-def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
-    # NaN passes every range comparison, and no configuration is measured at infinity.
-    if not math.isfinite(value):
-        raise click.BadParameter(f"{value!r} is not a finite number of milliseconds")
-    return value
-
-
-deadline_option = click.option(
-    "--itl-deadline-ms",
-    type=click.FloatRange(min=0, min_open=True),
-    callback=_finite,
-    default=DEFAULT_ITL_DEADLINE_MS,
-    show_default=True,
-    help="Median inter-token latency ceiling, inclusive.",
-)
-
-
-itl_statistic_option = click.option(
-    "--itl-statistic",
-    type=click.Choice(list(ITL_STATISTICS)),
-    default=DEFAULT_ITL_STATISTIC,
-    show_default=True,
-    help="Which inter-token latency statistic the deadline applies to: the median (the "
-    "leaderboard's own rule, the published index) or a tail percentile. The index's selection "
-    "text and the build report name it.",
-)
-
-
-def _file_path(ctx: click.Context, param: click.Parameter, value: str | Path | None) -> Path | None:
-    """A path that must name a file: one typed with a trailing '/' names a directory (Path
-    would drop the slash). The default arrives as a Path already."""
-    if isinstance(value, str) and value.endswith(("/", os.sep)):
-        raise click.BadParameter(f"{value!r} names a directory; name a file in it")
-    return None if value is None else Path(value)
-
-
-out_option = click.option(
-    "--out",
-    type=click.Path(),
-    callback=_file_path,
-    default=Path(DEFAULT_OUT),
-    show_default=True,
-    help="Index file to write; its build report goes beside it as <name>.report.json.",
-)
-
-
 @click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="energy-index")
 def main() -> None:
@@ -277,25 +118,7 @@ def _notify(line: str) -> None:
 
 
 @main.command(epilog=EXIT_CODES, short_help="Download upstream into a snapshot directory.")
-@click.option(
-    "--to", type=click.Path(path_type=Path), required=True, help="Snapshot directory to write."
-)
-@click.option(
-    "--task",
-    "tasks",
-    multiple=True,
-    default=[DEFAULT_TASK],
-    show_default=True,
-    help="Task file to fetch; repeat for several.",
-)
-@click.option(
-    "--repository",
-    default=UPSTREAM_URL,
-    show_default=True,
-    help="Upstream GitHub repository URL.",
-)
-@FORCE_OPTION
-@network_options
+@FETCH_OPTIONS
 @reports_errors
 def fetch(
     to: Path, tasks: tuple[str, ...], repository: str, force: bool, network: NetworkSettings
@@ -320,118 +143,10 @@ def fetch(
     )
 
 
-class Deadlines(click.ParamType):  # type: ignore[type-arg]
-    """One deadline, or several separated by commas (a sweep)."""
-
-    name = "MS[,MS…]"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[float, ...]:
-        if isinstance(value, tuple):
-            return value
-        try:
-            deadlines = tuple(float(part) for part in str(value).split(","))
-        except ValueError:
-            self.fail(
-                f"{value!r} is not a number of milliseconds or a comma-separated list", param, ctx
-            )
-        if any(not (d > 0 and d < float("inf")) for d in deadlines):
-            self.fail(f"{value!r}: every deadline must be a positive number", param, ctx)
-        return tuple(sorted(set(deadlines)))
-
-
 @main.command(epilog=EXIT_CODES)
-@source_option(VENDORED_SNAPSHOT)
-@task_option
-@click.option(
-    "--itl-deadline-ms",
-    type=Deadlines(),
-    default=str(json_number(DEFAULT_ITL_DEADLINE_MS)),
-    show_default=True,
-    help="Median inter-token latency ceiling, inclusive. Several, comma-separated "
-    "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
-    "then uses the largest.",
-)
-@itl_statistic_option
-@out_option
-@click.option(
-    "--retrieved",
-    type=IsoDate(),
-    help="Date the data was retrieved [default: the one --from's snapshot.json records for its "
-    "index (index_dates), else the snapshot's retrieval date].",
-)
-@click.option(
-    "--updated",
-    type=IsoDate(),
-    help="Date the file is written [default: the one --from's snapshot.json records for its "
-    "index (index_dates), else --retrieved].",
-)
-@click.option(
-    "--all-tasks",
-    is_flag=True,
-    help="Build one index per LLM and multimodal task, as tasks/<task>/index.json beside --out "
-    "(which is not written).",
-)
-@click.option("--curves", is_flag=True, help="Also write curves.json (concurrency curves).")
-@click.option(
-    "--profiles",
-    is_flag=True,
-    help="Also write profiles.json, the latency profiles: per model and GPU, the pick under "
-    "each ITL statistic (median, p90, p95, p99) at each deadline of 5, 10, 20, 50, 100, 200, "
-    "500 ms and every --itl-deadline-ms, its energy penalty, and whether the deadline binds "
-    "(with --format, also profiles.csv or profiles.parquet).",
-)
-@click.option(
-    "--responses",
-    is_flag=True,
-    help="Also write responses.json: per pick, Wh per response at the 10th, 50th, 90th and "
-    "99th percentile of its output-length distribution and at its mean, from upstream's "
-    "per-model files (a snapshot without them: each pick says it was skipped, and why).",
-)
-@click.option(
-    "--extended",
-    is_flag=True,
-    help="Also write <name>.extended.json: the index with robustness figures per row "
-    "(format 1-extended); the index itself is unchanged.",
-)
-@click.option(
-    "--format",
-    "formats",
-    type=click.Choice(TABLE_FORMATS),
-    multiple=True,
-    help="Also write the rows as <name>.csv or <name>.parquet; repeat for both.",
-)
-@click.option(
-    "--impacts",
-    is_flag=True,
-    help="Also write impacts.json (and impacts.csv/.parquet with --format): per row the measured "
-    "GPU energy beside estimated server and facility energy and carbon by country, as ranges "
-    "from cited factors and the carbon snapshot (--carbon). The index itself is unchanged.",
-)
-@carbon_option
-@cache_option
-@REPLACE_OPTION
-@network_options
+@BUILD_OPTIONS
 @reports_errors
-def build(
-    source: str,
-    task: str,
-    itl_deadline_ms: tuple[float, ...],
-    itl_statistic: str,
-    out: Path,
-    retrieved: str | None,
-    updated: str | None,
-    all_tasks: bool,
-    curves: bool,
-    profiles: bool,
-    responses: bool,
-    extended: bool,
-    formats: tuple[str, ...],
-    impacts: bool,
-    carbon: Path,
-    cache: Path,
-    force: bool,
-    network: NetworkSettings,
-) -> None:
+def build(**options: Any) -> None:
     """Build the index and write it with its build report.
 
     --from takes a snapshot directory (the default is the vendored one, the input of the
@@ -455,32 +170,12 @@ def build(
     from energy_index.errors import UsageError
 
     task_source = click.get_current_context().get_parameter_source("task")
-    if all_tasks and task_source is not click.core.ParameterSource.DEFAULT:
+    if options["all_tasks"] and task_source is not click.core.ParameterSource.DEFAULT:
         raise UsageError("--all-tasks builds every task: give it or --task, not both")
-    if retrieved and updated and updated < retrieved:
-        raise UsageError(f"--updated {updated} is earlier than --retrieved {retrieved}")
-    built = api.build(
-        source=source,
-        task=task,
-        itl_deadline_ms=itl_deadline_ms,
-        itl_statistic=itl_statistic,
-        out=out,
-        retrieved=retrieved,
-        updated=updated,
-        all_tasks=all_tasks,
-        curves=curves,
-        profiles=profiles,
-        extended=extended,
-        formats=formats,
-        impacts=impacts,
-        carbon=carbon,
-        responses=responses,
-        cache=cache,
-        network=network,
-        notify=_notify,
-        force=force,
-    )
-    if all_tasks:
+    # Every option is a keyword argument of api.build, of the same name and default
+    # (tests/test_public_api.py).
+    built = api.build(**options, notify=_notify)
+    if options["all_tasks"]:
         for result in built.tasks.values():
             rows = len(result.document["rows"])
             click.echo(f"wrote {result.files[0]} ({rows} rows){_and_beside(result.files)}")
@@ -501,37 +196,7 @@ def _and_beside(files: tuple[Path, ...]) -> str:
 
 
 @main.command(epilog=EXIT_CODES, short_help="Fetch, rebuild; replace the index if changed.")
-@source_option(LIVE)
-@task_option
-@deadline_option
-@out_option
-@click.option(
-    "--exit-code",
-    is_flag=True,
-    help=f"Exit {CHANGED_EXIT_CODE} when the index changed, so a scheduler can tell.",
-)
-@click.option(
-    "--date", "today", type=IsoDate(), help="Date to stamp a change with [default: today, UTC]."
-)
-@click.option(
-    "--lock-timeout",
-    type=click.FloatRange(min=0),
-    default=LOCK_TIMEOUT_SECONDS,
-    show_default=True,
-    help="Seconds to wait for another regeneration of the same --out to finish.",
-)
-@click.option(
-    "--snapshot",
-    "vendored",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="The vendored snapshot to keep as the input of --out: replaced by the fetched one, "
-    "together with the index, when upstream's files changed (created if missing). [default: "
-    f"{VENDORED_SNAPSHOT} when --out is {DEFAULT_OUT}; with another --out, none is kept]",
-)
-@cache_option
-@REPLACE_OPTION
-@network_options
+@REGENERATE_OPTIONS
 @reports_errors
 def regenerate(
     source: str,
@@ -597,31 +262,7 @@ def regenerate(
 @main.command(
     "refresh-carbon", epilog=EXIT_CODES, short_help="Refresh the vendored grid carbon snapshot."
 )
-@click.option(
-    "--snapshot",
-    type=click.Path(path_type=Path),
-    default=Path(CARBON_SNAPSHOT),
-    show_default=True,
-    help="The vendored carbon snapshot, replaced whole when upstream's file changed.",
-)
-@click.option(
-    "--changelog-dir",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Where carbon.changelog.json and the CHANGELOG.md entry go [default: the folder of "
-    f"{DEFAULT_OUT}].",
-)
-@click.option(
-    "--exit-code",
-    is_flag=True,
-    help=f"Exit {CHANGED_EXIT_CODE} when the snapshot changed, so a scheduler can tell.",
-)
-@click.option(
-    "--date", "today", type=IsoDate(), help="Date to stamp a change with [default: today, UTC]."
-)
-@cache_option
-@REPLACE_OPTION
-@network_options
+@REFRESH_CARBON_OPTIONS
 @reports_errors
 def refresh_carbon(
     snapshot: Path,
@@ -667,36 +308,7 @@ def refresh_carbon(
 
 
 @main.command(epilog=EXIT_CODES, short_help="Compare a published copy with a rebuild.")
-@click.option(
-    "--published",
-    default=DEFAULT_OUT,
-    show_default=True,
-    help="The published index (or impacts.json) to check: a file, or an https:// URL where it "
-    f"is served ({DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
-)
-@click.option(
-    "--from",
-    "source",
-    help="Rebuild from this snapshot directory, upstream URL or 'live' [default: the vendored "
-    f"snapshot ({VENDORED_SNAPSHOT}{INSTALLED_COPY}) when the published file records its dates, "
-    "else the upstream commit current at the published source.retrieved].",
-)
-@click.option(
-    "--at",
-    help="Rebuild from this upstream commit instead of the one the published file's dates "
-    "point to: offline from the vendored snapshot or --cache when one is at that commit, else "
-    "fetched. 40 hex digits, or the first 7 or more of a snapshot's on disk.",
-)
-@carbon_option
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print one JSON document on stdout whatever the outcome: its 'outcome' is identical, "
-    "differs, not an index, cannot fetch or error (the message in 'error').",
-)
-@cache_option
-@network_options
+@AUDIT_OPTIONS
 @reports_errors
 def audit(
     published: str,
@@ -757,47 +369,10 @@ def audit(
     sys.exit(0 if result.identical else 1)
 
 
-index_option = click.option(
-    "--index",
-    type=click.Path(path_type=Path),
-    default=Path(DEFAULT_OUT),
-    show_default=True,
-    help="The index to document; its build report <name>.report.json must sit beside it "
-    f"({DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
-)
-
-
 @main.command(epilog=EXIT_CODES, short_help="Write the interactive HTML report page.")
-@index_option
-@source_option(VENDORED_SNAPSHOT)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path(DEFAULT_REPORT_PAGE),
-    show_default=True,
-    help="The page to write.",
-)
-@click.option(
-    "--png",
-    type=click.Path(path_type=Path),
-    help="Also render the page's charts to this PNG, e.g. docs/report.png. Needs the optional "
-    "extra vl-convert-python: pip install 'energy-index[png]'.",
-)
-@carbon_option
-@cache_option
-@REPLACE_OPTION
-@network_options
+@REPORT_OPTIONS
 @reports_errors
-def report(
-    index: Path,
-    source: str,
-    out: Path,
-    png: Path | None,
-    carbon: Path,
-    cache: Path,
-    force: bool,
-    network: NetworkSettings,
-) -> None:
+def report(**options: Any) -> None:
     """Write one self-contained, interactive HTML page documenting an index.
 
     Figures, dates and sha256 come from --index and its build report, which must agree; the
@@ -813,46 +388,15 @@ def report(
     """
     from energy_index import api
 
-    page = api.report(
-        index=index,
-        source=source,
-        out=out,
-        png=png,
-        carbon=carbon,
-        cache=cache,
-        network=network,
-        notify=_notify,
-        force=force,
-    )
-    click.echo(f"wrote {page.path} ({page.size >> 10} KiB)" + (f" and {png}" if png else ""))
+    page = api.report(**options, notify=_notify)
+    png = f" and {page.png}" if page.png else ""
+    click.echo(f"wrote {page.path} ({page.size >> 10} KiB){png}")
 
 
-# site takes report's inputs (the index, and the snapshot its build report names); only what it
-# writes differs.
 @main.command(epilog=EXIT_CODES, short_help="Write the static site and its JSON API.")
-@index_option
-@source_option(VENDORED_SNAPSHOT)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    default=Path(DEFAULT_SITE),
-    show_default=True,
-    help="The site directory, replaced whole.",
-)
-@carbon_option
-@cache_option
-@FORCE_OPTION
-@network_options
+@SITE_OPTIONS
 @reports_errors
-def site(
-    index: Path,
-    source: str,
-    out: Path,
-    carbon: Path,
-    cache: Path,
-    force: bool,
-    network: NetworkSettings,
-) -> None:
+def site(**options: Any) -> None:
     """Write the static site: every task's report page and a JSON API with a Data Package.
 
     index.html is the report of --index; tasks/<task>/index.html one per task;
@@ -872,72 +416,17 @@ def site(
     """
     from energy_index import api
 
-    written = api.site(
-        index=index,
-        source=source,
-        out=out,
-        carbon=carbon,
-        cache=cache,
-        network=network,
-        notify=_notify,
-        force=force,
-    )
+    written = api.site(**options, notify=_notify)
     files = written.files
-    click.echo(f"wrote {out}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)")
+    click.echo(
+        f"wrote {written.path}/ ({len(files)} files, {sum(map(len, files.values())) >> 10} KiB)"
+    )
 
 
 @main.command(epilog=EXIT_CODES, short_help="Energy at your load: replicas and their energy.")
-@click.option(
-    "--tokens-per-second",
-    type=float,
-    help="The total load, in output tokens per second (or give --requests-per-second).",
-)
-@click.option(
-    "--requests-per-second",
-    type=float,
-    help="The total load in requests per second, × --output-tokens-per-request.",
-)
-@click.option(
-    "--output-tokens-per-request",
-    type=float,
-    help="Output tokens per request [default: each family's measured mean output length].",
-)
-@deadline_option
-@itl_statistic_option
-@click.option("--model", help="Only this model (nickname or model id, any case).")
-@click.option("--gpu", help="Only this GPU type (e.g. B200).")
-@click.option(
-    "--country",
-    "countries",
-    multiple=True,
-    help="Estimated carbon for this country (ISO 3166-1 alpha-3, e.g. FRA); repeat for several "
-    "[default: every country of --carbon, in --json and --csv only].",
-)
-@task_option
-@source_option(VENDORED_SNAPSHOT)
-@carbon_option
-@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-@click.option("--csv", "as_csv", is_flag=True, help="Print the plan and its alternative as CSV.")
-@cache_option
-@network_options
+@PLAN_OPTIONS
 @reports_errors
-def plan(
-    tokens_per_second: float | None,
-    requests_per_second: float | None,
-    output_tokens_per_request: float | None,
-    itl_deadline_ms: float,
-    itl_statistic: str,
-    model: str | None,
-    gpu: str | None,
-    countries: tuple[str, ...],
-    task: str,
-    source: str,
-    carbon: Path,
-    as_json: bool,
-    as_csv: bool,
-    cache: Path,
-    network: NetworkSettings,
-) -> None:
+def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
     """The replicas that carry a load with the least power, and their energy, read from the
     measured curves: not the index's saturation floor, the energy at your load.
 
@@ -962,22 +451,7 @@ def plan(
 
     if as_json and as_csv:
         raise UsageError("--json and --csv: give one of them")
-    result = api.plan(
-        tokens_per_second=tokens_per_second,
-        requests_per_second=requests_per_second,
-        output_tokens_per_request=output_tokens_per_request,
-        itl_deadline_ms=itl_deadline_ms,
-        itl_statistic=itl_statistic,
-        model=model,
-        gpu=gpu,
-        countries=countries,
-        task=task,
-        source=source,
-        carbon=carbon,
-        cache=cache,
-        network=network,
-        notify=_notify,
-    )
+    result = api.plan(**options, notify=_notify)
     if as_json:
         from energy_index.errors import printable_json
 
@@ -990,7 +464,7 @@ def plan(
 
 
 @main.command(epilog=EXIT_CODES, short_help="Check a file this tool wrote against its schema.")
-@click.argument("path", type=click.Path(path_type=Path))
+@VALIDATE_OPTIONS
 @reports_errors
 def validate(path: Path) -> None:
     """Check a file this tool wrote against the schema of its kind. The index answers to

@@ -19,8 +19,8 @@ from energy_index.documents.changelog import history_with
 from energy_index.documents.impacts import carbon_changelog
 from energy_index.documents.index import serialized
 from energy_index.documents.outputs import HISTORY_TITLE
-from energy_index.flows.build import refuse_foreign_outputs
-from energy_index.io.files import checked_targets, folder_lock, writable_directory
+from energy_index.flows.outputs import refuse_outputs
+from energy_index.io.files import folder_lock, writable_directory
 from energy_index.io.github import Upstream, fetched_files
 from energy_index.io.local import local_bytes
 from energy_index.io.snapshots import carbon_snapshot
@@ -65,8 +65,7 @@ def refresh_carbon(
         "carbon changelog": out_dir / CARBON_CHANGELOG_NAME,
         "history": out_dir / CHANGELOG_NAME,
     }
-    checked_targets(changelogs)
-    refuse_foreign_outputs(changelogs, force=force)
+    refuse_outputs(changelogs, force=force)
     cache = access.cache.with_name(f"{access.cache.name}-carbon")
     with downloader(network) as client:
         outcome = fetched_files(

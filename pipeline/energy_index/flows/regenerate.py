@@ -26,14 +26,18 @@ from energy_index.errors import SourceError, UsageError
 from energy_index.flows.build import (
     Build,
     BuildSettings,
-    Extras,
     assembled,
     build,
-    output_paths,
-    refuse_foreign_outputs,
-    refuse_outputs_inside,
     refuse_unpublishable,
     staged_or_errors_file,
+)
+from energy_index.flows.extras import Extras
+from energy_index.flows.outputs import (
+    fetched,
+    output_paths,
+    refuse_foreign_outputs,
+    refuse_outputs,
+    refuse_outputs_inside,
 )
 from energy_index.io.files import (
     checked_targets,
@@ -41,7 +45,7 @@ from energy_index.io.files import (
     folder_lock,
 )
 from energy_index.io.local import json_value, local_bytes
-from energy_index.io.source import is_url, resolved_snapshot
+from energy_index.io.source import resolved_snapshot
 from energy_index.io.vendored import (
     snapshot_checksums,
     snapshot_files,
@@ -55,7 +59,7 @@ from energy_index.model import (
     changelog_path,
     report_path,
 )
-from energy_index.settings import CHANGELOG_NAME, LIVE
+from energy_index.settings import CHANGELOG_NAME
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,7 @@ def _refuse_overlaps(source: str, *, out: Path, vendored: Path, cache: Path) -> 
     """What would make a regeneration write into its own input, refused before anything is
     read or written (exit 2): the fetch cache is the vendored snapshot (or holds it, or lies in
     it), an output lies inside the vendored snapshot or inside the --from folder."""
-    if is_url(source) or source == LIVE:
+    if fetched(source):
         mine, theirs = Path(os.path.abspath(vendored)), Path(os.path.abspath(cache))
         if mine.is_relative_to(theirs) or theirs.is_relative_to(mine):
             raise UsageError(
@@ -125,7 +129,7 @@ def _refuse_overlaps(source: str, *, out: Path, vendored: Path, cache: Path) -> 
                 parameter="cache",
             )
     refuse_outputs_inside(vendored, regeneration_paths(out))
-    if not (is_url(source) or source == LIVE):
+    if not fetched(source):
         refuse_outputs_inside(Path(source), regeneration_paths(out))
 
 
@@ -163,8 +167,7 @@ def regenerate(
 ) -> Regeneration:
     """:func:`regenerated` from a snapshot directory, keeping no vendored snapshot; a file of
     someone else's where an output goes is refused unless ``force``."""
-    checked_targets(regeneration_paths(out))
-    refuse_foreign_outputs(regeneration_paths(out), force=force)
+    refuse_outputs(regeneration_paths(out), force=force)
     return regenerated(
         source, out=out, vendored=None, settings=settings, today=today, editorial=editorial
     )

@@ -56,14 +56,8 @@ from energy_index.documents.schemas import (
 )
 from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import SourceError, shown
-from energy_index.flows.build import (
-    assembled,
-    index_stages,
-    inputs_of,
-    profile_deadlines,
-    profiles_of,
-    responses_of,
-)
+from energy_index.flows.build import assembled, index_stages, inputs_of
+from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
 from energy_index.flows.impacts import country_documents, impacts_of
 from energy_index.flows.plan import plan_grid
 from energy_index.flows.report import (

@@ -1,0 +1,76 @@
+"""build --all-tasks: one index per indexed task, every task built before any is written."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from energy_index.documents.editorial import editorial_text, indexed_tasks
+from energy_index.flows.build import (
+    Build,
+    BuildSettings,
+    assembled,
+    refuse_unpublishable,
+    staged_or_errors_file,
+)
+from energy_index.flows.extras import NO_EXTRAS, Extras, extra_files
+from energy_index.flows.outputs import fetched, output_paths, refuse_outputs
+from energy_index.io.files import write_files
+from energy_index.io.source import resolved_snapshot
+from energy_index.model import Access, report_path
+
+
+def run_all_tasks(
+    source: Path,
+    *,
+    out_dir: Path,
+    settings: BuildSettings,
+    extras: Extras = NO_EXTRAS,
+    force: bool = False,
+) -> dict[str, Build]:
+    """One index per task under ``out_dir/<task>/index.json``, each with its report.
+
+    Every task is built before any is written, so one bad task (a diffusion task, say, which
+    index_stages refuses) leaves all outputs as they were.
+    """
+    staged: dict[Path, bytes] = {}
+    results = {}
+    for task in indexed_tasks(editorial_text()):
+        refuse_outputs(
+            output_paths(out_dir / task / "index.json", extras=extras), force=force, inside=source
+        )
+    for task in indexed_tasks(editorial_text()):
+        out = out_dir / task / "index.json"
+        task_settings = replace(settings, task=task)
+        stages = staged_or_errors_file(source, out=out, settings=task_settings)
+        result = assembled(stages, task_settings.dates(stages.snapshot))
+        refuse_unpublishable(stages, result, name=str(out))
+        files = extra_files(stages, result, out=out, extras=extras)
+        staged.update({**files, report_path(out): result.report_bytes, out: result.index_bytes})
+        results[task] = replace(result, written=(out, report_path(out), *files))
+    write_files(staged)
+    return results
+
+
+def build_every_task(
+    source: str,
+    *,
+    out_dir: Path,
+    settings: BuildSettings,
+    extras: Extras,
+    access: Access,
+    force: bool = False,
+) -> dict[str, Build]:
+    """``build --all-tasks``: resolve ``source`` with every indexed task, then
+    :func:`run_all_tasks`."""
+    tasks = indexed_tasks(editorial_text())
+    for task in tasks if fetched(source) else ():  # run_all_tasks checks them, after a fetch
+        refuse_outputs(output_paths(out_dir / task / "index.json", extras=extras), force=force)
+    snapshot = resolved_snapshot(source, tasks=tasks, access=access)
+    results = run_all_tasks(
+        snapshot, out_dir=out_dir, settings=settings, extras=extras, force=force
+    )
+    for task, result in results.items():
+        for note in result.notes:
+            access.notify(f"{task}: {note}")
+    return results
