@@ -412,8 +412,12 @@ def test_build_help_says_where_the_default_dates_come_from(tmp_path: Path):
     for option in ("--retrieved", "--updated"):
         said = help_text.split(f"{option} YYYY-MM-DD", 1)[1].split("].", 1)[0]
         assert "the one --from's snapshot.json records for its index (index_dates)" in said, said
-    # And that is what happens: without dates, the build takes those the snapshot records.
+    assert "never the clock, nor the index already at --out" in help_text
+    # And that is what happens: without dates, the build takes those the snapshot records, not
+    # those of the index it replaces.
     out = tmp_path / "index.json"
+    other = ["--retrieved", "2026-10-01", "--updated", "2026-10-02"]
+    assert invoke("build", "--from", GOLDEN, "--out", out, *other).exit_code == 0
     assert invoke("build", "--from", GOLDEN, "--out", out).exit_code == 0
     document = json.loads(out.read_bytes())
     recorded = json.loads((GOLDEN / "snapshot.json").read_bytes())["index_dates"]

@@ -2,7 +2,7 @@
 and their defaults (from settings.py), paths as ``str`` or ``Path``, and typed results.
 
 The command line parses its options, calls one of these functions and prints the result;
-tests/test_api.py checks that every option of every command is a keyword argument of its
+tests/test_public_api.py checks that every option of every command is a keyword argument of its
 function, with the same default. Heavy libraries are imported when a function is called, so that
 ``import energy_index`` stays as light as ``energy-index --help``.
 

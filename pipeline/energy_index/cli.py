@@ -151,10 +151,10 @@ def build(**options: Any) -> None:
 
     --from takes a snapshot directory (the default is the vendored one, the input of the
     committed output: offline), or the upstream repository URL ('live'), which is fetched into
-    --cache first. Dates not given are kept from the index already at --out when it
-    was built from the same input bytes, else taken from the snapshot, so rebuilding unchanged
-    input gives the same bytes. Nothing is written unless every stage succeeds. Diffusion tasks
-    (energy per image or video) are refused.
+    --cache first. Dates not given are those --from's snapshot.json records for its index
+    (index_dates), else the snapshot's retrieval date: never the clock, nor the index already at
+    --out, so rebuilding unchanged input gives the same bytes. Nothing is written unless every
+    stage succeeds. Diffusion tasks (energy per image or video) are refused.
 
     Example:
 
