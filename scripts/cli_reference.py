@@ -34,12 +34,18 @@ def reference() -> str:
     return "\n".join(sections)
 
 
-def with_reference(text: str) -> str:
-    before, _, rest = text.partition(START)
-    _, found, after = rest.partition(END)
+def between_markers(text: str, body: str, *, start: str, end: str, name: str) -> str:
+    """``text`` with what lies between its markers ``start`` and ``end`` replaced by ``body``
+    (a generated block of the file ``name``)."""
+    before, _, rest = text.partition(start)
+    _, found, after = rest.partition(end)
     if not found:
-        raise RuntimeError(f"docs/cli.md lacks the markers {START!r} … {END!r}")
-    return f"{before}{START}\n\n{reference()}\n{END}{after}"
+        raise RuntimeError(f"{name} lacks the markers {start!r} … {end!r}")
+    return f"{before}{start}\n\n{body}\n{end}{after}"
+
+
+def with_reference(text: str) -> str:
+    return between_markers(text, reference(), start=START, end=END, name="docs/cli.md")
 
 
 if __name__ == "__main__":

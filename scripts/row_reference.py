@@ -12,6 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from cli_reference import between_markers
+
 from energy_index.steps.row_fields import field_table, row_schema
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,11 +30,8 @@ def with_row_schema(text: str) -> str:
 
 
 def with_field_table(text: str) -> str:
-    before, _, rest = text.partition(START)
-    _, found, after = rest.partition(END)
-    if not found:
-        raise RuntimeError(f"docs/design.md lacks the markers {START!r} … {END!r}")
-    return f"{before}{START}\n\n{field_table()}\n\n{END}{after}"
+    table = f"{field_table()}\n"
+    return between_markers(text, table, start=START, end=END, name="docs/design.md")
 
 
 GENERATED = ((SCHEMA, with_row_schema), (DESIGN, with_field_table))

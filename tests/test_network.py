@@ -493,6 +493,16 @@ def test_a_missing_snapshot_beside_its_retired_copy_is_restored(standin, tmp_pat
 # Item 6: the token is stripped, checked, and never shown.
 
 
+def scoped(answer, *, token: str, scope: str = "https://api.example", **settings) -> Downloader:
+    """A downloader sending ``token`` to URLs under ``scope``, answered by ``answer``."""
+    import httpx
+
+    transport = httpx.MockTransport(answer)
+    return Downloader(
+        NetworkSettings(**settings), token=token, token_scope=scope, transport=transport
+    )
+
+
 def test_a_token_ending_in_a_newline_is_stripped(standin, tmp_path):
     result = fetch_to(standin, tmp_path / "snap", token=TOKEN + "\n")
     assert result.exit_code == 0, result.output
@@ -595,14 +605,8 @@ def test_redirects_are_checked_hop_by_hop_and_drop_the_token_off_its_scope():
         }
         return httpx.Response(302, headers={"Location": hops[str(request.url)]})
 
-    settings = NetworkSettings(retries=0, timeout=1)
     with (
-        Downloader(
-            settings,
-            token=TOKEN,
-            token_scope="https://api.test",
-            transport=httpx.MockTransport(answer),
-        ) as downloader,
+        scoped(answer, token=TOKEN, scope="https://api.test", retries=0, timeout=1) as downloader,
         pytest.raises(NetworkError) as caught,
     ):
         downloader.get("https://api.test/a")
@@ -723,14 +727,8 @@ def test_a_token_across_the_quoted_cut_of_an_error_body_is_scrubbed(offset: int)
         body = ("x" * offset + sent + '"' + json.dumps(sent)[1:-1].replace("/", "\\/")).encode()
         return httpx.Response(404, content=body)
 
-    settings = NetworkSettings(retries=0)
     with (
-        Downloader(
-            settings,
-            token=LONG_TOKEN,
-            token_scope="https://api.example",
-            transport=httpx.MockTransport(answer),
-        ) as downloader,
+        scoped(answer, token=LONG_TOKEN, retries=0) as downloader,
         pytest.raises(NetworkError) as caught,
     ):
         downloader.get("https://api.example/repos/x")
@@ -894,14 +892,8 @@ def test_a_token_echoed_in_another_form_is_scrubbed(echo: str):
         sent = request.headers["authorization"].removeprefix("Bearer ")
         return httpx.Response(404, content=f"echo {form(sent)} end".encode())
 
-    settings = NetworkSettings(retries=0)
     with (
-        Downloader(
-            settings,
-            token=LONG_TOKEN,
-            token_scope="https://api.example",
-            transport=httpx.MockTransport(answer),
-        ) as downloader,
+        scoped(answer, token=LONG_TOKEN, retries=0) as downloader,
         pytest.raises(NetworkError) as caught,
     ):
         downloader.get("https://api.example/repos/x")

@@ -120,9 +120,7 @@ def _notify(line: str) -> None:
 @main.command(epilog=EXIT_CODES, short_help="Download upstream into a snapshot directory.")
 @FETCH_OPTIONS
 @reports_errors
-def fetch(
-    to: Path, tasks: tuple[str, ...], repository: str, force: bool, network: NetworkSettings
-) -> None:
+def fetch(**options: Any) -> None:
     """Download upstream files into a snapshot directory, with checksums and provenance.
 
     The ref is resolved to a commit and every file is taken from that commit. With a previous
@@ -138,9 +136,7 @@ def fetch(
     """
     from energy_index import api
 
-    api.fetch(
-        to=to, tasks=tasks, repository=repository, network=network, notify=_notify, force=force
-    )
+    api.fetch(**options, notify=_notify)
 
 
 @main.command(epilog=EXIT_CODES)
@@ -198,19 +194,7 @@ def _and_beside(files: tuple[Path, ...]) -> str:
 @main.command(epilog=EXIT_CODES, short_help="Fetch, rebuild; replace the index if changed.")
 @REGENERATE_OPTIONS
 @reports_errors
-def regenerate(
-    source: str,
-    task: str,
-    itl_deadline_ms: float,
-    out: Path,
-    exit_code: bool,
-    today: str | None,
-    lock_timeout: float,
-    vendored: Path | None,
-    cache: Path,
-    force: bool,
-    network: NetworkSettings,
-) -> None:
+def regenerate(exit_code: bool, **options: Any) -> None:
     """Fetch, rebuild, and replace the index only if its data changed.
 
     Unchanged (same rows and non-volatile header): the file keeps its bytes and dates, and this
@@ -233,24 +217,12 @@ def regenerate(
     """
     from energy_index import api
 
-    outcome = api.regenerate(
-        source=source,
-        task=task,
-        itl_deadline_ms=itl_deadline_ms,
-        out=out,
-        today=today,
-        lock_timeout=lock_timeout,
-        vendored=vendored,
-        cache=cache,
-        network=network,
-        notify=_notify,
-        force=force,
-    )
+    outcome = api.regenerate(**options, notify=_notify)
     upstream = outcome.upstream
     if outcome.changelog is None:
         click.echo(f"unchanged (upstream {upstream})")
     else:
-        click.echo(f"changed (upstream {upstream}): wrote {out}")
+        click.echo(f"changed (upstream {upstream}): wrote {Path(options['out'])}")
         for line in outcome.changelog.lines():
             click.echo(f"  {line}")
     if outcome.snapshot_replaced:
@@ -310,15 +282,7 @@ def refresh_carbon(
 @main.command(epilog=EXIT_CODES, short_help="Compare a published copy with a rebuild.")
 @AUDIT_OPTIONS
 @reports_errors
-def audit(
-    published: str,
-    source: str | None,
-    at: str | None,
-    carbon: Path,
-    as_json: bool,
-    cache: Path,
-    network: NetworkSettings,
-) -> None:
+def audit(as_json: bool, **options: Any) -> None:
     """Rebuild the index in memory and compare it with a published copy.
 
     Rows are matched by row_id and compared field by field; header keys too. The dates updated,
@@ -347,15 +311,7 @@ def audit(
     from energy_index.errors import EnergyIndexError, failed_audit, printable_json
 
     try:
-        result = api.audit(
-            published=published,
-            source=source,
-            at=at,
-            carbon=carbon,
-            cache=cache,
-            network=network,
-            notify=_notify,
-        )
+        result = api.audit(**options, notify=_notify)
     except EnergyIndexError as error:
         if as_json:  # a scheduled audit reads a verdict on stdout; the message goes on stderr
             verdict = failed_audit(error, message=_flag(error.parameter) + _scrubbed(str(error)))

@@ -127,21 +127,28 @@ def source_option(default: str) -> Callable[[F], F]:
     )
 
 
-carbon_option = click.option(
+def path_option(*names: str, default: str | None = None, **more: Any) -> Callable[[F], F]:
+    """An option naming a file or folder, handed on as a Path; its default shown when it has one."""
+    return click.option(
+        *names,
+        type=click.Path(path_type=Path),
+        default=None if default is None else Path(default),
+        show_default=default is not None,
+        **more,
+    )
+
+
+carbon_option = path_option(
     "--carbon",
-    type=click.Path(path_type=Path),
-    default=Path(CARBON_SNAPSHOT),
-    show_default=True,
+    default=CARBON_SNAPSHOT,
     help="The grid carbon intensity snapshot (CodeCarbon's energy mix, vendored like the "
     f"leaderboard's) that impacts are built from{INSTALLED_COPY}.",
 )
 
 
-cache_option = click.option(
+cache_option = path_option(
     "--cache",
-    type=click.Path(path_type=Path),
-    default=Path(DEFAULT_CACHE),
-    show_default=True,
+    default=DEFAULT_CACHE,
     envvar="ENERGY_INDEX_CACHE",
     show_envvar=True,
     help="Where a fetched snapshot is kept, so that the next fetch is conditional.",
@@ -187,11 +194,9 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
             )
 
 
-index_option = click.option(
+index_option = path_option(
     "--index",
-    type=click.Path(path_type=Path),
-    default=Path(DEFAULT_OUT),
-    show_default=True,
+    default=DEFAULT_OUT,
     help="The index to document; its build report <name>.report.json must sit beside it "
     f"({DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
 )
@@ -223,9 +228,7 @@ date_option = click.option(
 
 # fetch
 FETCH_OPTIONS = stacked(
-    click.option(
-        "--to", type=click.Path(path_type=Path), required=True, help="Snapshot directory to write."
-    ),
+    path_option("--to", required=True, help="Snapshot directory to write."),
     click.option(
         "--task",
         "tasks",
@@ -335,11 +338,9 @@ REGENERATE_OPTIONS = stacked(
         show_default=True,
         help="Seconds to wait for another regeneration of the same --out to finish.",
     ),
-    click.option(
+    path_option(
         "--snapshot",
         "vendored",
-        type=click.Path(path_type=Path),
-        default=None,
         help="The vendored snapshot to keep as the input of --out: replaced by the fetched one, "
         "together with the index, when upstream's files changed (created if missing). [default: "
         f"{VENDORED_SNAPSHOT} when --out is {DEFAULT_OUT}; with another --out, none is kept]",
@@ -351,17 +352,13 @@ REGENERATE_OPTIONS = stacked(
 
 # refresh-carbon
 REFRESH_CARBON_OPTIONS = stacked(
-    click.option(
+    path_option(
         "--snapshot",
-        type=click.Path(path_type=Path),
-        default=Path(CARBON_SNAPSHOT),
-        show_default=True,
+        default=CARBON_SNAPSHOT,
         help="The vendored carbon snapshot, replaced whole when upstream's file changed.",
     ),
-    click.option(
+    path_option(
         "--changelog-dir",
-        type=click.Path(path_type=Path),
-        default=None,
         help="Where carbon.changelog.json and the CHANGELOG.md entry go [default: the folder of "
         f"{DEFAULT_OUT}].",
     ),
@@ -411,16 +408,13 @@ AUDIT_OPTIONS = stacked(
 PAGE_INPUTS = stacked(index_option, source_option(VENDORED_SNAPSHOT))
 REPORT_OPTIONS = stacked(
     PAGE_INPUTS,
-    click.option(
+    path_option(
         "--out",
-        type=click.Path(path_type=Path),
-        default=Path(DEFAULT_REPORT_PAGE),
-        show_default=True,
+        default=DEFAULT_REPORT_PAGE,
         help="The page to write.",
     ),
-    click.option(
+    path_option(
         "--png",
-        type=click.Path(path_type=Path),
         help="Also render the page's charts to this PNG, e.g. docs/report.png. Needs the optional "
         "extra vl-convert-python: pip install 'energy-index[png]'.",
     ),
@@ -432,11 +426,9 @@ REPORT_OPTIONS = stacked(
 
 SITE_OPTIONS = stacked(
     PAGE_INPUTS,
-    click.option(
+    path_option(
         "--out",
-        type=click.Path(path_type=Path),
-        default=Path(DEFAULT_SITE),
-        show_default=True,
+        default=DEFAULT_SITE,
         help="The site directory, replaced whole.",
     ),
     carbon_option,

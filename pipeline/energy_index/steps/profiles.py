@@ -105,6 +105,13 @@ def _energy(joules: float) -> dict[str, Any]:
     }
 
 
+# What a pick adds to its record, in order; all None where nothing meets the deadline.
+_PICK_FIGURES = (
+    "energy_penalty", "row_id", "num_gpus", "max_num_seqs", "wh_per_million_output_tokens",
+    "joules_per_output_token", "itl_ms",
+)  # fmt: skip
+
+
 def _pick_record(
     group: Group,
     statistic: str,
@@ -123,16 +130,7 @@ def _pick_record(
         "binding": pick is None or _identity(pick) != _identity(free),
     }
     if pick is None:
-        return {
-            **record,
-            "energy_penalty": None,
-            "row_id": None,
-            "num_gpus": None,
-            "max_num_seqs": None,
-            "wh_per_million_output_tokens": None,
-            "joules_per_output_token": None,
-            "itl_ms": None,
-        }
+        return {**record, **dict.fromkeys(_PICK_FIGURES)}
     penalty = pick["energy_per_token_joules"] / free["energy_per_token_joules"] - 1
     return {
         **record,
