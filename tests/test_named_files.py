@@ -83,7 +83,7 @@ def test_the_scan_finds_what_it_should():
         "steps/derive.py",
         "io/http.py",
     ]
-    assert named_files("output/index.json, J/token, ml-energy/leaderboard, site/api/v1") == []
+    assert named_files("to output/index.json, J/token, ml-energy/leaderboard, site/api/v1") == []
     assert named_files("schemas/index.schema.json#/$defs/row") == ["schemas/index.schema.json"]
     assert not _exists("tests/test_api.py", None)
     assert _exists("assets/README.md", PACKAGE / "pages" / "page.py")
