@@ -9,7 +9,7 @@ FROM ?= $(SNAPSHOT)
 OUT ?= output/index.json
 PUBLISHED ?= $(OUT)
 
-.PHONY: help setup index regenerate refresh-carbon test test-quick audit check docs bench report site clean mutate
+.PHONY: help setup index regenerate refresh-carbon test test-quick fuzz audit check docs bench report site clean mutate
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-15s %s\n", $$1, $$2}'
@@ -36,6 +36,13 @@ test: $(VENV)/.installed ## Run the whole test suite, browser tests too (what CI
 
 test-quick: $(VENV)/.installed ## Run the tests that drive no browser (-m "not slow"): the edit loop (about 3½ minutes)
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# The readers of outside JSON fuzzed longer than make test does (100 inputs each there), and the
+# 100 MB per-model file; prints how many inputs each reader was given. FUZZ_EXAMPLES=N to change.
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(VENV)/.installed ## Fuzz every reader of outside JSON (hypothesis, 5000 inputs each)
+	ENERGY_INDEX_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -s -p no:cacheprovider \
+		tests/test_fuzz.py tests/test_hostile_model_files.py
 
 # What is mutated and which tests run: [tool.mutmut] in pyproject.toml (only_mutate, one list);
 # scripts/mutate.py runs mutmut with pipeline/ as the source root.

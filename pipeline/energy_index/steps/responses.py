@@ -39,6 +39,9 @@ from energy_index.steps.validate import upstream_json
 # both are energy per token × average output length, so only float noise may separate them.
 MEAN_CHECK_RTOL = 1e-6
 MATCHED_KEY = ("gpu_model", "num_gpus", "max_num_seqs")
+# Bins of one output-length histogram that are read: upstream's have 50. Each pick's histogram
+# is copied into responses.json, and 10^7 bins would put some 100 MB there per pick.
+MAX_BINS = 10_000
 # Figures of a configuration this stage does not use, read for the data checks (steps.checks):
 # optional, and a finite number when present.
 LATENCIES = ("median_itl_ms", "p90_itl_ms", "p95_itl_ms", "p99_itl_ms")
@@ -110,6 +113,9 @@ def parsed_model_file(content: bytes) -> ModelFile:
     It is read as strictly as a task file (``steps.validate.upstream_json``): a key repeated in
     one object, an integer beyond a float, a lone UTF-16 surrogate are each a problem.
     """
+    # A snapshot's file of 1 MiB or more comes mapped (io/snapshots.py), and a mapping has no
+    # count(): a per-model file that large stopped the build with an AttributeError.
+    content = content if isinstance(content, bytes) else bytes(content)
     return _quickly_parsed(content) or _carefully_parsed(content)
 
 
@@ -165,7 +171,7 @@ def _quickly_parsed(content: bytes) -> ModelFile | None:
         if not (
             all(map(math.isfinite, figures))
             and min(figures) > 0
-            and counts
+            and 0 < len(counts) <= MAX_BINS
             and len(edges) == len(counts) + 1
             and all(map(math.isfinite, edges))
             and min(edges) >= 0
@@ -298,6 +304,8 @@ def _histogram(value: Any, where: str) -> Histogram:
         raise ModelFileProblem(
             f"{where}: {len(edges)} bin edges for {len(counts)} counts (expected one more edge)"
         )
+    if len(counts) > MAX_BINS:
+        raise ModelFileProblem(f"{where}: {len(counts)} bins, more than the {MAX_BINS} read")
     if not all(
         isinstance(e, int | float) and not isinstance(e, bool) and math.isfinite(e) and e >= 0
         for e in edges
