@@ -265,14 +265,16 @@ def test_the_published_copy_reader(data):
     impacts schema, or the index rules), then what is taken from it (task, schema, statistic)."""
     from energy_index.documents.editorial import editorial_text
     from energy_index.documents.index import stated_itl_statistic
-    from energy_index.documents.schemas import IMPACTS_SCHEMA, index_schema
+    from energy_index.documents.invariants import index_problems
+    from energy_index.documents.schemas import IMPACTS_SCHEMA, index_schema, schema_problems
     from energy_index.flows.audit import (
         checked_published,
-        index_file_problems,
+        file_problems,
+        published_copy,
         refuse_invalid,
         task_of,
     )
-    from energy_index.io.source import read_index
+    from energy_index.model import Access
 
     content = data.draw(mutated(_document(PUBLISHED)))
 
@@ -280,16 +282,17 @@ def test_the_published_copy_reader(data):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "index.json"
             path.write_bytes(content)
-            index_file_problems(path)
-            document = read_index(path)
+            file_problems(path)  # validate
+            document = published_copy(str(path), access=Access(today="2026-12-04"))  # audit
         if document.get("kind") == "impacts":
             checked_published(str(path), document, schema=IMPACTS_SCHEMA)
             return
-        refuse_invalid(str(path), document)
+        if schema_problems(document, schema=index_schema(document)):
+            refuse_invalid(str(path), document)
+        index_problems(document)
         task_of(document)
-        index_schema(document)
-        stated_itl_statistic(document, editorial_text())
         float(document.get("itl_deadline_ms", 0))
+        stated_itl_statistic(document, editorial_text())
 
     _reads("published copy", read, content)
 
