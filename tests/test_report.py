@@ -48,9 +48,9 @@ def page(tmp_path_factory, golden_index) -> Path:
 
 def test_the_page_refers_to_nothing_outside_itself(page: Path):
     html = page.read_text()
-    # Three JSON blocks (page data, chart specs, impacts), the Vega bundle, the page's script and
-    # the impacts section's script.
-    assert html.count("<script") == 6
+    # Four JSON blocks (page data, chart specs, impacts, the planner's curves), the Vega bundle,
+    # the page's script, the impacts section's and the planner's.
+    assert html.count("<script") == 8
     # The markup (the scripts' text aside; the browser test watches what they request).
     markup = re.sub(r"(<script[^>]*>).*?</script>", r"\1</script>", html, flags=re.DOTALL)
     assert not re.search(
@@ -185,7 +185,7 @@ def test_a_nickname_with_math_markup_and_quotes_is_escaped(tmp_path: Path):
     assert code == 0, output
     html = out.read_text()
     assert "<script>alert(1)</script>" not in html
-    assert html.count("</script>") == 6  # only the page's own six blocks close
+    assert html.count("</script>") == 8  # only the page's own eight blocks close
     assert "Evil $x^2$ &lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt; &quot;q&quot;" in html
     data = html.split('<script type="application/json" id="page-data">')[1].split("</script>")[0]
     assert "<" not in data and ">" not in data and "&" not in data.replace("\\u0026", "")

@@ -338,3 +338,55 @@ def test_one_selected_model_leaves_no_blank_space_under_the_charts(built, tab):
     tab.tab.select_option("#model-filter", "")
     tab.deadline(498)
     assert chart_heights(tab) == every
+
+
+# The planner's cases: (output tokens/s, ITL statistic, ms, model id, GPU); the first is
+# docs/plan.md's, then below every curve's lightest point, a load of many replicas, a tail
+# statistic, a load equal to a measured throughput (Qwen 3 14B's pick on B200, as Python writes
+# it), and a target no family meets.
+PLANNER_CASES = [
+    ("2000", "median", "500", "Qwen/Qwen3-14B", "B200"),
+    ("100", "median", "500", "", ""),
+    ("100000", "median", "500", "", ""),
+    ("12345", "p99", "100", "", "H100"),
+    ("15874.999", "p90", "250", "Qwen/Qwen3-14B", ""),
+    ("0.5", "median", "0.25", "", ""),
+]
+
+
+def _command_lines(load: str, statistic: str, deadline: str, model: str, gpu: str) -> str:
+    args = ["plan", "--from", str(GOLDEN), "--tokens-per-second", load,
+            "--itl-statistic", statistic, "--itl-deadline-ms", deadline]  # fmt: skip
+    args += ["--model", model] * bool(model) + ["--gpu", gpu] * bool(gpu)
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    if result.exit_code:
+        return result.output.strip().replace("--itl-deadline-ms: ", "")
+    plan = result.output.split("\n\n", 1)[1]
+    return "\n".join(
+        line for line in plan.strip().splitlines() if not line.startswith(("facility", "carbon "))
+    )
+
+
+@needs_chromium
+def test_the_planner_gives_the_command_s_lines(built, tab):
+    from energy_index.flows.build import BuildSettings, index_stages
+    from energy_index.steps.plan import plan_curves
+
+    curves = plan_curves(index_stages(GOLDEN, settings=BuildSettings()).stability.stable.to_dicts())
+    qwen = next(c for c in curves if c["model"] == "Qwen 3 14B" and c["gpu"] == "B200")
+    pick = repr(qwen["points"][-1]["output_tokens_per_second"])  # measured: exactly a point
+    tab.open(built["page"])
+    for case in [*PLANNER_CASES, (pick, "median", "500", "Qwen/Qwen3-14B", "B200")]:
+        load, statistic, deadline, model, gpu = case
+        tab.tab.locator("#plan-statistic").select_option(statistic)
+        tab.tab.locator("#plan-model").select_option(model)
+        tab.tab.locator("#plan-gpu").select_option(gpu)
+        tab.tab.locator("#plan-deadline").fill(deadline)
+        tab.tab.locator("#plan-load").fill(load)
+        tab.tab.wait_for_function(
+            f"document.documentElement.dataset.planned === {json.dumps('|'.join(case))}"
+        )
+        shown = tab.tab.locator("#plan-result").text_content()
+        assert shown == _command_lines(*case), case
+    assert "measured, from the measured configuration:" in shown
+    assert tab.messages == []

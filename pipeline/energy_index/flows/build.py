@@ -50,6 +50,7 @@ from energy_index.settings import (
 )
 from energy_index.steps.checks import data_checks
 from energy_index.steps.derive import NAME_FIELDS, index_rows
+from energy_index.steps.plan import plan_curves
 from energy_index.steps.responses import (
     ModelFile,
     ModelFileProblem,
@@ -336,6 +337,7 @@ def inputs_of(
         index_name=name,
         impacts=impacts,
         responses=stages.responses,
+        plan_curves=plan_curves(stages.stability.stable.to_dicts()),
     )
 
 

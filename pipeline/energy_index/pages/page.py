@@ -19,6 +19,7 @@ from importlib import resources
 from typing import Any
 
 from energy_index.documents.outputs import PAGE_GENERATOR
+from energy_index.documents.plan import planner_text
 from energy_index.errors import SourceError
 from energy_index.model import json_number
 from energy_index.pages.charts import gpu_colours
@@ -31,6 +32,7 @@ from energy_index.pages.configurations import (
     refuse_disagreement,
 )
 from energy_index.pages.impacts import impacts_section
+from energy_index.pages.planner import planner_section
 from energy_index.pages.specs import BUNDLE, specs_for
 from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.row_fields import ROW
@@ -76,6 +78,8 @@ class PageInputs:
     responses: Sequence[Mapping[str, Any]] = ()
     # Links to the other pages, the downloads and the API, as HTML (the site writes them).
     links: str = ""
+    # The planner's curves (steps.plan.plan_curves): the page's planner plans from them.
+    plan_curves: Sequence[Mapping[str, Any]] = ()
 
 
 def page_specs(inputs: PageInputs) -> dict[str, dict[str, Any]]:
@@ -133,6 +137,12 @@ def report_html(inputs: PageInputs) -> str:
         "statistic_select": _statistic_select(configurations, index_statistic(document)),
         "responses_section": _responses_section(inputs.responses, inputs.document),
         "findings_section": _findings_section(inputs.report),
+        "planner_section": (
+            planner_section(inputs.plan_curves, planner_text()) if inputs.plan_curves else ""
+        ),
+        "planner_script": (
+            f'<script type="module">{_script("plan.js")}</script>' if inputs.plan_curves else ""
+        ),
         "impacts_script": (
             f'<script type="module">{_script("impacts.js")}</script>' if inputs.impacts else ""
         ),

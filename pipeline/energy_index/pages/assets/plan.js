@@ -1,0 +1,209 @@
+// The planner: a typed load and latency target placed on the embedded measured curves, with the
+// arithmetic of energy_index/steps/plan.py step for step (the same operations in the same order,
+// in the same IEEE doubles) and its rounding to four significant digits, so that the lines shown
+// are the ones `energy-index plan` prints (tests/test_report_browser.py compares them).
+"use strict";
+
+const planner = JSON.parse(document.getElementById("planner-data").textContent);
+const HOURS_PER_YEAR = 8760;
+const JOULES_PER_WH = 3600;
+
+// Python's float(f"{v:.4g}"): correctly rounded, an exact tie to the even digit (toPrecision
+// rounds a tie up). A tie is exact when the 25-digit expansion ends in 5 then zeros.
+function significant(v) {
+  if (v === 0) return 0;
+  const digits = Math.abs(v).toPrecision(25).replace(/e.*$/, "").replace(".", "")
+    .replace(/^0+/, "");
+  const tie = digits[4] === "5" && /^0*$/.test(digits.slice(5));
+  if (tie && Number(digits[3]) % 2 === 0) return Number((v * (1 - 1e-12)).toPrecision(4));
+  return Number(v.toPrecision(4));
+}
+
+// Python's f"{v:g}": six significant digits, exponent below 1e-4 or from 1e6.
+function g(v) {
+  if (v === 0) return "0";
+  const exponent = Number(v.toExponential().split("e")[1]);
+  if (exponent < -4 || exponent >= 6) {
+    const [mantissa, power] = v.toExponential(5).split("e");
+    const sign = power[0] === "-" ? "-" : "+";
+    const magnitude = power.replace(/^[+-]/, "").padStart(2, "0");
+    return `${mantissa.replace(/\.?0+$/, "")}e${sign}${magnitude}`;
+  }
+  const fixed = v.toPrecision(6);
+  return fixed.includes(".") ? fixed.replace(/\.?0+$/, "") : fixed;
+}
+
+function meetingTarget(points, statistic, deadline) {
+  const key = `${statistic}_itl_ms`;
+  return points.filter((p) => p[key] !== null && p[key] !== undefined && p[key] <= deadline);
+}
+
+function placed(points, load, statistic) {
+  const above = points.findIndex((p) => p.output_tokens_per_second >= load);
+  if (above < 0) return null;
+  const upper = points[above];
+  let status, read, low, high;
+  if (upper.output_tokens_per_second === load) {
+    [status, read, low, high] = ["measured", [upper], upper.avg_power_watts, upper.avg_power_watts];
+  } else if (above === 0) {
+    [status, read, low, high] = ["upper_bound_only", [upper], null, upper.avg_power_watts];
+  } else {
+    read = [points[above - 1], upper];
+    const powers = [read[0].avg_power_watts, upper.avg_power_watts];
+    [status, low, high] = ["bracketed", Math.min(...powers), Math.max(...powers)];
+  }
+  return { status, low, high, itl: upper[`${statistic}_itl_ms`], configurations: read };
+}
+
+function fewest(load, throughput) {
+  let n = Math.max(1, Math.ceil(load / throughput));
+  while (load / n > throughput) n += 1;
+  return n;
+}
+
+function familyPlan(curve, load, statistic, deadline) {
+  const points = meetingTarget(curve.points, statistic, deadline);
+  if (!points.length) return null;
+  const first = fewest(load, points[points.length - 1].output_tokens_per_second);
+  const counts = new Set();
+  for (const p of points) {
+    const n = fewest(load, p.output_tokens_per_second);
+    counts.add(Math.max(n, first));
+    counts.add(Math.max(n + 1, first));
+  }
+  let best = null;
+  for (const n of [...counts].sort((a, b) => a - b)) {
+    const place = placed(points, load / n, statistic);
+    const total = n * place.high;
+    if (best === null || total < best.total) best = { total, n, place };
+  }
+  return best;
+}
+
+function range(low, high) {
+  return { low: low === null ? null : significant(low), high: significant(high) };
+}
+
+function figures(curve, best, load) {
+  const n = best.n;
+  const place = best.place;
+  const total = { low: place.low === null ? null : n * place.low, high: n * place.high };
+  const joules = {
+    low: total.low === null ? null : total.low / load,
+    high: total.high / load,
+  };
+  const tokens = curve.output_tokens_per_request;
+  const scaled = (value, factor) =>
+    range(value.low === null ? null : value.low * factor, value.high * factor);
+  return {
+    curve,
+    replicas: n,
+    gpus: n * curve.num_gpus,
+    perReplica: significant(load / n),
+    tokens: significant(tokens),
+    status: place.status,
+    itl: significant(place.itl),
+    configurations: place.configurations,
+    power: range(total.low, total.high),
+    joules: range(joules.low, joules.high),
+    response: scaled(joules, tokens / JOULES_PER_WH),
+    year: scaled(total, HOURS_PER_YEAR / 1e6),
+    rank: [total.high, total.low === null ? Infinity : total.low, n * curve.num_gpus,
+      curve.model_id, curve.gpu, curve.num_gpus],
+  };
+}
+
+function compare(a, b) {
+  for (let i = 0; i < a.rank.length; i += 1) {
+    if (a.rank[i] < b.rank[i]) return -1;
+    if (a.rank[i] > b.rank[i]) return 1;
+  }
+  return 0;
+}
+
+function span(value, unit) {
+  return value.low === null
+    ? `at most ${g(value.high)} ${unit}`
+    : `${g(value.low)} – ${g(value.high)} ${unit}`;
+}
+
+// documents/plan.py's _family_lines, without the estimated lines (the command's).
+function familyLines(label, plan, statistic) {
+  const c = plan.curve;
+  const s = (count) => (count > 1 ? "s" : "");
+  return [
+    `${label.padEnd(13)}${c.model} on ${c.gpu}: ${plan.replicas} replica${s(plan.replicas)} × ` +
+      `${c.num_gpus} GPU = ${plan.gpus} GPU${s(plan.gpus)}, ${g(plan.perReplica)} ` +
+      "output tokens/s each",
+    `${"status".padEnd(13)}${plan.status}, from the measured configuration` +
+      `${s(plan.configurations.length)}:`,
+    ...plan.configurations.map(
+      (p) => `${"".padEnd(15)}${p.row_id}  max_num_seqs ${p.max_num_seqs}, ` +
+        `${g(significant(p.output_tokens_per_second))} tokens/s, ` +
+        `${g(significant(p.avg_power_watts))} W`,
+    ),
+    `${"latency".padEnd(13)}${statistic} ITL at most ${g(plan.itl)} ms`,
+    `${"GPU power".padEnd(13)}${span(plan.power, "W")} (all replicas)`,
+    `${"energy".padEnd(13)}${span(plan.joules, "J per output token")}`,
+    `${"per response".padEnd(13)}${span(plan.response, "Wh")} (${g(plan.tokens)} output tokens, ` +
+      "measured)",
+    `${"per year".padEnd(13)}${span(plan.year, "MWh")} at this load, all year`,
+  ];
+}
+
+function number(text) {
+  return text.trim() === "" ? NaN : Number(text);
+}
+
+// steps/plan.py's refusals, in its words.
+function plan(load, statistic, deadline, model, gpu) {
+  if (!(Number.isFinite(load) && load > 0)) {
+    return { error: `${g(load)} is not a positive number of output tokens per second` };
+  }
+  if (load > planner.max_tokens_per_second) {
+    return { error: `${g(significant(load))} output tokens per second is beyond the ` +
+      `${planner.max_tokens_per_second_text} the planner takes (no deployment's load; check ` +
+      "the unit)" };
+  }
+  if (!(Number.isFinite(deadline) && deadline > 0)) {
+    return { error: `${g(deadline)} is not a positive number of milliseconds` };
+  }
+  const plans = [];
+  for (const curve of planner.curves) {
+    if ((model && curve.model_id !== model) || (gpu && curve.gpu !== gpu)) continue;
+    const best = familyPlan(curve, load, statistic, deadline);
+    if (best) plans.push(figures(curve, best, load));
+  }
+  if (!plans.length) {
+    const named = [model ? `model ${model}` : "", gpu ? `GPU ${gpu}` : ""].filter(Boolean);
+    return { error: `no family (${named.join(", ") || "any model and GPU"}) meets the ` +
+      `${statistic} ITL target of ${g(deadline)} ms, so none carries ${g(load)} output tokens/s` };
+  }
+  plans.sort(compare);
+  return { plans };
+}
+
+const output = document.getElementById("plan-result");
+const inputs = ["plan-load", "plan-statistic", "plan-deadline", "plan-model", "plan-gpu"]
+  .map((id) => document.getElementById(id));
+
+function draw() {
+  const [load, statistic, deadline, model, gpu] = inputs;
+  const result = plan(number(load.value), statistic.value, number(deadline.value), model.value,
+    gpu.value);
+  if (result.error) {
+    output.textContent = `error: ${result.error}`;
+  } else {
+    const [best, alternative] = result.plans;
+    const lines = familyLines("plan", best, statistic.value);
+    lines.push("", ...(alternative
+      ? familyLines("alternative", alternative, statistic.value)
+      : [`${"alternative".padEnd(13)}none: no other family (of --model, --gpu) meets the target`]));
+    output.textContent = lines.join("\n");
+  }
+  document.documentElement.dataset.planned = `${load.value}|${statistic.value}|` +
+    `${deadline.value}|${model.value}|${gpu.value}`;
+}
+
+for (const input of inputs) input.addEventListener("input", draw);
+draw();

@@ -1,0 +1,74 @@
+"""The report page's planner: a load and a latency target typed in, the plan recomputed in the
+browser (``assets/plan.js``) from the curves embedded here, with steps/plan.py's arithmetic and
+rounding, so that it shows the figures ``energy-index plan`` prints (tested in Chromium).
+
+Without JavaScript the section says what it would do and names the command. Every text from data
+reaches the page as JSON with ``<``, ``>`` and ``&`` escaped, and the script writes it as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from energy_index.model import ITL_STATISTICS, json_number
+from energy_index.pages.impacts import json_in_script
+from energy_index.settings import (
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_ITL_STATISTIC,
+    MAX_PLAN_TOKENS_PER_SECOND,
+)
+
+DEFAULT_LOAD = 2000  # output tokens/s the panel opens with: the example of docs/plan.md
+
+
+def planner_data(curves: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What the script plans from: the curves (steps.plan.plan_curves) and the largest load."""
+    return {
+        "curves": list(curves),
+        "max_tokens_per_second": MAX_PLAN_TOKENS_PER_SECOND,
+        "max_tokens_per_second_text": f"{MAX_PLAN_TOKENS_PER_SECOND:.0e}",
+    }
+
+
+def planner_section(curves: Sequence[Mapping[str, Any]], text: Mapping[str, str]) -> str:
+    """The section 'Energy at your load', its controls and its embedded data."""
+    models = sorted({(c["model"], c["model_id"]) for c in curves})
+    gpus = sorted({c["gpu"] for c in curves})
+    model_options = "".join(
+        f'<option value="{escape(model_id)}">{escape(model)}</option>' for model, model_id in models
+    )
+    gpu_options = "".join(f'<option value="{escape(g)}">{escape(g)}</option>' for g in gpus)
+    statistics = "".join(
+        f'<option value="{name}"{" selected" if name == DEFAULT_ITL_STATISTIC else ""}>{name}'
+        "</option>"
+        for name in ITL_STATISTICS
+    )
+    words = "".join(
+        f"<p><strong>{escape(key.replace('_', ' ').capitalize())}.</strong> {escape(value)}</p>"
+        for key, value in text.items()
+    )
+    return (
+        '<section id="planner"><h2>Energy at your load</h2>'
+        "<p>The index is the floor a server reaches at saturation. Type the load you serve and "
+        "your latency target: the servers that carry it with the least power, and their energy, "
+        "are read from the measured configurations, which each figure names. The same figures "
+        "as <code>energy-index plan</code>; facility energy and carbon (estimates) are the "
+        "command's (<code>--country</code>).</p>"
+        '<form id="planner-form" class="planner">'
+        '<label>Output tokens per second <input id="plan-load" type="text" inputmode="decimal" '
+        f'value="{DEFAULT_LOAD}"></label>'
+        f'<label>ITL statistic <select id="plan-statistic">{statistics}</select></label>'
+        '<label>ITL at most (ms) <input id="plan-deadline" type="text" inputmode="decimal" '
+        f'value="{json_number(DEFAULT_ITL_DEADLINE_MS)}"></label>'
+        '<label>Model <select id="plan-model"><option value="">any model</option>'
+        f"{model_options}</select></label>"
+        f'<label>GPU <select id="plan-gpu"><option value="">any GPU</option>{gpu_options}'
+        "</select></label></form>"
+        '<pre id="plan-result" aria-live="polite">The planner needs JavaScript; without it, run '
+        "energy-index plan --tokens-per-second 2000.</pre>"
+        f"<details><summary>Method, assumption, what is not measured</summary>{words}</details>"
+        f'<script type="application/json" id="planner-data">'
+        f"{json_in_script(planner_data(curves))}</script></section>"
+    )
