@@ -50,7 +50,6 @@ from energy_index.settings import (
 )
 from energy_index.steps.checks import data_checks
 from energy_index.steps.derive import NAME_FIELDS, index_rows
-from energy_index.steps.plan import plan_curves
 from energy_index.steps.responses import (
     ModelFile,
     ModelFileProblem,
