@@ -324,6 +324,7 @@ def inputs_of(
     """The page's inputs from stages already run and the index and report they gave."""
     from energy_index.pages.configurations import ordered_configurations
     from energy_index.pages.page import PageInputs
+    from energy_index.steps.plan import plan_curves  # the page's planner: not every build's
 
     deadline = float(document["itl_deadline_ms"])
     return PageInputs(
