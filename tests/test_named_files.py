@@ -25,7 +25,6 @@ _PATH = re.compile(r"(?<![\w./<{:-])((?:\.github|[A-Za-z_][\w.-]*)/[\w./-]*\w)(?
 # that its entry goes.
 ELSEWHERE = {
     "energy_index/data": "the wheel's copy of the vendored data (pyproject.toml's force-include)",
-    "pages/assets/plan.js": "the page's planner that steps/plan.py names (issue 24, to come)",
 }
 
 
