@@ -91,6 +91,11 @@ def test_every_source_is_read():
 
 def test_the_schema_part_requires_and_describes_every_field():
     schema = row_schema()
+    assert list(schema) == ["description", "type", "required", "properties"]
+    assert schema["description"] == (
+        "The fields of an index row (no other key is allowed where a row is used: see row)."
+    )
+    assert schema["type"] == "object"
     assert schema["required"] == list(ROW_NAMES)
     assert list(schema["properties"]) == [f.name for f in ROW_FIELDS]
     assert set(schema["properties"]) - set(ROW_NAMES) == {"p90_itl_ms", "p95_itl_ms", "p99_itl_ms"}
@@ -101,6 +106,10 @@ def test_the_schema_part_requires_and_describes_every_field():
 def test_the_field_table_has_one_line_per_field_saying_how():
     lines = field_table().splitlines()
     assert len(lines) == 2 + len(ROW_FIELDS)
+    assert lines[:2] == [
+        "| field | upstream column | published as | meaning |",
+        "|---|---|---|---|",
+    ]
     by_name = {line.split("`")[1]: line for line in lines[2:]}
     assert list(by_name) == [f.name for f in ROW_FIELDS]
     assert "| 1 place; only when selected on it |" in by_name["p99_itl_ms"]

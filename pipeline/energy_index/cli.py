@@ -28,7 +28,6 @@ from energy_index.cli_options import (
     SITE_OPTIONS,
     VALIDATE_OPTIONS,
 )
-from energy_index.model import NetworkSettings
 
 OFFLINE_HINT = (
     "hint: to build without network, leave out --from (the vendored snapshot: the checkout's, "
@@ -236,15 +235,7 @@ def regenerate(exit_code: bool, **options: Any) -> None:
 )
 @REFRESH_CARBON_OPTIONS
 @reports_errors
-def refresh_carbon(
-    snapshot: Path,
-    changelog_dir: Path | None,
-    exit_code: bool,
-    today: str | None,
-    cache: Path,
-    force: bool,
-    network: NetworkSettings,
-) -> None:
+def refresh_carbon(exit_code: bool, **options: Any) -> None:
     """Fetch the grid carbon intensities (mlco2/codecarbon, global_energy_mix.json) and replace
     the vendored carbon snapshot only if their bytes changed.
 
@@ -261,19 +252,11 @@ def refresh_carbon(
     """
     from energy_index import api
 
-    outcome = api.refresh_carbon(
-        snapshot=snapshot,
-        out_dir=changelog_dir,
-        today=today,
-        cache=cache,
-        network=network,
-        notify=_notify,
-        force=force,
-    )
+    outcome = api.refresh_carbon(**options, notify=_notify)
     if outcome.changelog is None:
         click.echo(f"unchanged (upstream {outcome.commit})")
         return
-    click.echo(f"changed (upstream {outcome.commit}): replaced {snapshot}")
+    click.echo(f"changed (upstream {outcome.commit}): replaced {options['snapshot']}")
     click.echo(outcome.changelog["markdown"].rstrip())
     if exit_code:
         sys.exit(CHANGED_EXIT_CODE)

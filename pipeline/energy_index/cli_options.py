@@ -359,6 +359,7 @@ REFRESH_CARBON_OPTIONS = stacked(
     ),
     path_option(
         "--changelog-dir",
+        "out_dir",  # the API's name for it
         help="Where carbon.changelog.json and the CHANGELOG.md entry go [default: the folder of "
         f"{DEFAULT_OUT}].",
     ),
