@@ -166,11 +166,11 @@ def test_qwen_14b_on_b200_at_2000_tokens_per_second_is_bracketed_by_16_and_32():
     assert [
         (c["output_tokens_per_second"], c["avg_power_watts"]) for c in plan["configurations"]
     ] == [
-        (1913.0, 761.6),
-        (2866.0, 699.7),
+        (1912.846015137517, 761.6),
+        (2866.24217488358, 699.7),
     ]
     gpu = plan["gpu_energy"]
-    assert gpu["joules_per_output_token"] == {"low": 0.3499, "high": 0.3808}
+    assert gpu["joules_per_output_token"] == {"low": 0.3498679, "high": 0.3808133}
     assert gpu["power_watts"] == {"low": 699.7, "high": 761.6}
     # 699.7 W all year: 6.13 MWh; per response of the family's mean 614.7 tokens.
     assert gpu["mwh_per_year"] == {"low": 6.13, "high": 6.672}
@@ -191,7 +191,7 @@ def test_below_the_lowest_point_only_an_upper_bound_is_given():
     assert plan["status"] == "upper_bound_only"
     assert [c["max_num_seqs"] for c in plan["configurations"]] == [8]
     # 759.9 W of max_num_seqs 8 over 100 tokens/s; no lower bound (idle power is not measured).
-    assert plan["gpu_energy"]["joules_per_output_token"] == {"low": None, "high": 7.599}
+    assert plan["gpu_energy"]["joules_per_output_token"] == {"low": None, "high": 7.5994679}
     assert plan["gpu_energy"]["power_watts"]["low"] is None
 
 
@@ -221,7 +221,7 @@ def test_the_replica_candidates_find_the_minimum_of_every_count():
 
 def test_requests_per_second_use_the_familys_measured_output_length():
     (by_requests,) = qwen(requests_per_second=2000 / 614.7164)
-    assert by_requests["output_tokens_per_second"] == 2000.0
+    assert by_requests["output_tokens_per_second"] == pytest.approx(2000, rel=1e-5)
     assert by_requests["output_tokens_per_request_source"] == "measured"
     (given,) = qwen(requests_per_second=4, output_tokens_per_request=500)
     assert (given["output_tokens_per_second"], given["output_tokens_per_request"]) == (2000.0, 500)
@@ -273,10 +273,10 @@ def test_the_command_prints_the_bracket_and_the_configurations_it_read():
     result = invoke("plan", *QWEN, "--tokens-per-second", 2000)
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "energy       0.3499 – 0.3808 J per output token" in out
+    assert "energy       0.3498679 – 0.3808133 J per output token" in out
     assert "1 replica × 1 GPU = 1 GPU" in out
-    assert "qwen-3-14b/B200/1/16  max_num_seqs 16, 1913 tokens/s, 761.6 W" in out
-    assert "qwen-3-14b/B200/1/32  max_num_seqs 32, 2866 tokens/s, 699.7 W" in out
+    assert "qwen-3-14b/B200/1/16  max_num_seqs 16, 1912.846015137517 tokens/s, 761.6 W" in out
+    assert "qwen-3-14b/B200/1/32  max_num_seqs 32, 2866.24217488358 tokens/s, 699.7 W" in out
     # The method, its assumption and what is not measured head the output.
     head = out.split("\n\nplan ")[0]
     assert "assumption:" in head and "Idle power is not measured" in head
@@ -288,7 +288,10 @@ def test_json_and_csv_give_the_same_plan_as_the_api():
     plan = energy_index.plan(model="Qwen 3 14B", gpu="B200", tokens_per_second=2000, source=GOLDEN)
     assert isinstance(plan, energy_index.Plan)
     assert document == json.loads(json.dumps(plan.as_json()))
-    assert plan.best["gpu_energy"]["joules_per_output_token"] == {"low": 0.3499, "high": 0.3808}
+    assert plan.best["gpu_energy"]["joules_per_output_token"] == {
+        "low": 0.3498679,
+        "high": 0.3808133,
+    }
     assert plan.alternative is None and document["families"] == 1
     # Without --country the estimates cover every country of the carbon snapshot.
     assert len(plan.best["estimated"]["carbon"]["by_country"]) > 200
@@ -296,7 +299,7 @@ def test_json_and_csv_give_the_same_plan_as_the_api():
     rows = list(csv.DictReader(io.StringIO(table.output)))
     assert len(rows) == 1
     assert (rows[0]["gpu_joules_per_output_token_low"], rows[0]["status"]) == (
-        "0.3499",
+        "0.3498679",
         "bracketed",
     )
     assert rows[0]["configurations"] == "qwen-3-14b/B200/1/16 qwen-3-14b/B200/1/32"
@@ -334,3 +337,71 @@ def test_the_command_and_the_api_refuse_with_the_same_words(args: tuple[str, ...
     with pytest.raises(energy_index.EnergyIndexError) as raised:
         energy_index.plan(**options)
     assert (words.split(": ", 1)[1] if words.startswith("--") else words) in str(raised.value)
+
+
+# -- a load a user can type: upstream's throughput and the printed one (trial finding 1) ------
+TASK_FILE = GOLDEN / "public" / "data" / "tasks" / "lm-arena-chat.json"
+
+
+def upstream_throughputs() -> list[tuple[dict[str, Any], float]]:
+    """Every index pick of the golden input with upstream's output_throughput_tokens_per_sec of
+    its configuration (read from the task file itself, not from the planner's curves)."""
+    _, rows = curves_and_rows(GOLDEN)
+    configurations = json.loads(TASK_FILE.read_text("utf-8"))["configurations"]
+    picks = []
+    for row in rows:
+        (upstream,) = (
+            c
+            for c in configurations
+            if (c["model_id"], c["gpu_model"], c["num_gpus"], c["max_num_seqs"])
+            == (row["model_id"], row["gpu"], row["num_gpus"], row["max_num_seqs"])
+            and round(c["energy_per_token_joules"], 7) == row["joules_per_output_token"]
+        )
+        picks.append((row, upstream["output_throughput_tokens_per_sec"]))
+    return picks
+
+
+def identity_problems(load_of: Any) -> list[str]:
+    """The picks at whose load (``load_of(row, upstream throughput)``) the plan of the pick's
+    model and GPU is not one replica of the pick's family, measured, at the index figure."""
+    curves, _ = curves_and_rows(GOLDEN)
+    problems = []
+    for row, throughput in upstream_throughputs():
+        load = load_of(row, throughput)
+        plan = planned(curves, tokens_per_second=load, model=row["model_id"], gpu=row["gpu"],
+                       **TARGET)[0]  # fmt: skip
+        energy = plan["gpu_energy"]["joules_per_output_token"]
+        got = (plan["num_gpus"], plan["replicas"], plan["status"], energy["low"])
+        if got != (row["num_gpus"], 1, MEASURED, row["joules_per_output_token"]):
+            problems.append(f"{row['row_id']} at {load!r}: {got}")
+    return problems
+
+
+def test_at_upstreams_throughput_of_every_pick_the_plan_is_the_index_figure():
+    picks = upstream_throughputs()
+    assert len(picks) == 32
+    assert identity_problems(lambda row, throughput: throughput) == []
+
+
+def test_at_the_throughput_the_plan_prints_the_plan_is_the_index_figure():
+    curves, _ = curves_and_rows(GOLDEN)
+
+    def printed(row: Mapping[str, Any], throughput: float) -> float:
+        plan = planned(curves, tokens_per_second=throughput, model=row["model_id"],
+                       gpu=row["gpu"], **TARGET)[0]  # fmt: skip
+        (configuration,) = plan["configurations"]
+        return float(configuration["output_tokens_per_second"])
+
+    assert identity_problems(printed) == []
+    # The table prints it so that it can be typed back: every digit of the JSON's.
+    (row, throughput), *_ = upstream_throughputs()
+    document = json.loads(
+        invoke("plan", "--from", GOLDEN, "--model", row["model_id"], "--gpu", row["gpu"],
+               "--tokens-per-second", repr(throughput), "--json").output
+    )  # fmt: skip
+    shown = document["plan"]["configurations"][0]["output_tokens_per_second"]
+    table = invoke("plan", "--from", GOLDEN, "--model", row["model_id"], "--gpu", row["gpu"],
+                   "--tokens-per-second", repr(shown)).output  # fmt: skip
+    assert f"max_num_seqs {row['max_num_seqs']}, {shown!r} tokens/s" in table
+    assert f"energy       {row['joules_per_output_token']:g} – " not in table
+    assert f"energy       {row['joules_per_output_token']!r} J per output token" in table

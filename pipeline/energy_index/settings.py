@@ -44,6 +44,10 @@ REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page s
 # times the site's largest grid load; more is a unit mistake, not a deployment. The site's
 # plan.json gives the plan at each load of its grid: 10² to 10⁶ tokens/s, ×1, ×2, ×5 a decade.
 MAX_PLAN_TOKENS_PER_SECOND = 1e9
+# A load within this relative difference of a measured throughput is that throughput (status
+# measured): upstream's output_throughput_tokens_per_sec and avg_power_watts ÷
+# energy_per_token_joules differ in the last binary digit (3e-16), and a user types either.
+PLAN_SAME_THROUGHPUT = 1e-9
 PLAN_GRID_TOKENS_PER_SECOND = tuple(
     float(m * 10**e) for e in range(2, 7) for m in (1, 2, 5) if m * 10**e <= 10**6
 )

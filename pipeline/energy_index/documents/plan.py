@@ -96,9 +96,17 @@ def plan_grid_document(
     }
 
 
+def typed(value: float) -> str:
+    """A figure with every digit it is published with (Python's shortest repr), no '.0': a
+    throughput can be typed back, an energy per token reads as the index's."""
+    return str(json_number(value))
+
+
 def _span(value: Mapping[str, Any], unit: str) -> str:
     low, high = value["low"], value["high"]
-    return f"at most {high:g} {unit}" if low is None else f"{low:g} – {high:g} {unit}"
+    if low is None:
+        return f"at most {typed(high)} {unit}"
+    return f"{typed(low)} {unit}" if low == high else f"{typed(low)} – {typed(high)} {unit}"
 
 
 def _family_lines(
@@ -109,13 +117,13 @@ def _family_lines(
     lines = [
         f"{label:<13}{plan['model']} on {plan['gpu']}: {replicas} replica"
         f"{'s' if replicas > 1 else ''} × {plan['num_gpus']} GPU = {plan['gpus']} GPU"
-        f"{'s' if plan['gpus'] > 1 else ''}, {plan['output_tokens_per_second_per_replica']:g} "
+        f"{'s' if plan['gpus'] > 1 else ''}, {typed(plan['output_tokens_per_second_per_replica'])} "
         "output tokens/s each",
         f"{'status':<13}{plan['status']}, from the measured configuration"
         f"{'s' if len(plan['configurations']) > 1 else ''}:",
         *(
             f"{'':<15}{c['row_id']}  max_num_seqs {c['max_num_seqs']}, "
-            f"{c['output_tokens_per_second']:g} tokens/s, {c['avg_power_watts']:g} W"
+            f"{typed(c['output_tokens_per_second'])} tokens/s, {c['avg_power_watts']:g} W"
             for c in plan["configurations"]
         ),
         f"{'latency':<13}{statistic} ITL at most {plan['itl_ms_at_most']:g} ms",
@@ -146,7 +154,7 @@ def plan_lines(document: Mapping[str, Any]) -> list[str]:
     target = document["latency_target"]
     load = document["load"]
     asked = (
-        f"{load['output_tokens_per_second']:g} output tokens/s"
+        f"{typed(load['output_tokens_per_second'])} output tokens/s"
         if load.get("output_tokens_per_second") is not None
         else f"{load['requests_per_second']:g} requests/s"
     )

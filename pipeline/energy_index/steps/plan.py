@@ -5,7 +5,9 @@ ITL statistic meets the latency target, ordered by output throughput T (tokens/s
 ``output_throughput_tokens_per_sec``, which is ``avg_power_watts ÷ energy_per_token_joules``:
 the task file's validated columns give it exactly). A replica carrying x output tokens/s:
 
-    x = T_k                   measured: power P_k, energy per token P_k ÷ x
+    x = T_k                   measured: power P_k, energy per token the measured column (x
+                              within a relative 1e-9 of T_k is T_k: upstream's throughput and
+                              P_k ÷ E_k differ in the last binary digit, and either is typed)
     T_i < x < T_(i+1)         bracketed: power between P_i and P_(i+1) (the one assumption),
                               energy per token [min(P_i, P_(i+1)) ÷ x, max(P_i, P_(i+1)) ÷ x],
                               latency at most the ITL of point i+1
@@ -19,8 +21,10 @@ upper bound is constant between two measured throughputs, so only the smallest n
 measured point (and the one after it) can win: those are the candidates, not every n.
 
 Every figure names the configurations it was read from (``row_id``). Nothing here is rounded but
-the published figures (four significant digits, as the impacts): the report page's planner
-repeats this arithmetic in the browser (pages/assets/plan.js) and must give the same digits.
+the published figures: throughputs not at all (a user types them back), energy per output token
+to the index's 7 places (so that a measured plan shows the index figure), the other figures to
+four significant digits, as the impacts. The report page's planner repeats this arithmetic in
+the browser (pages/assets/plan.js) and must give the same digits.
 """
 
 from __future__ import annotations
@@ -31,10 +35,11 @@ from typing import Any
 
 from energy_index.errors import UsageError, quoted, shown
 from energy_index.model import ITL_STATISTICS, SERVER_GROUP
-from energy_index.settings import MAX_PLAN_TOKENS_PER_SECOND
+from energy_index.settings import MAX_PLAN_TOKENS_PER_SECOND, PLAN_SAME_THROUGHPUT
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.derive import row_id
 from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
+from energy_index.steps.row_fields import ROW
 
 HOURS_PER_YEAR = 8760.0  # a constant load all year: 365 days
 MEASURED, BRACKETED, UPPER_BOUND_ONLY = "measured", "bracketed", "upper_bound_only"
@@ -64,6 +69,7 @@ def plan_curves(configurations: Iterable[Mapping[str, Any]]) -> list[dict[str, A
                     "max_num_seqs": c["max_num_seqs"],
                     "output_tokens_per_second": c["avg_power_watts"] / c["energy_per_token_joules"],
                     "avg_power_watts": c["avg_power_watts"],
+                    "energy_per_token_joules": c["energy_per_token_joules"],
                     **{f"{name}_itl_ms": c.get(column) for name, column in ITL_STATISTICS.items()},
                 }
                 for c in rows
@@ -99,11 +105,13 @@ def placed(
     """Where a replica's load (tokens/s) falls on a curve (points ordered by throughput, all
     meeting the target): status, power bounds (W; ``low`` None without a measured lower bound),
     the ITL it stays within, and the points read. None: beyond the fastest point."""
-    above = next((k for k, p in enumerate(points) if p["output_tokens_per_second"] >= load), None)
+    above = next(
+        (k for k, p in enumerate(points) if carries(p["output_tokens_per_second"], load)), None
+    )
     if above is None:
         return None
     upper = points[above]
-    if upper["output_tokens_per_second"] == load:
+    if is_measured(upper["output_tokens_per_second"], load):
         status, read = MEASURED, [upper]
         low, high = upper["avg_power_watts"], upper["avg_power_watts"]
     elif above == 0:
@@ -120,6 +128,18 @@ def placed(
     }
 
 
+def carries(throughput: float, load: float) -> bool:
+    """Whether a point of ``throughput`` carries ``load``: at most it, or the same number
+    (``is_measured``)."""
+    return load <= throughput * (1 + PLAN_SAME_THROUGHPUT)
+
+
+def is_measured(throughput: float, load: float) -> bool:
+    """Whether ``load`` is the measured ``throughput``: within the relative PLAN_SAME_THROUGHPUT,
+    which the last binary digits of two computations of one throughput differ by."""
+    return abs(load - throughput) <= throughput * PLAN_SAME_THROUGHPUT
+
+
 def replica_candidates(points: Sequence[Mapping[str, Any]], load: float) -> list[int]:
     """The replica counts that can minimise the upper bound of total power, ascending: for each
     measured throughput T, the fewest replicas each carrying at most T, and one more."""
@@ -133,9 +153,9 @@ def replica_candidates(points: Sequence[Mapping[str, Any]], load: float) -> list
 
 
 def _fewest(load: float, throughput: float) -> int:
-    """The fewest replicas n with load ÷ n ≤ throughput, as the division is computed."""
-    n = max(1, math.ceil(load / throughput))
-    while load / n > throughput:  # ceil of a rounded quotient can fall one short
+    """The fewest replicas n each carrying load ÷ n (``carries``), as the division is computed."""
+    n = max(1, math.ceil(load / throughput / (1 + PLAN_SAME_THROUGHPUT)))
+    while not carries(throughput, load / n):  # ceil of a rounded quotient can fall one short
         n += 1
     return n
 
@@ -308,6 +328,14 @@ def _range(low: float | None, high: float) -> dict[str, float | None]:
     return {"low": None if low is None else significant(low), "high": significant(high)}
 
 
+def _joules(joules: Mapping[str, float | None]) -> dict[str, float | None]:
+    """Energy per output token as the index publishes it (7 places): a measured plan's is the
+    index figure."""
+    rounded = ROW["joules_per_output_token"].rounded
+    low = joules["low"]
+    return {"low": None if low is None else rounded(low), "high": rounded(joules["high"])}
+
+
 def _scaled(power: Mapping[str, float | None], factor: float) -> dict[str, float | None]:
     low = power["low"]
     return _range(None if low is None else low * factor, float(power["high"]) * factor)  # type: ignore[arg-type]
@@ -332,10 +360,14 @@ def _figures(
         "low": None if replica["low"] is None else n * replica["low"],
         "high": n * replica["high"],
     }
-    joules = {
-        "low": None if total["low"] is None else total["low"] / load,
-        "high": total["high"] / load,
-    }
+    if plan["status"] == MEASURED:  # the measured column, not power ÷ a load typed near it
+        (point,) = plan["configurations"]
+        joules = {"low": point["energy_per_token_joules"], "high": point["energy_per_token_joules"]}
+    else:
+        joules = {
+            "low": None if total["low"] is None else total["low"] / load,
+            "high": total["high"] / load,
+        }
     figures: dict[str, Any] = {
         "model": curve["model"],
         "model_id": curve["model_id"],
@@ -343,8 +375,8 @@ def _figures(
         "num_gpus": curve["num_gpus"],
         "replicas": n,
         "gpus": n * curve["num_gpus"],
-        "output_tokens_per_second": significant(load),
-        "output_tokens_per_second_per_replica": significant(per_replica),
+        "output_tokens_per_second": load,
+        "output_tokens_per_second_per_replica": per_replica,
         "output_tokens_per_request": significant(tokens_per_request),
         "output_tokens_per_request_source": "given" if tokens_given else "measured",
         "status": plan["status"],
@@ -353,7 +385,7 @@ def _figures(
             {
                 "row_id": p["row_id"],
                 "max_num_seqs": p["max_num_seqs"],
-                "output_tokens_per_second": significant(p["output_tokens_per_second"]),
+                "output_tokens_per_second": p["output_tokens_per_second"],
                 "avg_power_watts": significant(p["avg_power_watts"]),
             }
             for p in plan["configurations"]
@@ -362,7 +394,7 @@ def _figures(
             "status": plan["status"],
             "boundary": "gpu",
             "power_watts": _range(total["low"], total["high"]),
-            "joules_per_output_token": _range(joules["low"], joules["high"]),
+            "joules_per_output_token": _joules(joules),
             "wh_per_response": _scaled(joules, tokens_per_request / JOULES_PER_WH),
             "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
         },
@@ -370,7 +402,7 @@ def _figures(
     }
     if factors is not None:
         figures["estimated"] = _estimated(
-            curve, replica, per_replica, load=load, tokens=tokens_per_request,
+            curve, replica, joules, load=load, tokens=tokens_per_request,
             factors=factors, grid=grid,
         )  # fmt: skip
     return figures
@@ -379,7 +411,7 @@ def _figures(
 def _estimated(
     curve: Mapping[str, Any],
     replica: Mapping[str, float | None],
-    per_replica: float,
+    gpu_joules: Mapping[str, float | None],
     *,
     load: float,
     tokens: float,
@@ -390,11 +422,11 @@ def _estimated(
     through the factors' bound of the same side (steps.impacts.energy_bounds), per replica."""
 
     def through(bound: str) -> dict[str, Any] | None:
-        power = replica[bound]
-        if power is None:
+        power, joules = replica[bound], gpu_joules[bound]
+        if power is None or joules is None:
             return None
         row = {
-            "joules_per_output_token": power / per_replica,
+            "joules_per_output_token": joules,
             "num_gpus": curve["num_gpus"],
             "gpu_power_watts_total": power,
         }
