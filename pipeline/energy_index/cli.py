@@ -53,7 +53,7 @@ def reports_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from energy_index.errors import EnergyIndexError, NetworkError
+        from energy_index.errors import EnergyIndexError, NetworkError, shown_path
 
         try:
             return command(*args, **kwargs)
@@ -69,7 +69,7 @@ def reports_errors(command: F) -> F:
             sys.exit(INTERRUPTED_EXIT_CODE)
         except OSError as error:
             # The last line of defence: a file fault the code did not expect, named, no traceback.
-            where = f"{error.filename}: " if error.filename else ""
+            where = f"{shown_path(error.filename)}: " if error.filename else ""
             click.echo(f"error: {where}{error.strerror or error}", err=True)
             sys.exit(1)
 

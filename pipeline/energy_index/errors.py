@@ -218,6 +218,27 @@ def shown(value: Any, scrub: Callable[[str], str] = str) -> str:
     return quoted(value, scrub)
 
 
+SHOWN_PATH_CHARACTERS = 240  # a path in a message is cut past this (a real one is rarely longer)
+
+
+def shown_path(path: Any) -> str:
+    """A path in a sentence: as it is when it is printable and not too long (nearly every path),
+    else quoted with its control and line-breaking characters escaped and cut, like
+    :func:`quoted`. A path is the user's own word, but a newline in it could still forge a line
+    of the tool's output, an escape sequence drive the terminal, and a 100,000-character one
+    fill the screen.
+
+    Example: ``shown_path("out/index.json")`` → ``"out/index.json"``;
+    ``shown_path("a\\nb")`` → ``"'a\\\\nb'"``.
+    """
+    text = str(path)
+    if 0 < len(text) <= SHOWN_PATH_CHARACTERS and text.isprintable():
+        return text
+    if len(text) <= SHOWN_PATH_CHARACTERS:
+        return repr(text)
+    return f"{text[:SHOWN_PATH_CHARACTERS]!r}… ({len(text)} characters)"
+
+
 def printable_json(value: Any) -> str:
     """``value`` as indented JSON for a terminal: non-ASCII text kept, but every character a
     terminal or a log could act on (C1 controls such as CSI, bidirectional and line-separator

@@ -260,7 +260,9 @@ def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
     """A diffusion task is refused as such (exit 1, its unit is not per token); any other task
     without editorial text is a usage error naming the tasks there are."""
     refuse_unsupported_task(leaderboard_index(source), task)
-    raise UsageError(f"{task!r}: unknown task; known tasks: {', '.join(known)}", parameter="task")
+    raise UsageError(
+        f"{quoted(task)}: unknown task; known tasks: {', '.join(known)}", parameter="task"
+    )
 
 
 def assembled(stages: Stages, dates: Dates) -> Build:

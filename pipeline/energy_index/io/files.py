@@ -32,6 +32,7 @@ from energy_index.errors import (
     SourceError,
     UsageError,
     quoted,
+    shown_path,
 )
 from energy_index.io.local import local_bytes, special_kind
 from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
@@ -48,17 +49,24 @@ def checked_targets(targets: Mapping[str, Path]) -> None:
     by_path: dict[Path, list[str]] = {}
     for role, path in targets.items():
         if not path.name or path.name in (".", ".."):
-            raise UsageError(f"{path}: the {role} path names no file (a file name is needed)")
+            raise UsageError(
+                f"{shown_path(path)}: the {role} path names no file (a file name is needed)"
+            )
         if path.is_dir():
-            raise UsageError(f"{path}: the {role} path is a directory; name a file in it")
+            raise UsageError(
+                f"{shown_path(path)}: the {role} path is a directory; name a file in it"
+            )
         kind = special_kind(path)
         if kind:  # a FIFO would hang the read of the previous build, /dev/zero never end
-            raise UsageError(f"{path}: the {role} path is {kind}, not a regular file; name one")
+            raise UsageError(
+                f"{shown_path(path)}: the {role} path is {kind}, not a regular file; name one"
+            )
         by_path.setdefault(Path(os.path.abspath(path)), []).append(role)
     for path, roles in by_path.items():
         if len(roles) > 1:
             raise UsageError(
-                f"{path}: used twice, for the {' and the '.join(roles)}", parameter="out"
+                f"{shown_path(path)}: used twice, for the {' and the '.join(roles)}",
+                parameter="out",
             )
 
 
@@ -145,7 +153,9 @@ def _made_folder(folder: Path) -> None:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise OutputError(f"{folder}: cannot create the folder ({error.strerror})") from None
+        raise OutputError(
+            f"{shown_path(folder)}: cannot create the folder ({error.strerror})"
+        ) from None
 
 
 def _remove_stale_temporaries(folder: Path, names: list[str]) -> None:
@@ -189,7 +199,7 @@ def _replaced(temporary: str, target: Path) -> None:
     try:
         os.replace(temporary, target)
     except OSError as error:
-        raise OutputError(f"{target}: cannot be written ({error.strerror})") from None
+        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
 
 
 def _staged_copy(target: Path, data: bytes) -> str:
@@ -199,7 +209,7 @@ def _staged_copy(target: Path, data: bytes) -> str:
         )
     except OSError as error:
         raise OutputError(
-            f"{target.parent}: cannot write {target.name} ({error.strerror})"
+            f"{shown_path(target.parent)}: cannot write {target.name} ({error.strerror})"
         ) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
@@ -209,7 +219,7 @@ def _staged_copy(target: Path, data: bytes) -> str:
         os.chmod(temporary, 0o644)
     except OSError as error:
         os.unlink(temporary)
-        raise OutputError(f"{target}: cannot be written ({error.strerror})") from None
+        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
     except BaseException:
         os.unlink(temporary)
         raise
@@ -245,7 +255,9 @@ def write_directory(
     for relative in files:
         parts = Path(relative).parts
         if not parts or Path(relative).is_absolute() or ".." in parts:
-            raise OutputError(f"{target}: {relative!r} is not a path inside the directory")
+            raise OutputError(
+                f"{shown_path(target)}: {relative!r} is not a path inside the directory"
+            )
     _named(target)
     _made_folder(target.parent)
     with folder_lock(target.parent):
@@ -257,7 +269,9 @@ def write_directory(
                 )
             )
         except OSError as error:
-            raise OutputError(f"{target.parent}: cannot write in it ({error.strerror})") from None
+            raise OutputError(
+                f"{shown_path(target.parent)}: cannot write in it ({error.strerror})"
+            ) from None
         try:
             for relative, data in files.items():
                 path = staging / relative
@@ -300,7 +314,7 @@ def writable_directory(
 
 def _named(target: Path) -> None:
     if target == target.parent:
-        raise UsageError(f"{target}: names no directory to write")
+        raise UsageError(f"{shown_path(target)}: names no directory to write")
 
 
 def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
@@ -317,7 +331,7 @@ def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
                 "or give --force"
             )
     if problem:
-        raise UsageError(f"{target}: {problem}")
+        raise UsageError(f"{shown_path(target)}: {problem}")
 
 
 def _replace_problem(target: Path, *, manifest: str) -> tuple[SnapshotManifest | None, str | None]:
@@ -401,8 +415,8 @@ def _inside(target: Path, name: str, *, manifest: str) -> Path:
     could have any readable file hashed."""
     if link_on_the_way(target, name) is not None:
         raise UsageError(
-            f"{target}: {manifest} lists {quoted(name)}, a name outside the folder (through a "
-            "link); refused, nothing read"
+            f"{shown_path(target)}: {manifest} lists {quoted(name)}, a name outside the folder "
+            "(through a link); refused, nothing read"
         )
     return target / name
 
@@ -490,7 +504,7 @@ def exclusive_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[No
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise LockBusy(f"{path}: {busy}") from None
+                        raise LockBusy(f"{shown_path(path)}: {busy}") from None
                     time.sleep(0.1)
             if _same_file(handle.fileno(), path):
                 break

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from energy_index.errors import NetworkError, SourceError, UsageError, quoted
+from energy_index.errors import NetworkError, SourceError, UsageError, quoted, shown_path
 from energy_index.io.files import writable_directory, write_directory
 from energy_index.io.http import Downloader, Fetched, parsed_json
 from energy_index.io.manifest import (
@@ -117,7 +117,7 @@ def upstream_of(source: str, *, network: NetworkSettings) -> Upstream:
     match = _REPOSITORY_URL.match(source)
     if not match:
         raise SourceError(
-            f"{source}: not a snapshot directory nor a GitHub repository URL "
+            f"{shown_path(source)}: not a snapshot directory nor a GitHub repository URL "
             "(https://github.com/<owner>/<repo>)"
         )
     return Upstream(

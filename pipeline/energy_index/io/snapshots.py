@@ -15,7 +15,7 @@ import re
 import stat
 from pathlib import Path
 
-from energy_index.errors import SourceError, quoted
+from energy_index.errors import SourceError, quoted, shown_path
 from energy_index.io.local import MAX_LOCAL_BYTES, local_bytes
 from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
 from energy_index.model import (
@@ -53,14 +53,18 @@ def snapshot_directory(source: Path) -> Path:
     if (source / SNAPSHOT_MANIFEST).is_file():
         return source
     if not source.is_dir():
-        raise SourceError(f"{source}: no such snapshot directory")
+        raise SourceError(f"{shown_path(source)}: no such snapshot directory")
     inside = sorted(p.parent for p in source.glob(f"*/{SNAPSHOT_MANIFEST}"))
     if len(inside) == 1:
         return inside[0]
     if not inside:
-        raise SourceError(f"{source}: not a snapshot directory (no {SNAPSHOT_MANIFEST} in it)")
+        raise SourceError(
+            f"{shown_path(source)}: not a snapshot directory (no {SNAPSHOT_MANIFEST} in it)"
+        )
     names = ", ".join(p.name for p in inside)
-    raise SourceError(f"{source}: holds {len(inside)} snapshots ({names}); name one of them")
+    raise SourceError(
+        f"{shown_path(source)}: holds {len(inside)} snapshots ({names}); name one of them"
+    )
 
 
 def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from energy_index.errors import SourceError, UsageError
+from energy_index.errors import SourceError, UsageError, shown_path
 from energy_index.io.local import json_value, local_bytes
 from energy_index.model import Access, NetworkSettings
 from energy_index.settings import LIVE, MAX_INDEX_BYTES, UPSTREAM_URL
@@ -133,5 +133,7 @@ def read_index(path: Path) -> dict[str, Any]:
     """A local index file, read safely (regular file, capped), as a JSON object."""
     document = json_value(local_bytes(path, max_bytes=MAX_INDEX_BYTES), path=path)
     if not isinstance(document, dict):
-        raise SourceError(f"{path}: expected a JSON object (an index), got something else")
+        raise SourceError(
+            f"{shown_path(path)}: expected a JSON object (an index), got something else"
+        )
     return document
