@@ -15,7 +15,7 @@ from energy_index.flows.build import (
 )
 from energy_index.flows.extras import NO_EXTRAS, Extras, extra_files
 from energy_index.flows.outputs import fetched, output_paths, refuse_outputs
-from energy_index.io.files import write_files
+from energy_index.io.files import refuse_links_below, write_files
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access, report_path
 
@@ -35,7 +35,9 @@ def run_all_tasks(
     """
     staged: dict[Path, bytes] = {}
     results = {}
-    for task in indexed_tasks(editorial_text()):
+    tasks = indexed_tasks(editorial_text())
+    refuse_links_below(out_dir.parent, [out_dir / task / "index.json" for task in tasks])
+    for task in tasks:
         refuse_outputs(
             output_paths(out_dir / task / "index.json", extras=extras), force=force, inside=source
         )

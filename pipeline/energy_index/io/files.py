@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from energy_index.errors import (
@@ -67,6 +67,26 @@ def checked_targets(targets: Mapping[str, Path]) -> None:
             raise UsageError(
                 f"{shown_path(path)}: used twice, for the {' and the '.join(roles)}",
                 parameter="out",
+            )
+
+
+def refuse_links_below(folder: Path, targets: Iterable[Path]) -> None:
+    """Refuse (UsageError) a target that ``folder`` reaches through a symbolic link to a folder
+    under it: the tool makes those folders (``tasks/<task>/``), and a link there, put by anyone
+    who can write in ``folder``, would lead the write outside it. A link at a target itself is
+    fine: it is replaced, never written through.
+
+    Example: ``refuse_links_below(Path("out"), [Path("out/tasks/gpqa/index.json")])``.
+    """
+    for target in targets:
+        relative = Path(os.path.relpath(target.parent, folder))
+        if relative.parts[:1] == ("..",):
+            continue  # not under the folder: not this check's
+        link = link_on_the_way(folder, relative.as_posix()) if relative.parts else None
+        if link is not None:
+            raise UsageError(
+                f"{link}: a symbolic link where this tool makes a folder for {target.name}; "
+                f"refused, nothing written (it would lead the write outside {folder})"
             )
 
 
