@@ -248,7 +248,7 @@ def test_plans_are_ranked_by_the_upper_bound_of_total_power():
         ({"tokens_per_second": "many"}, "'many' is not a number of output tokens per second"),
         ({"requests_per_second": 0.0}, "0.0 is not a positive number of requests per second"),
         ({"tokens_per_second": 10, "model": "GPT 9"}, "GPT 9 is not a model of these curves"),
-        ({"tokens_per_second": 10, "gpu": "TPU"}, "TPU is not a gpu of these curves"),
+        ({"tokens_per_second": 10, "gpu": "TPU"}, "TPU is not a GPU type of these curves"),
         (
             {"tokens_per_second": 10, "itl_deadline_ms": 0.5},
             "no family (any model and GPU) meets the median ITL target of 0.5 ms, so none "
@@ -315,7 +315,7 @@ def test_json_and_csv_give_the_same_plan_as_the_api():
         (("--tokens-per-second", "1e15"), "--tokens-per-second: 1e+15 output tokens per second"),
         (("--requests-per-second", "0"), "--requests-per-second: 0.0 is not a positive number"),
         (("--tokens-per-second", "10", "--model", "GPT 9"), "--model: GPT 9 is not a model"),
-        (("--tokens-per-second", "10", "--gpu", "TPU"), "--gpu: TPU is not a gpu"),
+        (("--tokens-per-second", "10", "--gpu", "TPU"), "--gpu: TPU is not a GPU type"),
         (("--tokens-per-second", "10", "--country", "XYZ"), "--country: XYZ is not an ISO"),
         (("--tokens-per-second", "10", "--itl-deadline-ms", "0.5"), "none carries 10 output"),
         ((), "give the load as output tokens per second or as requests per second"),

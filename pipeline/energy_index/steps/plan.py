@@ -300,6 +300,9 @@ def _check_load(value: float | None, parameter: str, unit: str) -> None:
         raise UsageError(f"{value!r} is not a positive number of {unit}", parameter=parameter)
 
 
+_NAMED = {"model": "model", "gpu": "GPU type"}  # what a refusal calls the value it names
+
+
 def _named(
     curves: Sequence[Mapping[str, Any]],
     value: str | None,
@@ -317,8 +320,7 @@ def _named(
         listed = ", ".join(shown(k) for k in known[:12])
         more = f" and {len(known) - 12} more" if len(known) > 12 else ""
         raise UsageError(
-            f"{shown(value)} is not a {parameter.replace('_', ' ')} of these curves (known: "
-            f"{listed}{more})",
+            f"{shown(value)} is not a {_NAMED[parameter]} of these curves (known: {listed}{more})",
             parameter=parameter,
         )
     return found
