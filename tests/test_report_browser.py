@@ -351,6 +351,10 @@ PLANNER_CASES = [
     ("12345", "p99", "100", "", "H100"),
     ("15874.999", "p90", "250", "Qwen/Qwen3-14B", ""),
     ("0.5", "median", "0.25", "", ""),
+    # upstream's throughput of an index pick (measured, the index figure: trial finding 1) and a
+    # bracket whose slower point has the larger ITL (finding 5)
+    ("14799.303072722694", "median", "500", "meta-llama/Llama-3.1-8B-Instruct", "B200"),
+    ("5000", "median", "500", "meta-llama/Llama-3.1-8B-Instruct", "B200"),
 ]
 
 

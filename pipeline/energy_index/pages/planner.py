@@ -18,6 +18,7 @@ from energy_index.settings import (
     DEFAULT_ITL_DEADLINE_MS,
     DEFAULT_ITL_STATISTIC,
     MAX_PLAN_TOKENS_PER_SECOND,
+    PLAN_SAME_THROUGHPUT,
 )
 
 DEFAULT_LOAD = 2000  # output tokens/s the panel opens with: the example of docs/plan.md
@@ -29,6 +30,7 @@ def planner_data(curves: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "curves": list(curves),
         "max_tokens_per_second": MAX_PLAN_TOKENS_PER_SECOND,
         "max_tokens_per_second_text": f"{MAX_PLAN_TOKENS_PER_SECOND:.0e}",
+        "same_throughput": PLAN_SAME_THROUGHPUT,
     }
 
 

@@ -10,7 +10,8 @@ the task file's validated columns give it exactly). A replica carrying x output 
                               P_k ÷ E_k differ in the last binary digit, and either is typed)
     T_i < x < T_(i+1)         bracketed: power between P_i and P_(i+1) (the one assumption),
                               energy per token [min(P_i, P_(i+1)) ÷ x, max(P_i, P_(i+1)) ÷ x],
-                              latency at most the ITL of point i+1
+                              latency at most the larger ITL of the two (a curve is not
+                              monotone in ITL along throughput: true of either point)
     x < T_1                   upper_bound_only: at most P_1 ÷ x; no lower bound, since idle
                               power is not measured
     x > the largest T         the family cannot carry it on one replica
@@ -123,7 +124,8 @@ def placed(
     return {
         "status": status,
         "power_watts": {"low": low, "high": high},
-        "itl_ms_at_most": upper[f"{itl_statistic}_itl_ms"],
+        # True of every point read: the power bounds come from either of the bracket's two.
+        "itl_ms_at_most": max(p[f"{itl_statistic}_itl_ms"] for p in read),
         "configurations": read,
     }
 

@@ -1,6 +1,7 @@
 // The planner: a typed load and latency target placed on the embedded measured curves, with the
 // arithmetic of energy_index/steps/plan.py step for step (the same operations in the same order,
-// in the same IEEE doubles) and its rounding to four significant digits, so that the lines shown
+// in the same IEEE doubles) and its rounding (throughputs not at all, energy per token to the
+// index's 7 places, the rest to four significant digits), so that the lines shown
 // are the ones `energy-index plan` prints (tests/test_report_browser.py compares them).
 "use strict";
 
@@ -17,6 +18,29 @@ function significant(v) {
   const tie = digits[4] === "5" && /^0*$/.test(digits.slice(5));
   if (tie && Number(digits[3]) % 2 === 0) return Number((v * (1 - 1e-12)).toPrecision(4));
   return Number(v.toPrecision(4));
+}
+
+// Python's round(v, 7): correctly rounded, an exact tie to the even digit (toFixed rounds it up).
+function places7(v) {
+  const exact = Math.abs(v).toFixed(40);
+  const [, fraction] = exact.split(".");
+  const tie = fraction[7] === "5" && /^0*$/.test(fraction.slice(8));
+  const rounded = Number(v.toFixed(7));
+  if (!tie) return rounded;
+  const last = Number(rounded.toFixed(7).slice(-1));
+  return last % 2 === 0 ? rounded : Number((v * (1 - 1e-12)).toFixed(7));
+}
+
+// documents/plan.py's typed(): Python's repr of a float (shortest digits), a whole one without
+// '.0'; exponent form below 1e-4 and from 1e16, as Python writes it.
+function typed(v) {
+  const magnitude = Math.abs(v);
+  if (v !== 0 && (magnitude < 1e-4 || magnitude >= 1e16)) {
+    const [mantissa, power] = v.toExponential().split("e");
+    const sign = power[0] === "-" ? "-" : "+";
+    return `${mantissa}e${sign}${power.replace(/^[+-]/, "").padStart(2, "0")}`;
+  }
+  return String(v);
 }
 
 // Python's f"{v:g}": six significant digits, exponent below 1e-4 or from 1e6.
@@ -38,12 +62,16 @@ function meetingTarget(points, statistic, deadline) {
   return points.filter((p) => p[key] !== null && p[key] !== undefined && p[key] <= deadline);
 }
 
+const SAME = planner.same_throughput;
+const carries = (throughput, load) => load <= throughput * (1 + SAME);
+const isMeasured = (throughput, load) => Math.abs(load - throughput) <= throughput * SAME;
+
 function placed(points, load, statistic) {
-  const above = points.findIndex((p) => p.output_tokens_per_second >= load);
+  const above = points.findIndex((p) => carries(p.output_tokens_per_second, load));
   if (above < 0) return null;
   const upper = points[above];
   let status, read, low, high;
-  if (upper.output_tokens_per_second === load) {
+  if (isMeasured(upper.output_tokens_per_second, load)) {
     [status, read, low, high] = ["measured", [upper], upper.avg_power_watts, upper.avg_power_watts];
   } else if (above === 0) {
     [status, read, low, high] = ["upper_bound_only", [upper], null, upper.avg_power_watts];
@@ -52,12 +80,14 @@ function placed(points, load, statistic) {
     const powers = [read[0].avg_power_watts, upper.avg_power_watts];
     [status, low, high] = ["bracketed", Math.min(...powers), Math.max(...powers)];
   }
-  return { status, low, high, itl: upper[`${statistic}_itl_ms`], configurations: read };
+  // True of every point read (steps/plan.py): the power bounds come from either of the two.
+  const itl = Math.max(...read.map((p) => p[`${statistic}_itl_ms`]));
+  return { status, low, high, itl, configurations: read };
 }
 
 function fewest(load, throughput) {
-  let n = Math.max(1, Math.ceil(load / throughput));
-  while (load / n > throughput) n += 1;
+  let n = Math.max(1, Math.ceil(load / throughput / (1 + SAME)));
+  while (!carries(throughput, load / n)) n += 1;
   return n;
 }
 
@@ -88,7 +118,9 @@ function figures(curve, best, load) {
   const n = best.n;
   const place = best.place;
   const total = { low: place.low === null ? null : n * place.low, high: n * place.high };
-  const joules = {
+  const measured = place.status === "measured";
+  const e = measured ? place.configurations[0].energy_per_token_joules : null;
+  const joules = measured ? { low: e, high: e } : {
     low: total.low === null ? null : total.low / load,
     high: total.high / load,
   };
@@ -99,13 +131,13 @@ function figures(curve, best, load) {
     curve,
     replicas: n,
     gpus: n * curve.num_gpus,
-    perReplica: significant(load / n),
+    perReplica: load / n,
     tokens: significant(tokens),
     status: place.status,
     itl: significant(place.itl),
     configurations: place.configurations,
     power: range(total.low, total.high),
-    joules: range(joules.low, joules.high),
+    joules: { low: joules.low === null ? null : places7(joules.low), high: places7(joules.high) },
     response: scaled(joules, tokens / JOULES_PER_WH),
     year: scaled(total, HOURS_PER_YEAR / 1e6),
     rank: [total.high, total.low === null ? Infinity : total.low, n * curve.num_gpus,
@@ -122,9 +154,10 @@ function compare(a, b) {
 }
 
 function span(value, unit) {
-  return value.low === null
-    ? `at most ${g(value.high)} ${unit}`
-    : `${g(value.low)} – ${g(value.high)} ${unit}`;
+  if (value.low === null) return `at most ${typed(value.high)} ${unit}`;
+  return value.low === value.high
+    ? `${typed(value.low)} ${unit}`
+    : `${typed(value.low)} – ${typed(value.high)} ${unit}`;
 }
 
 // documents/plan.py's _family_lines, without the estimated lines (the command's).
@@ -133,13 +166,13 @@ function familyLines(label, plan, statistic) {
   const s = (count) => (count > 1 ? "s" : "");
   return [
     `${label.padEnd(13)}${c.model} on ${c.gpu}: ${plan.replicas} replica${s(plan.replicas)} × ` +
-      `${c.num_gpus} GPU = ${plan.gpus} GPU${s(plan.gpus)}, ${g(plan.perReplica)} ` +
+      `${c.num_gpus} GPU = ${plan.gpus} GPU${s(plan.gpus)}, ${typed(plan.perReplica)} ` +
       "output tokens/s each",
     `${"status".padEnd(13)}${plan.status}, from the measured configuration` +
       `${s(plan.configurations.length)}:`,
     ...plan.configurations.map(
       (p) => `${"".padEnd(15)}${p.row_id}  max_num_seqs ${p.max_num_seqs}, ` +
-        `${g(significant(p.output_tokens_per_second))} tokens/s, ` +
+        `${typed(p.output_tokens_per_second)} tokens/s, ` +
         `${g(significant(p.avg_power_watts))} W`,
     ),
     `${"latency".padEnd(13)}${statistic} ITL at most ${g(plan.itl)} ms`,
