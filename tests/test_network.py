@@ -971,3 +971,46 @@ def test_a_cache_whose_recorded_size_is_wrong_is_refetched(standin, out, tmp_pat
     assert result.exit_code == 0, result.output
     repaired = json.loads((cache / "snapshot.json").read_bytes())
     assert repaired["files"][INDEX_PATH]["bytes"] == (cache / INDEX_PATH).stat().st_size
+
+
+# -- Issue 28 item 4: after a failed download, a hint that fits the command ------------------------
+
+
+def _refused_port() -> str:
+    """A loopback address no server listens on: every request to it fails at once."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def test_each_command_s_network_hint_says_what_that_command_can_do(tmp_path: Path):
+    dead = _refused_port()
+    bases = ["--api-base", dead, "--raw-base", dead, "--retries", "0", "--quiet"]
+    published = json.loads(PUBLISHED.read_bytes())
+    published["source"]["retrieved"] = "2026-10-15"  # no snapshot on disk records it
+    unrecorded = tmp_path / "published.json"
+    unrecorded.write_text(json.dumps(published))
+    runs = {
+        "build": (
+            ["build", "--from", "live", "--out", tmp_path / "b/index.json"],
+            "leave out --from",
+        ),
+        "regenerate": (["regenerate", "--out", tmp_path / "r/index.json"], "make index"),
+        "refresh-carbon": (
+            ["refresh-carbon", "--changelog-dir", tmp_path / "c"],
+            "carbon snapshot",
+        ),
+        "audit of a URL": (["audit", "--published", f"{dead}/index.json"], "--published FILE"),
+        "audit's rebuild": (["audit", "--published", unrecorded], "--from DIR"),
+        "fetch": (["fetch", "--to", tmp_path / "f"], "build from it with --from DIR"),
+    }
+    for what, (args, words) in runs.items():
+        result = CliRunner().invoke(main, [str(a) for a in [*args, *bases]])
+        assert result.exit_code == 3, (what, result.output)
+        hint = result.stderr.splitlines()[-1]
+        assert hint.startswith("hint: ") and words in hint, (what, hint)
+        if what != "build":  # --from is no way out for these: regenerate and the rest
+            assert "leave out --from" not in hint, (what, hint)

@@ -18,9 +18,8 @@ from energy_index.cli import main
 from energy_index.settings import DEFAULT_OUT
 from tests.conftest import GOLDEN, PUBLISHED, REPO
 
-COMMANDS = ("build", "audit", "regenerate", "fetch", "validate", "report", "site", "plan")
-# Every API function of a command (refresh-carbon's is not exported by the package).
-FUNCTIONS = (*COMMANDS, "refresh_carbon")
+# Every command of the command line has its function (refresh-carbon had none: issue 28 item 1).
+COMMANDS = tuple(name.replace("-", "_") for name in main.commands)
 # Options of the command line that the API takes as one NetworkSettings (``network``).
 NETWORK = {
     "ref",
@@ -56,7 +55,7 @@ def _plain(value: object) -> object:
     return value
 
 
-@pytest.mark.parametrize("name", FUNCTIONS)
+@pytest.mark.parametrize("name", COMMANDS)
 def test_each_command_is_its_api_function_with_the_same_options_and_defaults(name: str):
     command = main.commands[name.replace("_", "-")]
     function = getattr(api, name)
@@ -149,3 +148,48 @@ def test_importing_the_package_loads_no_heavy_library():
     code = f"import sys, energy_index; print(sorted(m for m in {heavy} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+# -- Issue 28 item 1: the API refuses what the command line refuses, in the same words -----------
+
+BAD_VALUES = [
+    ("build", "itl_statistic", "--itl-statistic", "p42"),
+    ("build", "itl_deadline_ms", "--itl-deadline-ms", "abc"),
+    ("build", "itl_deadline_ms", "--itl-deadline-ms", "-5"),
+    ("build", "itl_deadline_ms", "--itl-deadline-ms", "100,nan"),
+    ("build", "itl_deadline_ms", "--itl-deadline-ms", "0"),
+    ("regenerate", "itl_deadline_ms", "--itl-deadline-ms", "inf"),
+    ("regenerate", "itl_deadline_ms", "--itl-deadline-ms", "100,500"),
+    ("plan", "itl_statistic", "--itl-statistic", "P99"),
+    ("plan", "itl_deadline_ms", "--itl-deadline-ms", "-5"),
+]
+
+
+@pytest.mark.parametrize(("command", "keyword", "flag", "value"), BAD_VALUES)
+def test_the_api_and_the_command_line_refuse_a_bad_value_in_the_same_words(
+    tmp_path: Path, command: str, keyword: str, flag: str, value: str
+):
+    from click.testing import CliRunner
+
+    from energy_index.errors import EnergyIndexError, UsageError
+
+    function = getattr(energy_index, command)
+    extra = {"tokens_per_second": 1000.0} if command == "plan" else {"out": tmp_path / "i.json"}
+    with pytest.raises(EnergyIndexError) as refused:  # the package's own error, never KeyError
+        function(**{keyword: value}, **extra)
+    assert isinstance(refused.value, UsageError) and refused.value.parameter == keyword
+    args = ["--tokens-per-second", "1000"] if command == "plan" else ["--out", tmp_path / "i.json"]
+    result = CliRunner().invoke(main, [command, flag, value, *map(str, args)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {flag}: {refused.value}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_deadline_given_as_text_to_the_api_is_read_as_the_command_line_reads_it():
+    # '100' was iterated character by character: the deadlines 1 and 0 ms.
+    from energy_index.api import checked_deadlines
+
+    assert checked_deadlines("100") == (100.0,)
+    assert checked_deadlines("500,100") == (100.0, 500.0)
+    assert checked_deadlines([250, 50.0]) == (50.0, 250.0)
+    assert energy_index.build(itl_deadline_ms="100", out=None).document["itl_deadline_ms"] == 100

@@ -7,6 +7,7 @@ arguments and their defaults (docs/api.md):
     audit(*, published, source, …) → Audit                         (.identical, .lines())
     regenerate(*, source, out, vendored, today, …) → Regenerated
     fetch(*, to, tasks, repository, …) → Path
+    refresh_carbon(*, snapshot, changelog_dir, today, …) → CarbonRefresh
     validate(path) → tuple of problems
     report(*, index, source, out, png, …) → Page
     site(*, index, source, out, …) → Site
@@ -37,6 +38,7 @@ _PUBLIC = {
     "audit": "energy_index.api",
     "regenerate": "energy_index.api",
     "fetch": "energy_index.api",
+    "refresh_carbon": "energy_index.api",
     "validate": "energy_index.api",
     "published_index": "energy_index.api",
     "report": "energy_index.api",

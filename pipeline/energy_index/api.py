@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from energy_index.errors import SourceError, UsageError
 from energy_index.io.packaged import installed_copy, located
-from energy_index.model import Access, NetworkSettings
+from energy_index.model import ITL_STATISTICS, Access, NetworkSettings
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     DEFAULT_CACHE,
@@ -154,17 +154,31 @@ def _access(
     )
 
 
-def _deadlines(itl_deadline_ms: float | Iterable[float]) -> tuple[float, ...]:
-    """The deadlines asked for, sorted, once each: every one a positive, finite number of
-    milliseconds (NaN passes every range comparison, and nothing is measured at infinity)."""
-    given: Iterable[Any] = (
-        (itl_deadline_ms,) if isinstance(itl_deadline_ms, (int, float, str)) else itl_deadline_ms
-    )
+def checked_deadlines(value: Any) -> tuple[float, ...]:
+    """The deadlines asked for, sorted, once each: a number, text (``"100"``, ``"100,500"``: how
+    the command line reads ``--itl-deadline-ms``, with this same function) or several numbers.
+    Each must be a positive, finite number of milliseconds (NaN passes every range comparison,
+    and nothing is measured at infinity). The command line and the API refuse the same values in
+    the same words (UsageError naming ``itl_deadline_ms``).
+
+    Example: ``checked_deadlines("500,100")`` → ``(100.0, 500.0)``.
+    """
+    if isinstance(value, str):
+        parts: list[Any] = value.split(",")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        parts = [value]
+    else:
+        try:
+            parts = list(value)
+        except TypeError:
+            parts = [value]
     try:
-        deadlines = tuple(sorted({float(d) for d in given}))
+        if any(isinstance(part, bool) for part in parts):
+            raise TypeError
+        deadlines = [float(part) for part in parts]
     except (TypeError, ValueError):
         raise UsageError(
-            f"{itl_deadline_ms!r}: not a number of milliseconds, nor several",
+            f"{value!r} is not a number of milliseconds or a comma-separated list",
             parameter="itl_deadline_ms",
         ) from None
     if not deadlines:
@@ -175,17 +189,28 @@ def _deadlines(itl_deadline_ms: float | Iterable[float]) -> tuple[float, ...]:
                 f"{deadline!r}: every deadline must be a positive, finite number of milliseconds",
                 parameter="itl_deadline_ms",
             )
-    return deadlines
+    return tuple(sorted(set(deadlines)))
 
 
-def _deadline(itl_deadline_ms: float) -> float:
-    """One deadline (regenerate's), held to the rule of ``_deadlines``."""
-    deadlines = _deadlines(itl_deadline_ms)
-    if len(deadlines) > 1 or not isinstance(itl_deadline_ms, (int, float, str)):
+def checked_deadline(value: Any) -> float:
+    """One deadline (regenerate's, plan's), by the rule of ``checked_deadlines``."""
+    deadlines = checked_deadlines(value)
+    if len(deadlines) > 1:
         raise UsageError(
-            f"{itl_deadline_ms!r}: one deadline is taken, not several", parameter="itl_deadline_ms"
+            f"{value!r}: one deadline is taken, not several", parameter="itl_deadline_ms"
         )
     return deadlines[0]
+
+
+def checked_statistic(value: Any) -> str:
+    """The ITL statistic a deadline applies to: one of ITL_STATISTICS (median, p90, p95, p99),
+    refused in the same words by the command line and the API (UsageError)."""
+    if isinstance(value, str) and value in ITL_STATISTICS:
+        return value
+    raise UsageError(
+        f"{value!r} is not an ITL statistic; known: {', '.join(ITL_STATISTICS)}",
+        parameter="itl_statistic",
+    )
 
 
 def build(
@@ -221,7 +246,8 @@ def build(
     from energy_index.flows.build import BuildSettings, build_in_memory, build_index
     from energy_index.flows.extras import Extras, profile_deadlines
 
-    deadlines = _deadlines(itl_deadline_ms)
+    deadlines = checked_deadlines(itl_deadline_ms)
+    itl_statistic = checked_statistic(itl_statistic)
     formats = tuple(formats)
     settings = BuildSettings(
         task=task,
@@ -344,7 +370,7 @@ def regenerate(
         _source(source),
         out=target,
         vendored=snapshot,
-        settings=BuildSettings(task=task, itl_deadline_ms=_deadline(itl_deadline_ms)),
+        settings=BuildSettings(task=task, itl_deadline_ms=checked_deadline(itl_deadline_ms)),
         lock_timeout=lock_timeout,
         access=_access(cache, network, today=today, notify=notify),
         force=force,
@@ -376,7 +402,7 @@ def fetch(
 def refresh_carbon(
     *,
     snapshot: PathLike = CARBON_SNAPSHOT,
-    out_dir: PathLike | None = None,
+    changelog_dir: PathLike | None = None,
     today: str | None = None,
     cache: PathLike = DEFAULT_CACHE,
     network: NetworkSettings | None = None,
@@ -384,14 +410,14 @@ def refresh_carbon(
     force: bool = False,
 ) -> CarbonRefresh:
     """``energy-index refresh-carbon``: fetch CodeCarbon's energy mix; when it changed, write
-    the changelog into ``out_dir`` (default: the default index's folder) and replace the
-    vendored carbon snapshot ``snapshot``. A file in ``out_dir`` where a changelog goes that is
-    not this tool's is refused (UsageError) unless ``force``."""
+    the changelog into ``changelog_dir`` (default: the default index's folder) and replace the
+    vendored carbon snapshot ``snapshot``. A file in ``changelog_dir`` where a changelog goes
+    that is not this tool's is refused (UsageError) unless ``force``."""
     from energy_index.flows.carbon import refresh_carbon as refreshed
 
     return refreshed(
         Path(snapshot),
-        out_dir=Path(out_dir) if out_dir is not None else Path(DEFAULT_OUT).parent,
+        out_dir=Path(changelog_dir) if changelog_dir is not None else Path(DEFAULT_OUT).parent,
         access=_access(cache, network, today=today, notify=notify),
         force=force,
     )
@@ -432,8 +458,8 @@ def plan(
             tokens_per_second=tokens_per_second,
             requests_per_second=requests_per_second,
             output_tokens_per_request=output_tokens_per_request,
-            itl_statistic=itl_statistic,
-            itl_deadline_ms=itl_deadline_ms,
+            itl_statistic=checked_statistic(itl_statistic),
+            itl_deadline_ms=checked_deadline(itl_deadline_ms),
             model=model,
             gpu=gpu,
             countries=tuple(countries),

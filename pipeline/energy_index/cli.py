@@ -30,10 +30,25 @@ from energy_index.cli_options import (
 )
 
 OFFLINE_HINT = (
-    "hint: to build without network, leave out --from (the vendored snapshot: the checkout's, "
+    "hint: to {verb} without network, leave out --from (the vendored snapshot: the checkout's, "
     "else the copy installed with energy-index) or pass a snapshot directory: --from DIR "
     "(make index FROM=DIR)"
 )
+# What to do after a failed download, by command: each says what that command can do instead.
+NETWORK_HINTS = {
+    "regenerate": "hint: regenerate fetches upstream to compare the index with it, so it needs "
+    "the network; nothing was replaced. To rebuild offline from the vendored snapshot: make index "
+    "(energy-index build)",
+    "refresh-carbon": "hint: refresh-carbon fetches CodeCarbon's grid intensities, so it needs "
+    "the network; nothing was replaced (the carbon snapshot stays as it was)",
+    "fetch": "hint: fetch needs the network; a snapshot already on disk needs none: build from it "
+    "with --from DIR",
+    "audit published": "hint: the published copy could not be downloaded; audit a local copy "
+    "with --published FILE",
+    "audit": "hint: to audit without network, pass the snapshot it was built from: --from DIR "
+    "(the vendored snapshot rebuilds the published index offline), or --at the commit of a "
+    "snapshot on disk",
+}
 INTERRUPTED_EXIT_CODE = 130
 
 EXIT_CODES = """\b
@@ -61,7 +76,7 @@ def reports_errors(command: F) -> F:
             flag = _flag(error.parameter)
             click.echo(f"error: {flag}{_scrubbed(str(error))}", err=True)
             if isinstance(error, NetworkError):
-                click.echo(OFFLINE_HINT, err=True)
+                click.echo(network_hint(error.url), err=True)
             sys.exit(error.exit_code)
         except KeyboardInterrupt:
             # Every write is staged and renamed with SIGINT held back: nothing is half-done.
@@ -74,6 +89,22 @@ def reports_errors(command: F) -> F:
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def network_hint(url: str) -> str:
+    """The hint after a failed download (of ``url``, masked) that fits the running command."""
+    context = click.get_current_context(silent=True)
+    command = context.command.name if context is not None and context.command.name else ""
+    params = context.params if context is not None else {}
+    if command == "audit":
+        from energy_index.errors import masked_url
+
+        published = str(params.get("published") or "")
+        return NETWORK_HINTS["audit published" if masked_url(published) == url else "audit"]
+    if command in NETWORK_HINTS:
+        return NETWORK_HINTS[command]
+    verb = {"site": "write the site", "report": "write the page"}.get(command, command or "build")
+    return OFFLINE_HINT.format(verb=verb)
 
 
 def _flag(parameter: str | None) -> str:

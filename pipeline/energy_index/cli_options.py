@@ -160,12 +160,26 @@ task_option = click.option(
 )
 
 
+class Deadline(click.ParamType):  # type: ignore[type-arg]
+    """One deadline in milliseconds, as given: the API reads and checks it (api.checked_deadline),
+    so that the command line refuses what the API does, in its words, naming the flag."""
+
+    name = "MS"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return value  # the API refuses it, in its words
+
+
 deadline_option = click.option(
     "--itl-deadline-ms",
-    type=click.FloatRange(min=0, min_open=True),  # NaN and infinity: refused by the API
+    type=Deadline(),
     default=DEFAULT_ITL_DEADLINE_MS,
     show_default=True,
-    help="Median inter-token latency ceiling, inclusive.",
+    help="Inter-token latency deadline in milliseconds, inclusive: the latency target a pick "
+    "meets, on the statistic --itl-statistic.",
 )
 
 
@@ -179,19 +193,30 @@ out_option = click.option(
 
 
 class Deadlines(click.ParamType):  # type: ignore[type-arg]
-    """One deadline, or several separated by commas (a sweep)."""
+    """One deadline, or several separated by commas (a sweep), as given: the API reads and checks
+    them (api.checked_deadlines), so that both refuse the same values in the same words."""
 
     name = "MS[,MS…]"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> tuple[float, ...]:
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
         if isinstance(value, tuple):
             return value
-        try:  # read here; which deadlines may be asked for is the API's to say
+        try:
             return tuple(float(part) for part in str(value).split(","))
         except ValueError:
-            self.fail(
-                f"{value!r} is not a number of milliseconds or a comma-separated list", param, ctx
-            )
+            return value  # the API refuses it, in its words
+
+
+class Statistic(click.ParamType):  # type: ignore[type-arg]
+    """An ITL statistic, shown as a choice, as given: the API checks it (api.checked_statistic)."""
+
+    name = "statistic"
+
+    def get_metavar(self, param: Any, ctx: Any = None) -> str:
+        return f"[{'|'.join(ITL_STATISTICS)}]"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        return value
 
 
 index_option = path_option(
@@ -204,7 +229,7 @@ index_option = path_option(
 
 itl_statistic_option = click.option(
     "--itl-statistic",
-    type=click.Choice(list(ITL_STATISTICS)),
+    type=Statistic(),
     default=DEFAULT_ITL_STATISTIC,
     show_default=True,
     help="Which inter-token latency statistic the deadline applies to: the median (the "
@@ -256,7 +281,7 @@ BUILD_OPTIONS = stacked(
         type=Deadlines(),
         default=str(json_number(DEFAULT_ITL_DEADLINE_MS)),
         show_default=True,
-        help="Median inter-token latency ceiling, inclusive. Several, comma-separated "
+        help="Inter-token latency deadline in milliseconds, inclusive. Several, comma-separated "
         "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
         "then uses the largest.",
     ),
@@ -359,7 +384,6 @@ REFRESH_CARBON_OPTIONS = stacked(
     ),
     path_option(
         "--changelog-dir",
-        "out_dir",  # the API's name for it
         help="Where carbon.changelog.json and the CHANGELOG.md entry go [default: the folder of "
         f"{DEFAULT_OUT}].",
     ),
