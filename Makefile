@@ -26,7 +26,7 @@ index: $(VENV)/.installed ## Build output/index.json from the vendored snapshot,
 	$(BIN)/energy-index build --from $(FROM) --out $(OUT)
 
 regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the vendored snapshot, rebuild, changelog
-	$(BIN)/energy-index regenerate --out $(OUT) --snapshot $(SNAPSHOT)
+	$(BIN)/energy-index regenerate --out $(OUT) --vendored $(SNAPSHOT)
 
 refresh-carbon: $(VENV)/.installed ## Fetch CodeCarbon's grid intensities; on change replace snapshots/codecarbon-energy-mix, changelog
 	$(BIN)/energy-index refresh-carbon --changelog-dir $(dir $(OUT))

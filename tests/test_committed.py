@@ -68,7 +68,7 @@ def regenerated_copy(folder: Path) -> Checkout:
         SNAPSHOT, folder / "upstream", {TASK_PATH: changed_task()}, commit="7" * 40
     )
     result = invoke(
-        "regenerate", "--from", upstream, "--snapshot", copy.snapshot, "--out", copy.index,
+        "regenerate", "--from", upstream, "--vendored", copy.snapshot, "--out", copy.index,
         "--cache", folder / "cache", "--date", "2099-01-01",
     )  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -58,7 +58,7 @@ def built(tmp_path: Path) -> Path:
 def regenerate_cli(out: Path, *args: object):
     """``regenerate`` with its vendored snapshot in a temporary folder, never the repository's."""
     vendored = out.parent.parent / f"vendored-{out.stem}"
-    return invoke("regenerate", "--out", out, "--snapshot", vendored, *args)
+    return invoke("regenerate", "--out", out, "--vendored", vendored, *args)
 
 
 def snapshot_with(directory: Path, task_bytes: bytes, *, commit: str) -> Path:
@@ -206,7 +206,7 @@ def test_two_regeneration_processes_of_different_outs_keep_both_entries(tmp_path
     commands = [
         [sys.executable, "-m", "energy_index", "regenerate", "--from", str(GOLDEN),
          "--out", str(folder / name), "--date", "2026-11-30",
-         "--snapshot", str(tmp_path / f"vendored-{name}")]
+         "--vendored", str(tmp_path / f"vendored-{name}")]
         for name in ("a.json", "b.json", "c.json")
     ]  # fmt: skip
     runs = [
@@ -245,7 +245,7 @@ def test_out_naming_no_file_exits_2_and_writes_nothing(tmp_path: Path, monkeypat
 @pytest.mark.parametrize("command", ["regenerate", "report"])
 def test_other_commands_check_their_out_too(tmp_path: Path, command: str):
     (tmp_path / "output").mkdir()
-    vendored = ["--snapshot", tmp_path / "vendored"] if command == "regenerate" else []
+    vendored = ["--vendored", tmp_path / "vendored"] if command == "regenerate" else []
     result = invoke(command, "--from", GOLDEN, "--out", tmp_path / "output", *vendored)
     assert result.exit_code == 2, result.output
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["output"]

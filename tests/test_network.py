@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from energy_index.errors import NetworkError
+from energy_index.errors import NetworkError, UsageError
 from energy_index.io.http import Downloader
 from energy_index.model import NetworkSettings
 from tests.conftest import FAST, GOLDEN, INDEX_PATH, PUBLISHED, REPOSITORY_URL, TASK_PATH, cli
@@ -123,7 +123,7 @@ def test_429_through_the_cli_succeeds(standin, out, tmp_path):
 
 def test_a_retry_after_beyond_the_limit_is_not_waited_for(standin):
     standin.fail("head", Fault("status", status=503, headers={"Retry-After": "86400"}))
-    settings = NetworkSettings(retries=2, timeout=2, backoff=0.01, deadline=60)
+    settings = NetworkSettings(retries=2, timeout=2, backoff=0.01, timeout_total=60)
     with (
         Downloader(settings, sleep=lambda s: None) as downloader,
         pytest.raises(NetworkError) as caught,
@@ -806,7 +806,7 @@ class Clock:
 def test_a_retry_after_past_the_deadline_is_not_waited_for(standin):
     standin.fail("head", *[Fault("status", status=429, headers={"Retry-After": "8"})] * 3)
     clock = Clock()
-    settings = NetworkSettings(retries=5, timeout=1, backoff=0.01, deadline=20)
+    settings = NetworkSettings(retries=5, timeout=1, backoff=0.01, timeout_total=20)
     url = f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master"
     with (
         Downloader(settings, sleep=clock.sleep, clock=clock) as downloader,
@@ -817,16 +817,16 @@ def test_a_retry_after_past_the_deadline_is_not_waited_for(standin):
     assert clock.waits == [8.0, 8.0]
     assert standin.hits["head"] == 3
     assert "asks to wait 8 s" in str(caught.value)
-    assert "4 s left of the 20 s deadline" in str(caught.value)
+    assert "4 s left of the command's 20 s for all its downloads" in str(caught.value)
 
 
 def test_backoff_past_the_deadline_is_not_slept(standin):
     standin.fail("head", *[Fault("status", status=502)] * 5)
     clock = Clock()
-    settings = NetworkSettings(retries=5, timeout=1, backoff=4.0, deadline=10)
+    settings = NetworkSettings(retries=5, timeout=1, backoff=4.0, timeout_total=10)
     with (
         Downloader(settings, sleep=clock.sleep, clock=clock) as downloader,
-        pytest.raises(NetworkError, match="deadline"),
+        pytest.raises(NetworkError, match="network-timeout-total"),
     ):
         downloader.get(f"{standin.api_base}/repos/ml-energy/leaderboard/commits/master")
     assert sum(clock.waits) <= 10
@@ -834,31 +834,44 @@ def test_backoff_past_the_deadline_is_not_slept(standin):
 
 
 def test_the_deadline_is_settable_and_cuts_an_attempt_short(standin, out, tmp_path):
-    # --timeout 1 --retries 1 and Retry-After: 8 took 9 s; with --deadline 2 nothing waits 8 s.
+    # --timeout 1 --retries 1 and Retry-After: 8 took 9 s; with --network-timeout-total 2 nothing
+    # waits 8 s.
     standin.fail("head", Fault("status", status=429, headers={"Retry-After": "8"}))
     result = build_live(
-        standin, out, tmp_path, "--timeout", "1", "--retries", "1", "--deadline", "2", "--quiet"
+        standin,
+        out,
+        tmp_path,
+        "--timeout",
+        "1",
+        "--retries",
+        "1",
+        "--network-timeout-total",
+        "2",
+        "--quiet",
     )
     assert result.exit_code == 3, result.output
-    assert "asks to wait 8 s" in result.output and "deadline" in result.output
+    assert "asks to wait 8 s" in result.output and "--network-timeout-total" in result.output
     assert standin.hits["head"] == 1
     assert_untouched(out)
 
 
 def test_the_default_deadline_is_minutes_not_hours():
     from energy_index.model import NetworkSettings
-    from energy_index.settings import HTTP_DEADLINE_SECONDS
+    from energy_index.settings import HTTP_TIMEOUT_TOTAL_SECONDS
 
-    assert NetworkSettings().deadline == HTTP_DEADLINE_SECONDS
-    assert 60 <= HTTP_DEADLINE_SECONDS <= 900
+    assert NetworkSettings().timeout_total == HTTP_TIMEOUT_TOTAL_SECONDS
+    assert 60 <= HTTP_TIMEOUT_TOTAL_SECONDS <= 900
 
 
 def test_a_slow_answer_is_cut_at_the_deadline_not_at_the_timeout(standin, out, tmp_path):
     standin.fail("head", Fault("delay", seconds=5))
-    args = ["--timeout", "30", "--retries", "0", "--deadline", "0.5", "--quiet"]
+    args = ["--timeout", "30", "--retries", "0", "--network-timeout-total", "0.5", "--quiet"]
     result = build_live(standin, out, tmp_path, *args)
     assert result.exit_code == 3, result.output
-    assert "timed out: the 0.5 s deadline of the command (--deadline) passed" in result.output
+    assert (
+        "timed out: the command's 0.5 s for all its downloads (--network-timeout-total) passed"
+        in result.output
+    )
     assert_untouched(out)
 
 
@@ -942,7 +955,7 @@ def test_the_deadline_counts_from_each_command_not_from_when_its_settings_were_m
     before = time.monotonic()
     stamped = api._access(".cache", made).network
     assert stamped.started is not None and stamped.started >= before
-    assert stamped.deadline == made.deadline
+    assert stamped.timeout_total == made.timeout_total
 
 
 # The one snapshot.json reader (io/manifest.py): a cache is reused only as this tool wrote it.
@@ -1014,3 +1027,39 @@ def test_each_command_s_network_hint_says_what_that_command_can_do(tmp_path: Pat
         assert hint.startswith("hint: ") and words in hint, (what, hint)
         if what != "build":  # --from is no way out for these: regenerate and the rest
             assert "leave out --from" not in hint, (what, hint)
+
+
+# -- Issue 28 item 2: the network time budget has a name no one takes for the latency target ----
+
+
+def test_the_former_deadline_flag_still_sets_the_network_budget_with_a_warning(monkeypatch):
+    from energy_index import api
+
+    seen = []
+
+    def fetch(**kwargs):
+        seen.append(kwargs["network"])
+        raise UsageError("stop here")
+
+    monkeypatch.setattr(api, "fetch", fetch)
+    for args, env in (
+        (["--deadline", "5"], {}),
+        ([], {"ENERGY_INDEX_DEADLINE": "5"}),
+        (["--network-timeout-total", "5"], {}),
+    ):
+        result = CliRunner().invoke(main, ["fetch", "--to", "x", *args], env=env)
+        assert result.exit_code == 2, result.output
+        assert seen[-1].timeout_total == 5
+        warned = "warning: " in result.stderr
+        assert warned is bool(args[:1] == ["--deadline"] or env), result.stderr
+        if warned:
+            assert "is now --network-timeout-total" in result.stderr or (
+                "ENERGY_INDEX_DEADLINE is now ENERGY_INDEX_NETWORK_TIMEOUT_TOTAL" in result.stderr
+            )
+            assert "--itl-deadline-ms" in result.stderr  # what the user may have meant
+    both = CliRunner().invoke(
+        main, ["fetch", "--to", "x", "--deadline", "5", "--network-timeout-total", "9"]
+    )
+    assert both.exit_code == 2 and "give --network-timeout-total alone" in both.output
+    helped = CliRunner().invoke(main, ["build", "--help"]).output
+    assert "--network-timeout-total" in helped and "--deadline " not in helped

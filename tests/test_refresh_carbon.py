@@ -30,7 +30,7 @@ def tree(folder: Path) -> dict[str, bytes]:
 
 def refresh(server: StandIn, tmp_path: Path, *extra: object):
     return cli(
-        server, "refresh-carbon", "--snapshot", tmp_path / "carbon", "--changelog-dir",
+        server, "refresh-carbon", "--vendored", tmp_path / "carbon", "--changelog-dir",
         tmp_path / "output", "--cache", tmp_path / "cache" / "upstream", "--quiet",
         "--date", "2026-12-02", *extra,
     )  # fmt: skip

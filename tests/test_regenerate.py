@@ -19,7 +19,7 @@ SELECTED = ("meta-llama/Llama-3.1-8B-Instruct", "B200", 1, 2048)  # the cheapest
 
 def regenerate(standin: StandIn, tmp_path: Path, *extra: str):
     args = ["regenerate", "--from", REPOSITORY_URL, "--out", tmp_path / "output" / "index.json"]
-    vendored = ["--snapshot", tmp_path / "snapshots" / "ml-energy-leaderboard"]
+    vendored = ["--vendored", tmp_path / "snapshots" / "ml-energy-leaderboard"]
     return cli(standin, *args, *vendored, "--cache", tmp_path / "cache", *FAST, *extra)
 
 
@@ -124,7 +124,7 @@ def test_two_regenerations_at_once_leave_one_valid_file(standin, tmp_path):
     command = [
         sys.executable, "-m", "energy_index", "regenerate", "--from", REPOSITORY_URL,
         "--out", str(tmp_path / "output" / "index.json"), "--cache", str(tmp_path / "cache"),
-        "--snapshot", str(tmp_path / "snapshots" / "ml-energy-leaderboard"),
+        "--vendored", str(tmp_path / "snapshots" / "ml-energy-leaderboard"),
         "--date", "2026-11-30", *FAST,
     ]  # fmt: skip
     runs = [
@@ -184,7 +184,7 @@ def test_a_damaged_vendored_snapshot_is_named_not_a_traceback(tmp_path: Path, ma
     vendored = tmp_path / "vendored"
     vendored.mkdir()
     (vendored / "snapshot.json").write_text(json.dumps(manifest))
-    result = invoke("regenerate", "--from", GOLDEN, "--snapshot", vendored,
+    result = invoke("regenerate", "--from", GOLDEN, "--vendored", vendored,
                     "--out", tmp_path / "out" / "index.json", "--date", "2026-12-01")  # fmt: skip
     assert result.exit_code == 1, result.output
     assert ("Traceback" not in result.output and result.exception is None) or isinstance(
@@ -243,7 +243,7 @@ def test_a_users_file_where_a_regeneration_writes_is_refused_unless_force(tmp_pa
     out.parent.mkdir()
     (out.parent / name).write_bytes(b'{"mine": true}\n')
     vendored = tmp_path / "vendored"
-    regenerate = ["regenerate", "--from", GOLDEN, "--snapshot", vendored, "--out", out]
+    regenerate = ["regenerate", "--from", GOLDEN, "--vendored", vendored, "--out", out]
     before = files_in(out.parent)
     result = invoke(*regenerate, "--date", "2026-12-01")
     assert result.exit_code == 2, result.output
@@ -262,3 +262,20 @@ def test_a_regeneration_replaces_what_it_wrote_without_force(tmp_path: Path):
     (out.parent / "index.changelog.json").write_bytes(b"{}")  # changed by hand: refused
     result = invoke("regenerate", "--from", GOLDEN, "--out", out, "--date", "2026-12-03")
     assert result.exit_code == 2 and "index.changelog.json" in result.output
+
+
+def test_the_vendored_snapshot_option_has_one_name_and_the_former_one_warns(tmp_path: Path):
+    """Issue 28 item 2: --snapshot (regenerate, refresh-carbon) is --vendored, the API keyword's
+    name; --snapshot still works for one release, with a warning."""
+    for command in ("regenerate", "refresh-carbon"):
+        helped = invoke(command, "--help").output
+        assert "--vendored" in helped and "--snapshot" not in helped, command
+    vendored = tmp_path / "vendored"
+    out = tmp_path / "out" / "index.json"
+    result = invoke("regenerate", "--from", GOLDEN, "--snapshot", vendored, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "warning: --snapshot is now --vendored" in result.stderr
+    assert (vendored / "snapshot.json").is_file() and out.is_file()
+    both = invoke("regenerate", "--from", GOLDEN, "--snapshot", vendored, "--vendored", vendored,
+                  "--out", out)  # fmt: skip
+    assert both.exit_code == 2 and "give --vendored alone" in both.output

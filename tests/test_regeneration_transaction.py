@@ -50,7 +50,7 @@ class Checkout:
         }
 
     def regenerate(self, *args: object):
-        return invoke("regenerate", "--out", self.out, "--snapshot", self.snapshot, *args)
+        return invoke("regenerate", "--out", self.out, "--vendored", self.snapshot, *args)
 
     def tied(self, tmp_path: Path) -> None:
         """The output is the build of the vendored snapshot in an empty folder, byte for byte,
@@ -107,7 +107,7 @@ def test_a_cache_that_is_the_vendored_snapshot_is_refused_before_any_request(che
     before = checkout.state()
     result = cli(
         standin, "regenerate", "--from", REPOSITORY_URL, "--out", checkout.out,
-        "--snapshot", checkout.snapshot, "--cache", checkout.snapshot, *FAST,
+        "--vendored", checkout.snapshot, "--cache", checkout.snapshot, *FAST,
     )  # fmt: skip
     assert result.exit_code == 2, result.output
     assert "overlap" in result.output
@@ -121,7 +121,7 @@ def test_an_output_inside_the_snapshot_it_reads_is_refused(checkout, tmp_path, w
     inside = (checkout.snapshot if where == "snapshot" else source) / "index.json"
     before = checkout.state()
     result = invoke(
-        "regenerate", "--from", source, "--out", inside, "--snapshot", checkout.snapshot,
+        "regenerate", "--from", source, "--out", inside, "--vendored", checkout.snapshot,
         "--date", "2027-01-01",
     )  # fmt: skip
     assert result.exit_code == 2, result.output
@@ -283,7 +283,7 @@ def test_a_task_deleted_upstream_is_dropped_from_a_live_fetch(checkout, tmp_path
     def live(*args: object):
         return cli(
             standin, "regenerate", "--from", REPOSITORY_URL, "--out", checkout.out,
-            "--snapshot", checkout.snapshot, "--cache", tmp_path / "cache", *FAST, *args,
+            "--vendored", checkout.snapshot, "--cache", tmp_path / "cache", *FAST, *args,
         )  # fmt: skip
 
     assert live("--date", "2027-01-01").output.startswith("unchanged")

@@ -22,7 +22,7 @@ OPTION_SETTINGS = {
     ("regenerate", "vendored"): "VENDORED_SNAPSHOT",
     ("report", "out"): "DEFAULT_REPORT_PAGE",
     ("site", "out"): "DEFAULT_SITE",
-    ("refresh-carbon", "snapshot"): "CARBON_SNAPSHOT",
+    ("refresh-carbon", "vendored"): "CARBON_SNAPSHOT",
     "source": "VENDORED_SNAPSHOT",
     "task": "DEFAULT_TASK",
     "tasks": "DEFAULT_TASK",
@@ -39,7 +39,7 @@ OPTION_SETTINGS = {
     "retries": "HTTP_RETRIES",
     "timeout": "HTTP_TIMEOUT_SECONDS",
     "backoff": "HTTP_BACKOFF_SECONDS",
-    "deadline": "HTTP_DEADLINE_SECONDS",
+    "timeout_total": "HTTP_TIMEOUT_TOTAL_SECONDS",
     "max_bytes": "HTTP_MAX_BYTES",
     "lock_timeout": "LOCK_TIMEOUT_SECONDS",
 }
@@ -155,7 +155,7 @@ DEFAULT_NUMBERS = {
     settings.DEFAULT_ITL_DEADLINE_MS,
     settings.HTTP_MAX_BYTES,
     settings.LOCK_TIMEOUT_SECONDS,
-    settings.HTTP_DEADLINE_SECONDS,
+    settings.HTTP_TIMEOUT_TOTAL_SECONDS,
     settings.MIN_BATCH_UTILIZATION,
 }
 

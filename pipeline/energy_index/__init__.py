@@ -7,7 +7,7 @@ arguments and their defaults (docs/api.md):
     audit(*, published, source, …) → Audit                         (.identical, .lines())
     regenerate(*, source, out, vendored, today, …) → Regenerated
     fetch(*, to, tasks, repository, …) → Path
-    refresh_carbon(*, snapshot, changelog_dir, today, …) → CarbonRefresh
+    refresh_carbon(*, vendored, changelog_dir, today, …) → CarbonRefresh
     validate(path) → tuple of problems
     report(*, index, source, out, png, …) → Page
     site(*, index, source, out, …) → Site

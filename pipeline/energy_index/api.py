@@ -147,7 +147,8 @@ def _access(
 ) -> Access:
     return Access(
         cache=Path(cache),
-        # The command's --deadline counts from now, however long ago ``network`` was made.
+        # The command's --network-timeout-total counts from now, however long ago ``network``
+        # was made.
         network=replace(network or NetworkSettings(), started=time.monotonic()),
         today=today or _today(),
         notify=notify or (lambda line: None),
@@ -401,7 +402,7 @@ def fetch(
 
 def refresh_carbon(
     *,
-    snapshot: PathLike = CARBON_SNAPSHOT,
+    vendored: PathLike = CARBON_SNAPSHOT,
     changelog_dir: PathLike | None = None,
     today: str | None = None,
     cache: PathLike = DEFAULT_CACHE,
@@ -411,12 +412,12 @@ def refresh_carbon(
 ) -> CarbonRefresh:
     """``energy-index refresh-carbon``: fetch CodeCarbon's energy mix; when it changed, write
     the changelog into ``changelog_dir`` (default: the default index's folder) and replace the
-    vendored carbon snapshot ``snapshot``. A file in ``changelog_dir`` where a changelog goes
+    vendored carbon snapshot ``vendored``. A file in ``changelog_dir`` where a changelog goes
     that is not this tool's is refused (UsageError) unless ``force``."""
     from energy_index.flows.carbon import refresh_carbon as refreshed
 
     return refreshed(
-        Path(snapshot),
+        Path(vendored),
         out_dir=Path(changelog_dir) if changelog_dir is not None else Path(DEFAULT_OUT).parent,
         access=_access(cache, network, today=today, notify=notify),
         force=force,

@@ -27,6 +27,7 @@ from energy_index.cli_options import (
     REPORT_OPTIONS,
     SITE_OPTIONS,
     VALIDATE_OPTIONS,
+    former,
 )
 
 OFFLINE_HINT = (
@@ -233,7 +234,7 @@ def regenerate(exit_code: bool, **options: Any) -> None:
     CHANGELOG.md beside the index, and written as <name>.changelog.json. Two regenerations of
     the same --out never interleave: the second waits for the first (see --lock-timeout).
 
-    The index is built from --snapshot, the vendored copy of upstream kept as its input: when
+    The index is built from --vendored, the vendored copy of upstream kept as its input: when
     upstream's files changed, the fetched snapshot replaces it together with the index, its
     build report and the changelogs, all or nothing (a change in files the index does not read
     still replaces the snapshot and the report, with a changelog line). The vendored
@@ -247,6 +248,7 @@ def regenerate(exit_code: bool, **options: Any) -> None:
     """
     from energy_index import api
 
+    options["vendored"] = former("--vendored", options["vendored"])
     outcome = api.regenerate(**options, notify=_notify)
     upstream = outcome.upstream
     if outcome.changelog is None:
@@ -283,11 +285,12 @@ def refresh_carbon(exit_code: bool, **options: Any) -> None:
     """
     from energy_index import api
 
+    options["vendored"] = former("--vendored", options["vendored"])
     outcome = api.refresh_carbon(**options, notify=_notify)
     if outcome.changelog is None:
         click.echo(f"unchanged (upstream {outcome.commit})")
         return
-    click.echo(f"changed (upstream {outcome.commit}): replaced {options['snapshot']}")
+    click.echo(f"changed (upstream {outcome.commit}): replaced {options['vendored']}")
     click.echo(outcome.changelog["markdown"].rstrip())
     if exit_code:
         sys.exit(CHANGED_EXIT_CODE)

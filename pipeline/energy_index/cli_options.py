@@ -60,21 +60,63 @@ class IsoDate(click.ParamType):  # type: ignore[type-arg]
 def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
     """The option of one network setting, as its field in model.NetworkSettings describes it."""
     spec, default = setting.metadata["option"], setting.default
-    flag = "--" + setting.name.replace("_", "-")
+    flag = spec["flag"] or "--" + setting.name.replace("_", "-")
     if isinstance(default, bool):
-        return click.option(flag, is_flag=True, help=spec["help"])
+        return click.option(flag, setting.name, is_flag=True, help=spec["help"])
     if default is None:
-        return click.option(flag, help=spec["help"])
-    kind: Any = None
-    if isinstance(default, int):
-        kind = click.IntRange(min=spec["min"], min_open=spec["min_open"])
-    elif isinstance(default, float):
-        kind = click.FloatRange(min=spec["min"], min_open=spec["min_open"])
-    envvar = f"ENERGY_INDEX_{setting.name.upper()}" if spec["envvar"] else None
-    return click.option(
-        flag, type=kind, default=default, show_default=True, envvar=envvar,
+        return click.option(flag, setting.name, help=spec["help"])
+    kind = _kind_of(spec, default)
+    envvar = f"ENERGY_INDEX_{flag[2:].replace('-', '_').upper()}" if spec["envvar"] else None
+    option = click.option(
+        flag, setting.name, type=kind, default=default, show_default=True, envvar=envvar,
         show_envvar=envvar is not None, help=spec["help"],
     )  # fmt: skip
+    if not spec["old_flag"]:
+        return option
+    old_envvar = f"ENERGY_INDEX_{spec['old_flag'][2:].replace('-', '_').upper()}"
+    old = click.option(
+        spec["old_flag"], f"old_{setting.name}", type=kind, default=None, hidden=True,
+        envvar=old_envvar if spec["envvar"] else None,
+    )  # fmt: skip
+    return lambda command: option(old(command))
+
+
+def _kind_of(spec: dict[str, Any], default: Any) -> Any:
+    if isinstance(default, int):
+        return click.IntRange(min=spec["min"], min_open=spec["min_open"])
+    if isinstance(default, float):
+        return click.FloatRange(min=spec["min"], min_open=spec["min_open"])
+    return None
+
+
+def _renamed(setting: dataclasses.Field[Any], kwargs: dict[str, Any]) -> None:
+    """A network setting given under its former name (``old_flag``: --deadline, or its
+    environment variable) is taken, with a warning on stderr; under both names, refused."""
+    spec = setting.metadata["option"]
+    if not spec["old_flag"]:
+        return
+    value = kwargs.pop(f"old_{setting.name}")
+    if value is None:
+        return
+    context = click.get_current_context()
+    new_source = context.get_parameter_source(setting.name)
+    if new_source not in (None, click.core.ParameterSource.DEFAULT):
+        raise click.UsageError(
+            f"{spec['old_flag']} is the former name of {spec['flag']}: give {spec['flag']} alone"
+        )
+    by_environment = (
+        context.get_parameter_source(f"old_{setting.name}")
+        is click.core.ParameterSource.ENVIRONMENT
+    )
+    old, new = spec["old_flag"], spec["flag"]
+    if by_environment:
+        old, new = (f"ENERGY_INDEX_{f[2:].replace('-', '_').upper()}" for f in (old, new))
+    click.echo(
+        f"warning: {old} is now {new} (seconds for all the command's downloads: not a latency "
+        f"target, which is --itl-deadline-ms); {old} stops working in the next release",
+        err=True,
+    )
+    kwargs[setting.name] = value
 
 
 # The network settings the command line offers: those whose field says how.
@@ -94,11 +136,42 @@ REPLACE_OPTION = click.option(
 )
 
 
+def former_option(old: str, new: str) -> Callable[[F], F]:
+    """``old``, the former name of the option ``new`` (before 1.1), working for one release:
+    ``former(new)`` takes its value, with a warning on stderr; both given, refused."""
+    name = new[2:].replace("-", "_")
+
+    def remembered(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+        if value is not None:
+            ctx.meta[f"former {name}"] = (old, value)
+
+    return click.option(
+        old, f"former_{name}", type=click.Path(path_type=Path), default=None, hidden=True,
+        expose_value=False, callback=remembered,
+    )  # fmt: skip
+
+
+def former(new: str, value: Any) -> Any:
+    """The value of the option ``new``, or of its former name (``former_option``) if given."""
+    context = click.get_current_context()
+    name = new[2:].replace("-", "_")
+    given = context.meta.get(f"former {name}")
+    if given is None:
+        return value
+    old, former_value = given
+    if context.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
+        raise click.UsageError(f"{old} is the former name of {new}: give {new} alone")
+    click.echo(f"warning: {old} is now {new}; {old} stops working in the next release", err=True)
+    return former_value
+
+
 def network_options(command: F) -> F:
     """Add the network options to a command and hand them to it as one ``network`` value."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        for setting in _NETWORK_SETTINGS:
+            _renamed(setting, kwargs)
         network = NetworkSettings(**{f.name: kwargs.pop(f.name) for f in _NETWORK_SETTINGS})
         return command(*args, network=network, **kwargs)
 
@@ -363,8 +436,9 @@ REGENERATE_OPTIONS = stacked(
         show_default=True,
         help="Seconds to wait for another regeneration of the same --out to finish.",
     ),
+    former_option("--snapshot", "--vendored"),
     path_option(
-        "--snapshot",
+        "--vendored",
         "vendored",
         help="The vendored snapshot to keep as the input of --out: replaced by the fetched one, "
         "together with the index, when upstream's files changed (created if missing). [default: "
@@ -377,8 +451,9 @@ REGENERATE_OPTIONS = stacked(
 
 # refresh-carbon
 REFRESH_CARBON_OPTIONS = stacked(
+    former_option("--snapshot", "--vendored"),
     path_option(
-        "--snapshot",
+        "--vendored",
         default=CARBON_SNAPSHOT,
         help="The vendored carbon snapshot, replaced whole when upstream's file changed.",
     ),

@@ -22,10 +22,10 @@ from energy_index.settings import (
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
     HTTP_BACKOFF_SECONDS,
-    HTTP_DEADLINE_SECONDS,
     HTTP_MAX_BYTES,
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
+    HTTP_TIMEOUT_TOTAL_SECONDS,
     REPORT_SUFFIX,
 )
 
@@ -51,12 +51,28 @@ SERVER_GROUP = ("model_id", "gpu_model", "num_gpus")  # one server: stability ca
 
 
 def _option(
-    help: str, *, envvar: bool = True, minimum: float | None = None, open_minimum: bool = False
+    help: str,
+    *,
+    envvar: bool = True,
+    minimum: float | None = None,
+    open_minimum: bool = False,
+    flag: str | None = None,
+    old_flag: str | None = None,
 ) -> dict[str, Any]:
     """How a network setting is offered on the command line (cli.py makes its option from it):
-    ``--<name>``, read from ENERGY_INDEX_<NAME> too when ``envvar``, no less than ``minimum``
-    (greater, when ``open_minimum``)."""
-    return {"option": {"help": help, "envvar": envvar, "min": minimum, "min_open": open_minimum}}
+    ``flag`` (default ``--<name>``), read from ENERGY_INDEX_<FLAG> too when ``envvar``, no less
+    than ``minimum`` (greater, when ``open_minimum``); ``old_flag``, a former name that still
+    works for one release, with a warning."""
+    return {
+        "option": {
+            "help": help,
+            "envvar": envvar,
+            "min": minimum,
+            "min_open": open_minimum,
+            "flag": flag,
+            "old_flag": old_flag,
+        }
+    }
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,13 +115,17 @@ class NetworkSettings:
             minimum=1,
         ),
     )
-    deadline: float = field(  # for all of the command's requests together
-        default=HTTP_DEADLINE_SECONDS,
+    timeout_total: float = field(  # for all of the command's requests together
+        default=HTTP_TIMEOUT_TOTAL_SECONDS,
         metadata=_option(
             "Seconds for all of the command's downloads together, retries and the waits a "
             "server asks for (Retry-After) included; a wait that would pass it is not made.",
             minimum=0,
             open_minimum=True,
+            # Not --deadline, its name before 1.1 (which still works, with a warning): that
+            # word is the latency target's (--itl-deadline-ms).
+            flag="--network-timeout-total",
+            old_flag="--deadline",
         ),
     )
     quiet: bool = field(  # no progress display

@@ -80,7 +80,7 @@ HTTP_BACKOFF_SECONDS = 1.0
 HTTP_MAX_BYTES = 64 << 20
 # The whole command's network time, every request, retry and Retry-After wait included: ten
 # minutes fetches upstream many times over, and no server's answer holds a run longer.
-HTTP_DEADLINE_SECONDS = 600.0
+HTTP_TIMEOUT_TOTAL_SECONDS = 600.0
 # The largest index file read (validate, audit, report, site): four times the index of the
 # benchmarks' 10⁶ configurations (30,927 rows, 17 MB), far below a task file's 2 GiB.
 MAX_INDEX_BYTES = 64 << 20

@@ -133,7 +133,7 @@ class Downloader:
         self._secrets: set[str] = set()  # the credentials of the URLs asked for
         self._sleep, self._clock = sleep, clock
         started = clock() if settings.started is None else settings.started
-        self._ends = started + settings.deadline
+        self._ends = started + settings.timeout_total
         timeout = settings.timeout
         self._runner = asyncio.Runner()
         self._client = httpx.AsyncClient(
@@ -194,10 +194,16 @@ class Downloader:
         return self._ends - self._clock()
 
     def _past_deadline(self, left: float | str) -> str:
-        deadline = self.settings.deadline
+        deadline = self.settings.timeout_total  # the network time budget, not a latency target
         if isinstance(left, str):
-            return f"the {deadline:g} s deadline of the command (--deadline) passed {left}"
-        return f"with {max(left, 0):.0f} s left of the {deadline:g} s deadline (--deadline)"
+            return (
+                f"the command's {deadline:g} s for all its downloads (--network-timeout-total) "
+                f"passed {left}"
+            )
+        return (
+            f"with {max(left, 0):.0f} s left of the command's {deadline:g} s for all its "
+            "downloads (--network-timeout-total)"
+        )
 
     def get_json(self, url: str, *, expect: type, **options: Any) -> Any:
         """The parsed JSON at ``url``, which must be of type ``expect`` (dict or list)."""
