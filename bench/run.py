@@ -41,6 +41,9 @@ IMPORT_FLOOR = "import polars, pandera.polars"
 SHAPES = ("few-groups", "many-groups")  # timed at every size; the stress input at --stress
 PIPELINE = "pipeline (`energy-index build`)"
 FLOOR_JOB = "the floor job (`floor.py`)"
+MSGSPEC = "msgspec script (`msgspec_peer.py`)"
+# Shown, but not among the peers the pipeline is to be faster than (issue 27's targets).
+NOT_A_TARGET = {FLOOR_JOB, MSGSPEC}
 # name → script in bench/ taking the task file and printing the rows as JSON.
 NEEDS_BENCH_EXTRA = {"pandas_peer.py", "duckdb_peer.py"}
 PEERS = {
@@ -48,6 +51,7 @@ PEERS = {
     "pandas (`pandas_peer.py`)": "pandas_peer.py",
     "DuckDB SQL (`duckdb_peer.py`)": "duckdb_peer.py",
     "naive polars (`polars_peer.py`)": "polars_peer.py",
+    MSGSPEC: "msgspec_peer.py",
     FLOOR_JOB: "floor.py",
 }
 
@@ -205,7 +209,7 @@ class Table:
 
 
 def runs_for(configurations: int, requested: int) -> int:
-    return 1 if configurations >= 1_000_000 else requested
+    return requested  # at 10⁶ too: one pair there said little on a loaded machine (issue 27)
 
 
 def main() -> None:
@@ -215,7 +219,7 @@ def main() -> None:
     parser.add_argument(
         "--stress", type=int, default=10_000, help="configurations of the stress input (0: none)"
     )
-    parser.add_argument("--runs", type=int, default=3, help="pairs per program (1 at 10⁶)")
+    parser.add_argument("--runs", type=int, default=5, help="pairs per program, at every size")
     parser.add_argument("--out", type=Path, help="also write the results as Markdown here")
     parser.add_argument("--no-stages", action="store_true", help="skip the stage breakdown")
     parser.add_argument(
@@ -285,7 +289,7 @@ def main() -> None:
             "Each program runs in its own process, from a cold interpreter; cpu is user + system "
             "time (median), wall the elapsed time (median), peak RSS the largest of the runs. "
             "Runs are paired, the pipeline then the program, in turn "
-            f"({arguments.runs} per program, one at 10⁶); the ratio is the median (min–max) over "
+            f"({arguments.runs} per program at every size); the ratio is the median (min–max) over "
             "the pairs of the pipeline's time divided by the program's: above 1, the pipeline is "
             "slower. Every program's rows were checked to equal the pipeline's before timing, on "
             "every input. The pipeline's line pools its runs from all the pairs.\n\n"
@@ -295,7 +299,7 @@ def main() -> None:
             "runs exactly at the utilization threshold and the deadline, and energy ties broken "
             "by every key of the tie-break order.\n\n"
             f"## Side by side\n\n{chr(10).join(table.lines)}\n\n"
-            f"## Targets (issue #16)\n\n{chr(10).join(targets)}\n"
+            f"## Targets (issue #27)\n\n{chr(10).join(targets)}\n"
         )
         if stages:
             text += (
@@ -307,7 +311,7 @@ def main() -> None:
 
 
 def target_lines(summary: dict[str, dict]) -> list[str]:
-    """Each target of issue #16 the measured inputs reach, met or missed and by how much."""
+    """Each target of issue #27 the measured inputs reach, met or missed and by how much."""
 
     def verdict(value: float, limit: float, strict: bool = False) -> str:
         if value < limit or (value == limit and not strict):
@@ -319,14 +323,14 @@ def target_lines(summary: dict[str, dict]) -> list[str]:
     floor_name = next(name for name in real["ratios"] if name.startswith("import floor"))
     value = real["ratios"][floor_name]
     lines.append(
-        f"| real file: cold build ≤ 1.15 × the import floor (cpu) | {real['cells'][floor_name]} × "
-        f"| {verdict(value, 1.15)} |"
+        f"| real file: cold build ≤ 1.2 × the import floor (cpu) | {real['cells'][floor_name]} × "
+        f"| {verdict(value, 1.2)} |"
     )
     for label, facts in summary.items():
         size = facts["size"]
         if facts["shape"] not in SHAPES or size not in (100_000, 1_000_000):
             continue
-        ratios = {k: v for k, v in facts["ratios"].items() if k != FLOOR_JOB}
+        ratios = {k: v for k, v in facts["ratios"].items() if k not in NOT_A_TARGET}
         slowest = max(ratios, key=ratios.get)
         lines.append(
             f"| {label}: faster than the json, pandas, DuckDB and naive polars peers (cpu ratio "
@@ -336,8 +340,8 @@ def target_lines(summary: dict[str, dict]) -> list[str]:
         if size == 1_000_000:
             value = facts["ratios"][FLOOR_JOB]
             lines.append(
-                f"| {label}: ≤ 3 × the floor job's cpu | {facts['cells'][FLOOR_JOB]} × | "
-                f"{verdict(value, 3.0)} |"
+                f"| {label}: ≤ 2 × the floor job's cpu | {facts['cells'][FLOOR_JOB]} × | "
+                f"{verdict(value, 2.0)} |"
             )
             peak = max(r.rss_mib for r in facts["pipeline"]) / facts["source"].megabytes
             lines.append(
