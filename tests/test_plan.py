@@ -244,7 +244,14 @@ def test_plans_are_ranked_by_the_upper_bound_of_total_power():
         ({"tokens_per_second": -5.0}, "-5.0 is not a positive number"),
         ({"tokens_per_second": math.nan}, "nan is not a positive number"),
         ({"tokens_per_second": math.inf}, "inf is not a positive number"),
-        ({"tokens_per_second": 1e12}, "1e+12 output tokens per second is beyond the 1e+09"),
+        ({"tokens_per_second": 1e12}, "1000000000000 output tokens per second is beyond the 1e+09"),
+        ({"tokens_per_second": 1000000001}, "1000000001 output tokens per second is beyond"),
+        ({"tokens_per_second": 5e-324}, "5e-324 output tokens per second is below the 0.001"),
+        ({"tokens_per_second": 1e-300}, "1e-300 output tokens per second is below the 0.001"),
+        (
+            {"requests_per_second": 1e-6, "output_tokens_per_request": 100},
+            "output tokens per second is below the 0.001 the planner takes",
+        ),
         ({"tokens_per_second": "many"}, "'many' is not a number of output tokens per second"),
         ({"requests_per_second": 0.0}, "0.0 is not a positive number of requests per second"),
         ({"tokens_per_second": 10, "model": "GPT 9"}, "GPT 9 is not a model of these curves"),
@@ -312,7 +319,8 @@ def test_json_and_csv_give_the_same_plan_as_the_api():
         (("--tokens-per-second", "0"), "--tokens-per-second: 0.0 is not a positive number"),
         (("--tokens-per-second", "-3"), "--tokens-per-second: -3.0 is not a positive number"),
         (("--tokens-per-second", "nan"), "--tokens-per-second: nan is not a positive number"),
-        (("--tokens-per-second", "1e15"), "--tokens-per-second: 1e+15 output tokens per second"),
+        (("--tokens-per-second", "1e15"), "--tokens-per-second: 1000000000000000 output tokens"),
+        (("--tokens-per-second", "5e-324"), "--tokens-per-second: 5e-324 output tokens per second"),
         (("--requests-per-second", "0"), "--requests-per-second: 0.0 is not a positive number"),
         (("--tokens-per-second", "10", "--model", "GPT 9"), "--model: GPT 9 is not a model"),
         (("--tokens-per-second", "10", "--gpu", "TPU"), "--gpu: TPU is not a GPU type"),
@@ -417,3 +425,18 @@ def test_a_brackets_latency_is_true_of_both_its_points():
     assert plan["status"] == BRACKETED
     assert [c["max_num_seqs"] for c in plan["configurations"]] == [128, 64]
     assert plan["itl_ms_at_most"] == 26.66
+
+
+def test_the_smallest_load_taken_gives_finite_strict_json():
+    # Trial finding 3: 5e-324 tokens/s wrote 429 Infinity values; the smallest load taken
+    # (settings.MIN_PLAN_TOKENS_PER_SECOND) gives finite figures, JSON without Infinity or NaN.
+    from energy_index.settings import MIN_PLAN_TOKENS_PER_SECOND
+
+    result = invoke("plan", *QWEN, "--tokens-per-second", MIN_PLAN_TOKENS_PER_SECOND, "--json")
+    assert result.exit_code == 0, result.output
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} in the plan's JSON")
+
+    document = json.loads(result.output, parse_constant=refuse)
+    assert document["plan"]["gpu_energy"]["joules_per_output_token"]["high"] == 759946.7920299

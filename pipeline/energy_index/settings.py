@@ -44,6 +44,9 @@ REPORT_DEADLINES_MS = (50.0, 100.0, 250.0, 500.0)  # the sweep the report page s
 # times the site's largest grid load; more is a unit mistake, not a deployment. The site's
 # plan.json gives the plan at each load of its grid: 10² to 10⁶ tokens/s, ×1, ×2, ×5 a decade.
 MAX_PLAN_TOKENS_PER_SECOND = 1e9
+# The smallest: 10⁻³ output tokens/s (a token in about 17 minutes). Below it energy per token
+# runs past any measurement's scale and, near the smallest double, to infinity (not JSON).
+MIN_PLAN_TOKENS_PER_SECOND = 1e-3
 # A load within this relative difference of a measured throughput is that throughput (status
 # measured): upstream's output_throughput_tokens_per_sec and avg_power_watts ÷
 # energy_per_token_joules differ in the last binary digit (3e-16), and a user types either.

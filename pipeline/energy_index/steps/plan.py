@@ -36,7 +36,12 @@ from typing import Any
 
 from energy_index.errors import UsageError, quoted, shown
 from energy_index.model import ITL_STATISTICS, SERVER_GROUP
-from energy_index.settings import MAX_PLAN_TOKENS_PER_SECOND, PLAN_SAME_THROUGHPUT
+from energy_index.model import json_number
+from energy_index.settings import (
+    MAX_PLAN_TOKENS_PER_SECOND,
+    MIN_PLAN_TOKENS_PER_SECOND,
+    PLAN_SAME_THROUGHPUT,
+)
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.derive import row_id
 from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
@@ -240,14 +245,19 @@ def planned(
             if tokens_per_second is not None
             else requests_per_second * tokens_per_request  # type: ignore[operator]
         )
+        parameter = "tokens_per_second" if tokens_per_second is not None else "requests_per_second"
         if load > MAX_PLAN_TOKENS_PER_SECOND:
             raise UsageError(
-                f"{load:.4g} output tokens per second is beyond the "
+                f"{json_number(load)} output tokens per second is beyond the "
                 f"{MAX_PLAN_TOKENS_PER_SECOND:.0e} the planner takes "
                 "(no deployment's load; check the unit)",
-                parameter="tokens_per_second"
-                if tokens_per_second is not None
-                else "requests_per_second",
+                parameter=parameter,
+            )
+        if load < MIN_PLAN_TOKENS_PER_SECOND:
+            raise UsageError(
+                f"{json_number(load)} output tokens per second is below the "
+                f"{MIN_PLAN_TOKENS_PER_SECOND:g} the planner takes (check the unit)",
+                parameter=parameter,
             )
         plan = family_plan(
             curve, load, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
