@@ -35,8 +35,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from energy_index.errors import UsageError, quoted, shown
-from energy_index.model import ITL_STATISTICS, SERVER_GROUP
-from energy_index.model import json_number
+from energy_index.model import ITL_STATISTICS, SERVER_GROUP, json_number
 from energy_index.settings import (
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
