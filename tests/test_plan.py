@@ -440,3 +440,28 @@ def test_the_smallest_load_taken_gives_finite_strict_json():
 
     document = json.loads(result.output, parse_constant=refuse)
     assert document["plan"]["gpu_energy"]["joules_per_output_token"]["high"] == 759946.7920299
+
+
+@pytest.mark.parametrize(
+    ("arguments", "parameter"),
+    [
+        ({"tokens_per_second": 10**400}, "tokens_per_second"),
+        ({"requests_per_second": 10**400}, "requests_per_second"),
+        ({"tokens_per_second": 2000, "model": 5}, "model"),
+        ({"tokens_per_second": 2000, "gpu": ["B200"]}, "gpu"),
+        ({"tokens_per_second": 2000, "countries": [5]}, "countries"),
+    ],
+)
+def test_the_api_refuses_a_value_of_the_wrong_kind_with_its_own_error(arguments, parameter):
+    """Trial finding 6: these raised OverflowError and AttributeError, not the package's own."""
+    with pytest.raises(UsageError) as refused:
+        energy_index.plan(source=GOLDEN, **arguments)
+    assert refused.value.parameter == parameter
+
+
+def test_one_country_code_given_alone_is_that_country_not_its_letters():
+    """Trial finding 8: countries='FRA' was read letter by letter ('F is not … a country')."""
+    alone = energy_index.plan(source=GOLDEN, tokens_per_second=2000, countries="FRA")
+    listed = energy_index.plan(source=GOLDEN, tokens_per_second=2000, countries=["FRA"])
+    assert alone.as_json() == listed.as_json()
+    assert "FRA" in json.dumps(alone.as_json())

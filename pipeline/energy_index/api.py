@@ -463,11 +463,24 @@ def plan(
             itl_deadline_ms=checked_deadline(itl_deadline_ms),
             model=model,
             gpu=gpu,
-            countries=tuple(countries),
+            countries=_countries(countries),
             carbon=_carbon(carbon),
             access=_access(cache, network, notify=notify),
         )
     )
+
+
+def _countries(value: Any) -> tuple[Any, ...]:
+    """``countries`` as the command line's repeated ``--country`` gives them: one code alone
+    ("FRA") is that country, not its letters; None is the default (every country)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    try:
+        return tuple(value)
+    except TypeError:
+        return (value,)
 
 
 def published_index() -> Path:

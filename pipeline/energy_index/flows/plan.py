@@ -40,7 +40,7 @@ def _grid(carbon: Path, countries: Sequence[str]) -> dict[str, GridIntensity]:
     every = grid_intensities(carbon_snapshot(carbon).file)
     if not countries:
         return every
-    unknown = [code for code in countries if code.upper() not in every]
+    unknown = [code for code in countries if not isinstance(code, str) or code.upper() not in every]
     if unknown:
         raise UsageError(
             f"{shown(unknown[0])} is not an ISO 3166-1 alpha-3 country of the carbon snapshot "

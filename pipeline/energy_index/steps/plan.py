@@ -307,8 +307,13 @@ def _check_load(value: float | None, parameter: str, unit: str) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise UsageError(f"{quoted(value)} is not a number of {unit}", parameter=parameter)
-    if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{value!r} is not a positive number of {unit}", parameter=parameter)
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond the largest float (10**400) is no load either
+        finite = False
+    if not (finite and value > 0):
+        said = repr(value) if isinstance(value, float) else quoted(value)  # a 401-digit int is cut
+        raise UsageError(f"{said} is not a positive number of {unit}", parameter=parameter)
 
 
 _NAMED = {"model": "model", "gpu": "GPU type"}  # what a refusal calls the value it names
@@ -324,6 +329,8 @@ def _named(
     """The curves whose field (any of ``field_names``) is ``value``, compared case-blind."""
     if value is None:
         return list(curves)
+    if not isinstance(value, str):
+        raise UsageError(f"{quoted(value)} is not a {_NAMED[parameter]} name", parameter=parameter)
     wanted = value.casefold()
     found = [c for c in curves if any(str(c[f]).casefold() == wanted for f in field_names)]
     if not found:
