@@ -222,6 +222,19 @@ def more_power(task_bytes: bytes, watts: float = 7.0) -> bytes:
     return json.dumps(document, indent=2).encode()
 
 
+# The published index's dates as options: a build of the golden input then gives its bytes.
+DATES = ["--retrieved", PUBLISHED_DATES[0], "--updated", PUBLISHED_DATES[1]]
+
+
+@pytest.fixture
+def previous_output(tmp_path: Path) -> Path:
+    """An index already written at the output path, which a failed build must not touch."""
+    out = tmp_path / "out" / "index.json"
+    result = invoke("build", "--from", GOLDEN, "--out", out, *DATES)
+    assert result.exit_code == 0, result.output
+    return out
+
+
 def invoke(*args: object):
     """Run the command line in-process, every argument as text."""
     from click.testing import CliRunner

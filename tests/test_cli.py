@@ -15,20 +15,9 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from tests.conftest import GOLDEN, PUBLISHED, REPO, TASK_PATH
 
-DATES = ["--retrieved", "2026-09-26", "--updated", "2026-09-27"]
-
 
 def invoke(*args: str):
     return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-
-
-@pytest.fixture
-def previous_output(tmp_path: Path) -> Path:
-    """An index already written at the output path, which a failed build must not touch."""
-    out = tmp_path / "out" / "index.json"
-    result = invoke("build", "--from", GOLDEN, "--out", out, *DATES)
-    assert result.exit_code == 0, result.output
-    return out
 
 
 def snapshot_of(directory: Path, fixture: str) -> Path:
