@@ -33,6 +33,7 @@ from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import UpstreamFile
 from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import grid_intensities
+from energy_index.steps.impacts import carbon_in
 from tests.conftest import FIXTURES, GOLDEN, PUBLISHED, REPO
 
 CARBON_FIXTURE = FIXTURES / "codecarbon-energy-mix"
@@ -104,7 +105,9 @@ def test_one_row_recomputed_by_hand(published_impacts: dict[str, Any]) -> None:
         assert facility_block["wh_per_response"][bound] == approx(facility * tokens / 3600)
         for code in ("FRA", "USA", "IND", "CAF"):
             intensity = grid[code]["carbon_intensity"]
-            carbon = impacts["estimated"]["carbon"]["by_country"][code]
+            carbon = carbon_in(
+                row, factors, published_impacts["carbon_source"]["countries"][code]["g_per_kwh"]
+            )
             assert carbon["g_per_million_output_tokens"][bound] == approx(
                 facility * 1e6 / 3600 / 1000 * intensity
             )
@@ -315,14 +318,11 @@ def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: 
     assert failed.exit_code == 1
     assert "carbon_source.countries.FRA.g_per_kwh: published 12.0, rebuilt 56.039" in failed.output
     document = json.loads(impacts.read_bytes())
-    by_country = document["rows"][5]["estimated"]["carbon"]["by_country"]
-    by_country["POL"]["g_per_million_output_tokens"]["low"] /= 2
+    document["rows"][5]["estimated"]["carbon"]["factors"]["low"].pop()
     tampered.write_text(json.dumps(document))
     failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1
-    assert "rows[5].estimated.carbon.by_country.POL.g_per_million_output_tokens.low" in (
-        failed.output
-    )
+    assert "rows[5].estimated.carbon.factors.low" in failed.output
 
 
 def test_the_impacts_audit_compares_numbers_as_numbers(tmp_path: Path) -> None:
@@ -492,5 +492,9 @@ def test_a_negative_zero_intensity_is_published_as_zero(tmp_path: Path) -> None:
     assert not NEGATIVE_ZERO.search(published), NEGATIVE_ZERO.search(published)
     impacts = json.loads(published)
     assert impacts["carbon_source"]["countries"]["CAF"]["g_per_kwh"] == 0.0
-    carbon = impacts["rows"][0]["estimated"]["carbon"]["by_country"]["CAF"]
+    # The page's carbon is built from the published intensity: no sign to carry there either.
+    index = json.loads(out.read_bytes())
+    intensity = impacts["carbon_source"]["countries"]["CAF"]["g_per_kwh"]
+    carbon = carbon_in(index["rows"][0], impacts["factors"], intensity)
     assert carbon["g_per_million_output_tokens"] == {"low": 0.0, "high": 0.0}
+    assert not NEGATIVE_ZERO.search(json.dumps(carbon).encode())

@@ -8,13 +8,15 @@ snapshot; the figures shown are compared with the impacts document built from th
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from energy_index.flows.impacts import impacts_of
-from tests.conftest import GOLDEN
+from energy_index.steps.impacts import carbon_in, significant
+from tests.conftest import GOLDEN, REPO
 from tests.test_impacts import CARBON_FIXTURE
 from tests.test_report_browser import Tab, invoke, needs_chromium, tab  # noqa: F401
 
@@ -34,7 +36,7 @@ def page(tmp_path_factory: pytest.TempPathFactory, golden_index: Path) -> dict[s
         upstream_commit="0" * 40,
         carbon=CARBON_FIXTURE,
     )
-    return {"page": out, "impacts": impacts}
+    return {"page": out, "impacts": impacts, "index": json.loads(index_bytes)}
 
 
 def shown(browser: Tab) -> list[dict[str, Any]]:
@@ -102,24 +104,59 @@ def test_the_boundary_switch_shows_the_estimated_ranges(page, tab, boundary):  #
     assert {line["status"] for line in shown(tab)} == {"measured"}
 
 
+# Countries whose carbon the page must show exactly as Python computes it: the extremes of
+# intensity (CAF: 0 gCO2e/kWh), the default, and a spread between (issue 27: the page builds
+# the carbon itself from the rows' measured figures, the factors and the intensity).
+COUNTRIES = ("FRA", "IND", "USA", "CAF", "POL", "ZAF", "BRA", "SWE", "CHN", "AUS", "NOR", "DEU")
+
+
 @needs_chromium
-def test_the_country_selector_sets_the_carbon_ranges(page, tab):  # noqa: F811
+def test_the_country_selector_sets_the_carbon_ranges_python_computes(page, tab):  # noqa: F811
     open_page(tab, page)
-    rows = {row["row_id"]: row for row in page["impacts"]["rows"]}
+    index = {row["row_id"]: row for row in page["index"]["rows"]}
+    countries = page["impacts"]["carbon_source"]["countries"]
+    by_intensity = sorted(countries, key=lambda code: (countries[code]["g_per_kwh"], code))
     seen = {}
-    for country in ("FRA", "IND", "USA"):
+    for country in (*COUNTRIES, by_intensity[0], by_intensity[-1]):
         choose(tab, "carbon", country)
         table = shown(tab)
+        assert len(table) == len(index) == 32
         for line in table:
-            carbon = rows[line["rowId"]]["estimated"]["carbon"]["by_country"][country]
+            carbon = carbon_in(
+                index[line["rowId"]], page["impacts"]["factors"], countries[country]["g_per_kwh"]
+            )
             expected = carbon["g_per_million_output_tokens"]
             assert (line["status"], line["boundary"]) == ("estimated", "facility")
-            assert figures(line) == (expected["low"], expected["high"], "gCO2e / M tokens")
+            assert figures(line) == (expected["low"], expected["high"], "gCO2e / M tokens"), (
+                country,
+                line,
+            )
         seen[country] = table[0]["figure"]
-        name = page["impacts"]["carbon_source"]["countries"][country]["country"]
+        name = countries[country]["country"]
         assert name in tab.tab.locator("#impacts-caption").text_content()
-    assert len(set(seen.values())) == 3
+    assert len(set(seen.values())) == len(seen)
     assert tab.messages == []
+
+
+@needs_chromium
+def test_the_page_rounds_as_python_does(tab):  # noqa: F811
+    """The page's significant() against steps.impacts.significant on values where rounding
+    rules differ: exact ties (to even), values a hair either side, carries, tiny and huge."""
+    source = (REPO / "pipeline/energy_index/pages/assets/impacts.js").read_text("utf-8")
+    function = re.search(r"^function significant\(x\) \{.*?^\}$", source, re.S | re.M)
+    assert function
+    values = [
+        12345.0, 12355.0, 12365.0, 0.125, 0.0625, 1.0005, 2.5e-7, 99995.0, 9999.5, 0.00012345,
+        123456789.0, 1.23456e20, 3.14159, 0.1 + 0.2, 1e-300, 7.0, 0.0, 65.45, 65.55, 1234.5,
+    ]  # fmt: skip
+    values += [v * (1 + 2**-52) for v in values] + [v * (1 - 2**-53) for v in values]
+    tab.tab.set_content("<html></html>")
+    rounded = tab.tab.evaluate(
+        f"(values) => {{ const SIGNIFICANT_DIGITS = 4; {function.group(0)}; "
+        "return values.map(significant); }",
+        values,
+    )
+    assert rounded == [significant(v) for v in values]
 
 
 @needs_chromium

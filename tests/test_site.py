@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.documents.editorial import editorial_text, indexed_tasks
 from energy_index.documents.schemas import (
-    COUNTRY_SCHEMA,
     DEADLINES_SCHEMA,
     IMPACTS_SCHEMA,
     INDEX_SCHEMA,
@@ -24,8 +23,11 @@ from energy_index.documents.schemas import (
     PROFILES_SCHEMA,
     REPORT_SCHEMA,
     RESPONSES_SCHEMA,
+    SCHEMAS,
     schema_problems,
 )
+from energy_index.flows.site import DOWNLOADS
+from energy_index.steps.impacts import carbon_in
 from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke
 from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
 
@@ -75,7 +77,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         "index.report.json": REPORT_SCHEMA,
         "plan.json": PLAN_GRID_SCHEMA,
     }
-    by_folder = {"models": MODEL_SCHEMA, "impacts": COUNTRY_SCHEMA}
+    by_folder = {"models": MODEL_SCHEMA}
     checked = 0
     for path in sorted((site / "api").rglob("*.json")):
         if path == site / "api/v1/index.json":  # the list of endpoints: tested below
@@ -83,10 +85,29 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         schema = by_folder.get(path.parent.name) or schemas[path.name]
         assert schema_problems(json.loads(path.read_bytes()), schema=schema) == [], path
         checked += 1
-    countries = len(list((site / "api/v1/tasks/gpqa/impacts").glob("*.json")))
-    assert countries == 213
     models = len(list((site / "api/v1/models").glob("*.json")))
-    assert checked == (7 + countries) * len(TASKS) + models
+    assert checked == 7 * len(TASKS) + models
+
+
+def test_the_site_grows_with_rows_not_rows_times_countries(site: Path):
+    """Issue 27: no file per country (impacts/<ISO3>.json of format 1, 213 per task), and each
+    country's intensity written once per task, in impacts.json and on the page, never once per
+    row: the carbon per country is the page's to apply."""
+    assert not list(site.glob("api/v1/tasks/*/impacts"))
+    for task in TASKS:
+        impacts = (site / "api/v1/tasks" / task / "impacts.json").read_text("utf-8")
+        rows = len(json.loads(impacts)["rows"])
+        assert rows > 1
+        assert impacts.count('"FRA"') == 1, task
+        page = (site / "tasks" / task / "index.html").read_text("utf-8")
+        assert page.count('"FRA":') == 1, task
+    files = [p for p in site.rglob("*") if p.is_file()]
+    cards = [p for p in files if p.relative_to(site).parts[0] == "cards"]
+    models = list(site.glob("api/v1/models/*.json"))
+    # Per task: its page and its downloads; the cards (one per row), the models, the schemas,
+    # and the front page, the API's index, files.json, datapackage.json and .nojekyll.
+    per_task = 1 + len(DOWNLOADS)
+    assert len(files) == per_task * len(TASKS) + len(cards) + len(models) + len(SCHEMAS) + 5
 
 
 def test_a_models_file_holds_every_gpus_row_and_curve(site: Path, golden_index):
@@ -207,8 +228,9 @@ def test_the_model_files_are_grouped_in_one_pass_over_rows_and_curves():
 
 
 def test_the_site_s_impacts_keep_measured_and_estimated_apart(site: Path):
-    """The scan of every impacts output of the site: impacts.json and each country's file hold
-    the index's own figures in their measured blocks and nothing estimated there."""
+    """The scan of every impacts output of the site: impacts.json holds the index's own figures
+    in its measured blocks and nothing estimated there; each row's carbon block says it is an
+    estimate of the facility boundary and names its factor bounds."""
     for task in TASKS:
         base = site / "api/v1/tasks" / task
         index = json.loads((base / "index.json").read_bytes())
@@ -218,19 +240,10 @@ def test_the_site_s_impacts_keep_measured_and_estimated_apart(site: Path):
         for row in impacts["rows"]:
             row["measured"].pop("wh_per_response", None)
         assert_measured_apart(impacts, index)
-        rows = {row["row_id"]: row for row in index["rows"]}
-        for path in sorted((base / "impacts").glob("*.json")):
-            country = json.loads(path.read_bytes())
-            assert country["country"]["iso3"] == path.stem
-            for row in country["rows"]:
-                measured = dict(row["measured"])
-                measured.pop("wh_per_response", None)
-                assert (measured.pop("status"), measured.pop("boundary")) == ("measured", "gpu")
-                assert all(rows[row["row_id"]][k] == v for k, v in measured.items()), path
-                assert (row["carbon"]["status"], row["carbon"]["boundary"]) == (
-                    "estimated",
-                    "facility",
-                )
+        for row in impacts["rows"]:
+            carbon = row["estimated"]["carbon"]
+            assert (carbon["status"], carbon["boundary"]) == ("estimated", "facility")
+            assert carbon["factors"] == row["estimated"]["facility"]["factors"]
 
 
 def test_the_index_is_read_once_the_bytes_published_are_the_bytes_checked(
@@ -293,7 +306,23 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     assert all((status == "measured") == (boundary == "gpu") for status, boundary, *_ in cells)
     assert impacts["index"]["upstream_commit"] in html
     assert "energy-index audit --published api/v1/tasks/lm-arena-chat/impacts.json" in html
-    assert len(re.findall(r"<tr><td>[^<]+\([A-Z]{3}, \d{4}\)</td>", html)) == 213
+    # Three countries, not 213: the lowest and highest intensity and the default, each range
+    # steps.impacts.carbon_in's for this row.
+    countries = impacts["carbon_source"]["countries"]
+    shown = re.findall(
+        r'<tr><td>[^<]+\(([A-Z]{3}), \d{4}, [0-9.]+ gCO2e/kWh\)</td><td class="num">([^<]+)</td>'
+        r'<td class="num">([^<]+)</td></tr>',
+        html,
+    )
+    by_intensity = sorted(countries, key=lambda code: (countries[code]["g_per_kwh"], code))
+    assert [code for code, *_ in shown] == [by_intensity[0], "USA", by_intensity[-1]]
+    for code, per_mtok, per_response in shown:
+        carbon = carbon_in(row, impacts["factors"], countries[code]["g_per_kwh"])
+        expected = carbon["g_per_million_output_tokens"]
+        assert per_mtok == f"{expected['low']} – {expected['high']}"
+        expected = carbon["g_per_response"]
+        assert per_response == f"{expected['low']} – {expected['high']}"
+    assert impacts["carbon_per_country"] in html.replace("&#x27;", "'")
 
 
 def test_a_card_states_the_selection_rule_once_as_its_own_sentence(site: Path):
@@ -392,7 +421,7 @@ def test_from_the_front_page_every_file_is_reachable_and_no_link_is_dead(site: P
                 queue.append(target)
     assert dead == []
     assert sorted(every - seen) == []
-    assert len(seen) > 1000  # pages, cards, downloads, 5 × 213 country files, schemas
+    assert len(seen) > 150  # pages, cards, downloads, schemas
 
 
 def test_the_api_index_gives_each_json_endpoint_its_schema_and_serves_it(site: Path):
@@ -523,13 +552,23 @@ def test_the_front_page_and_the_cards_wear_the_report_s_style(site: Path):
 
 
 def test_validate_knows_the_site_s_own_files_by_their_kind(site: Path):
-    """Issue 28 item 7: the site's model, country and plan files, each held to its schema."""
+    """Issue 28 item 7: the site's model, impacts and plan files, each held to its schema."""
     files = {
         next(site.glob("api/v1/models/*.json")): "schemas/model.schema.json",
-        next(site.glob("api/v1/tasks/*/impacts/FRA.json")): "schemas/impacts-country.schema.json",
+        site / "api/v1/tasks/gpqa/impacts.json": "schemas/impacts.schema.json",
         site / "api/v1/tasks/gpqa/plan.json": "schemas/plan-grid.schema.json",
     }
     for path, schema in files.items():
         result = invoke("validate", path)
         assert result.exit_code == 0, (path, result.output)
         assert result.stdout == f"{path}: valid against {schema}\n"
+
+
+def test_validate_says_the_per_country_files_are_no_longer_written(tmp_path: Path):
+    """Issue 27: a format-1 impacts/<ISO3>.json is refused, saying what replaced it."""
+    old = tmp_path / "FRA.json"
+    old.write_text('{"version": "1", "kind": "impacts-country", "task": "gpqa"}')
+    result = invoke("validate", old)
+    assert result.exit_code == 1
+    assert "'impacts-country' is not a kind of file validate knows (the site's" in result.stderr
+    assert "impacts.json lists each country's grid intensity once" in result.stderr

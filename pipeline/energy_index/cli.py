@@ -376,9 +376,10 @@ def site(**options: Any) -> None:
     api/v1/tasks/<task>/{index,deadlines}.json and index.csv; api/v1/models/<slug>.json every
     GPU's row and curve of a model; datapackage.json describes the tables and the licence.
     api/v1/tasks/<task>/impacts.json (and impacts.csv) holds the measured GPU energy beside
-    estimated server, facility and carbon ranges; api/v1/tasks/<task>/impacts/<ISO3>.json one
-    country's carbon (grid intensities from --carbon); cards/<task>/<model>/<gpu>.html one card
-    per pick.
+    estimated server and facility ranges, and every country's grid intensity once (from
+    --carbon): each page applies a chosen country's to the rows in the browser (the site grows
+    with rows; impacts format 2 has no per-country files). cards/<task>/<model>/<gpu>.html one
+    card per pick.
     Each JSON file is schema-checked; the directory is replaced only once all are written. A
     file of the previous site changed by hand (its sha256 is not the one files.json records)
     stops the run (exit 2, naming it) unless --force.
@@ -446,7 +447,7 @@ def validate(path: Path) -> None:
     cannot state: row_id unique, one row per model and GPU, rows in the documented order, the
     reference row among them, dates real and in order (audit and regenerate check the same).
     The build report answers to schemas/report.schema.json; the deadline sweep, curves,
-    profiles, responses, impacts and the site's model and country files to the schema their
+    profiles, responses, impacts and the site's model and plan files to the schema their
     'kind' names. A kind this tool does not write is refused.
 
     Example:

@@ -1,11 +1,15 @@
-"""The impacts documents: ``impacts.json`` beside a task's index, the per-country files of the
-site API and their table rows (an audit compares them as the index audit does,
-documents/compare.py).
+"""The impacts documents: ``impacts.json`` beside a task's index and its table rows (an audit
+compares them as the index audit does, documents/compare.py).
 
 Measured and estimated never share a field: a row's ``measured`` block holds the index's own
 figures (status ``measured``, boundary ``gpu``), its ``estimated`` blocks only ranges built with
 the cited factors and the carbon snapshot (status ``estimated``, boundary ``server`` or
 ``facility``). The wording is data (``factors.json``, key ``text``).
+
+Format version 2 (issue 27) dropped each row's carbon by country and the site's per-country
+files ``impacts/<ISO3>.json`` (version 1): they grew with rows × countries. A row's carbon block
+keeps its status, boundary and factor bounds; the countries' intensities are listed once, in
+``carbon_source.countries``, and ``carbon_per_country`` says how they apply.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from energy_index.model import CarbonSnapshot
 from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import GridIntensity
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 
 
 def carbon_source(
@@ -79,6 +83,7 @@ def impacts_document(
         "host_forms": text["host_forms"],
         "per_response": text["per_response"],
         "rounding": text["rounding"],
+        "carbon_per_country": text["carbon_per_country"],
         "factors": factors["factors"],
         "carbon_source": carbon,
         "rows": rows,
@@ -91,39 +96,10 @@ def impacts_document(
     }
 
 
-def country_document(impacts: Mapping[str, Any], code: str) -> dict[str, Any]:
-    """One country's carbon for every row of a task (the site's ``impacts/<ISO3>.json``)."""
-    source = impacts["carbon_source"]
-    return {
-        "version": FORMAT_VERSION,
-        "kind": "impacts-country",
-        "task": impacts["task"],
-        "country": {"iso3": code, **source["countries"][code]},
-        "carbon_source": {k: v for k, v in source.items() if k != "countries"},
-        "index": impacts["index"],
-        "rows": [
-            {
-                "row_id": row["row_id"],
-                "model": row["model"],
-                "gpu": row["gpu"],
-                "num_gpus": row["num_gpus"],
-                "measured": row["measured"],
-                "carbon": {
-                    "status": "estimated",
-                    "boundary": "facility",
-                    **row["estimated"]["carbon"]["by_country"][code],
-                    "factors": row["estimated"]["carbon"]["factors"],
-                },
-            }
-            for row in impacts["rows"]
-        ],
-    }
-
-
 def impacts_table_rows(impacts: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The rows of impacts.csv / impacts.parquet: one column per figure, its status and
     boundary in its name (``measured_gpu_…``, ``estimated_server_…_low``); no carbon (per
-    country, in the JSON files)."""
+    country: ``carbon_per_country``)."""
     table = []
     for row in impacts["rows"]:
         measured = row["measured"]

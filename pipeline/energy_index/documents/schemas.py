@@ -30,7 +30,6 @@ CURVES_SCHEMA = "curves.schema.json"
 MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
 REPORT_SCHEMA = "report.schema.json"  # the build report beside an index
 IMPACTS_SCHEMA = "impacts.schema.json"  # <task>/impacts.json beside an index
-COUNTRY_SCHEMA = "impacts-country.schema.json"  # the site API's impacts/<ISO3>.json
 PROFILES_SCHEMA = "profiles.schema.json"
 RESPONSES_SCHEMA = "responses.schema.json"
 PLAN_GRID_SCHEMA = "plan-grid.schema.json"  # the site API's tasks/<task>/plan.json
@@ -42,7 +41,6 @@ SCHEMAS = (
     MODEL_SCHEMA,
     REPORT_SCHEMA,
     IMPACTS_SCHEMA,
-    COUNTRY_SCHEMA,
     PROFILES_SCHEMA,
     RESPONSES_SCHEMA,
     PLAN_GRID_SCHEMA,
@@ -58,9 +56,14 @@ KIND_SCHEMAS = {
     "latency profiles": PROFILES_SCHEMA,
     "energy per response": RESPONSES_SCHEMA,
     "impacts": IMPACTS_SCHEMA,
-    "impacts-country": COUNTRY_SCHEMA,
     "model": MODEL_SCHEMA,
     "plan-grid": PLAN_GRID_SCHEMA,
+}
+
+# Kinds this tool wrote once and no longer does, with what replaced them: validate says so.
+RETIRED_KINDS = {
+    "impacts-country": "the site's impacts/<ISO3>.json of impacts format 1, no longer written "
+    "since format 2: impacts.json lists each country's grid intensity once",
 }
 
 

@@ -18,6 +18,7 @@ from energy_index.documents.schemas import (
     IMPACTS_SCHEMA,
     KIND_SCHEMAS,
     REPORT_SCHEMA,
+    RETIRED_KINDS,
     index_schema,
     schema_problems,
 )
@@ -270,10 +271,12 @@ def file_problems(path: Path) -> tuple[str, Problems]:
     schema = KIND_SCHEMAS.get(kind) if isinstance(kind, str) else None
     if schema is None:
         known = ", ".join(repr(name) for name in KIND_SCHEMAS)
+        retired = RETIRED_KINDS.get(kind) if isinstance(kind, str) else None
         return "", Problems(
             [
-                f"$.kind: {quoted(kind)} is not a kind of file validate knows; it knows "
-                f"{known}, the index and its build report"
+                f"$.kind: {quoted(kind)} is not a kind of file validate knows"
+                + (f" ({retired})" if retired else "")
+                + f"; it knows {known}, the index and its build report"
             ]
         )
     return schema, schema_problems(document, schema=schema)

@@ -1,5 +1,5 @@
-"""impacts: GPU joules to the grid, beside an index: ``impacts.json`` (and its tables), the
-per-country files of the site, and the audit of a published impacts file against a rebuild."""
+"""impacts: GPU joules to the grid, beside an index: ``impacts.json`` (and its tables), and the
+audit of a published impacts file against a rebuild."""
 
 from __future__ import annotations
 
@@ -11,12 +11,8 @@ from typing import Any
 from energy_index.documents.compare import VOLATILE as INDEX_VOLATILE
 from energy_index.documents.compare import differences
 from energy_index.documents.factors import impact_factors
-from energy_index.documents.impacts import (
-    carbon_source,
-    country_document,
-    impacts_document,
-)
-from energy_index.documents.schemas import COUNTRY_SCHEMA, IMPACTS_SCHEMA, checked
+from energy_index.documents.impacts import carbon_source, impacts_document
+from energy_index.documents.schemas import IMPACTS_SCHEMA, checked
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.steps.calibration import calibration_rows
 from energy_index.steps.carbon import grid_intensities
@@ -48,23 +44,13 @@ def impacts_of(
         index_bytes=index_bytes,
         task=task,
         upstream_commit=upstream_commit,
-        rows=impact_rows(index["rows"], factors["factors"], grid, responses),
+        rows=impact_rows(index["rows"], factors["factors"], responses),
         factors=factors,
         carbon=carbon_source(snapshot, grid, text=factors["text"]["carbon"]),
         calibration=calibration_rows(index["rows"], factors["methods"]),
     )
     checked(document, schema=IMPACTS_SCHEMA)
     return document
-
-
-def country_documents(impacts: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """One document per country of the carbon snapshot, each checked, by ISO-3 code."""
-    documents = {}
-    for code in impacts["carbon_source"]["countries"]:
-        document = country_document(impacts, code)
-        checked(document, schema=COUNTRY_SCHEMA)
-        documents[code] = document
-    return documents
 
 
 @dataclass(frozen=True)

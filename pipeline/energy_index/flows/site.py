@@ -13,10 +13,12 @@
     api/v1/tasks/<task>/index.csv       its rows as CSV: the Data Package's tables
     api/v1/models/<slug>.json           one model: each task's row per GPU and its curves
                                         (schemas/model.schema.json)
-    api/v1/tasks/<task>/impacts.json    measured GPU energy beside estimated server, facility and
-                                        carbon ranges (schemas/impacts.schema.json), and as CSV
-    api/v1/tasks/<task>/impacts/<ISO3>.json  one country's carbon for every pick
-                                        (schemas/impacts-country.schema.json)
+    api/v1/tasks/<task>/impacts.json    measured GPU energy beside estimated server and facility
+                                        ranges, the grid intensity of every country once
+                                        (schemas/impacts.schema.json), and as CSV; the carbon
+                                        per country is applied by the page, not listed (the
+                                        files impacts/<ISO3>.json of format 1 grew with
+                                        rows × countries: 24 MB of 40 for the real data)
     api/v1/tasks/<task>/plan.json       the plan at each load of a grid, 10² to 10⁶ output
                                         tokens/s (schemas/plan-grid.schema.json, docs/plan.md)
     cards/<task>/<model>/<gpu>.html     one card per pick: measured figure, estimated ranges,
@@ -41,7 +43,6 @@ from typing import Any
 from energy_index.documents.editorial import editorial_text, indexed_tasks, task_text
 from energy_index.documents.index import serialized
 from energy_index.documents.schemas import (
-    COUNTRY_SCHEMA,
     DEADLINES_SCHEMA,
     IMPACTS_SCHEMA,
     INDEX_SCHEMA,
@@ -58,7 +59,7 @@ from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import SourceError, shown
 from energy_index.flows.build import assembled, index_stages, inputs_of
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
-from energy_index.flows.impacts import country_documents, impacts_of
+from energy_index.flows.impacts import impacts_of
 from energy_index.flows.plan import plan_grid
 from energy_index.flows.report import (
     index_beside,
@@ -162,8 +163,6 @@ def site_files(
         )
         checked(plans, schema=PLAN_GRID_SCHEMA)
         files[f"{base}/{PLAN_NAME}"] = serialized(plans)
-        for code, country in country_documents(impacts).items():
-            files[f"{base}/impacts/{code}.json"] = serialized(country)
         for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
             files[card_path(task, index_row)] = card_html(
                 task=task,
@@ -225,8 +224,8 @@ DOWNLOADS = (
     ("Plans at a grid of loads", PLAN_NAME),
 )
 API_INDEX = f"{API}/index.json"
-# The schema of each API file, by its name (or its folder's, for the per-model and per-country
-# files); a table (CSV, Parquet) is described by the Data Package instead.
+# The schema of each API file, by its name (or its folder's, for the per-model files); a table
+# (CSV, Parquet) is described by the Data Package instead.
 _SCHEMA_OF = {
     "index.json": INDEX_SCHEMA,
     "index.report.json": REPORT_SCHEMA,
@@ -236,7 +235,6 @@ _SCHEMA_OF = {
     "impacts.json": IMPACTS_SCHEMA,
     PLAN_NAME: PLAN_GRID_SCHEMA,
     "models": MODEL_SCHEMA,
-    "impacts": COUNTRY_SCHEMA,
 }
 
 

@@ -3,7 +3,9 @@ document can link to, with the measured figure, the estimated ranges, the deadli
 statistic it was picked under, the upstream commit and the commands that verify it.
 
 Plain HTML and the report's inline CSS, no script: every figure is written beside its status and
-boundary. Every text from data is escaped.
+boundary. Every text from data is escaped. A card's size does not grow with the countries of the
+carbon snapshot: it shows the carbon in the countries of lowest and highest grid intensity and
+in the report's default one, and says how any other follows (the task page's selector).
 """
 
 from __future__ import annotations
@@ -12,12 +14,22 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from energy_index.pages.impacts import DEFAULT_COUNTRY
 from energy_index.steps.derive import slug
+from energy_index.steps.impacts import carbon_in
 
 
 def card_path(task: str, row: Mapping[str, Any]) -> str:
     """Where a pick's card sits in the site, e.g. ``cards/gpqa/qwen-3-8b/h100.html``."""
     return f"cards/{task}/{slug(row['model'])}/{slug(row['gpu'])}.html"
+
+
+def shown_countries(countries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The ISO-3 codes a card shows the carbon of, in order of intensity: the lowest, the
+    report's default country (where the snapshot has it) and the highest."""
+    order = sorted(countries, key=lambda code: (countries[code]["g_per_kwh"], code))
+    chosen = {order[0], order[-1], *({DEFAULT_COUNTRY} & set(countries))}
+    return [code for code in order if code in chosen]
 
 
 def _range(bounds: Mapping[str, float]) -> str:
@@ -77,10 +89,11 @@ def card_html(
     )
     by_country = "".join(
         f"<tr><td>{escape(countries[code]['country'])} ({escape(code)}, "
-        f"{countries[code]['year']})</td>"
+        f"{countries[code]['year']}, {countries[code]['g_per_kwh']} gCO2e/kWh)</td>"
         f'<td class="num">{_range(figures_of["g_per_million_output_tokens"])}</td>'
         f'<td class="num">{_range(figures_of["g_per_response"])}</td></tr>'
-        for code, figures_of in carbon["by_country"].items()
+        for code in shown_countries(countries)
+        for figures_of in [carbon_in(index_row, impacts["factors"], countries[code]["g_per_kwh"])]
     )
     factors = "; ".join(
         f"{bound}: {', '.join(carbon['factors'][bound])}" for bound in ("low", "high")
@@ -119,9 +132,12 @@ def card_html(
         "<h2>Carbon by country (estimated, facility boundary)</h2>"
         f"<p>{escape(impacts['carbon_source']['kind'])} "
         f"{escape(impacts['carbon_source']['attribution'])}</p>"
-        '<details><summary>Every country</summary><table id="card-carbon"><thead><tr>'
-        "<th>Country (year)</th><th>gCO2e per million output tokens</th>"
-        f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table></details>"
+        f"<p>The countries of lowest and highest grid intensity of the "
+        f"{len(countries)} in the carbon snapshot, and {escape(DEFAULT_COUNTRY)}; every other "
+        f"country on the task's page. {escape(impacts['carbon_per_country'])}</p>"
+        '<table id="card-carbon"><thead><tr>'
+        "<th>Country (year, intensity)</th><th>gCO2e per million output tokens</th>"
+        f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table>"
         "<h2>Verify it</h2><p>From a clone of the repository (offline: the snapshots are "
         "vendored), against this site's files:</p>"
         f"<pre>{escape(verify)}</pre>"

@@ -4,7 +4,9 @@ The page's section: a boundary switch (GPU measured / server and facility ranges
 range), a country selector for carbon, every range drawn as an interval on a log scale, the
 factors with their citations and the calibration table. Every figure shown sits beside its
 status and boundary. Written without JavaScript the table shows the measured GPU figures; the
-script (``assets/impacts.js``) redraws it for the other boundaries from the data embedded here.
+script (``assets/impacts.js``) redraws it for the other boundaries from the data embedded here,
+and builds each country's carbon from the rows' measured figures, the factors and the country's
+intensity, as ``steps.impacts.carbon_in`` does: the page grows with rows, not rows × countries.
 Every text from data is escaped (HTML text, or JSON with ``<``, ``>``, ``&`` escaped).
 """
 
@@ -31,9 +33,10 @@ def json_in_script(value: Any) -> str:
 
 
 def page_data(impacts: Mapping[str, Any]) -> dict[str, Any]:
-    """What the script draws from: per row the measured figure and the ranges, per country its
-    intensity and each row's carbon range (per million output tokens)."""
-    rows = impacts["rows"]
+    """What the script draws from: per row the measured figure, the ranges and the measured
+    figures the estimates are built from; the factor bounds; per country its intensity. The
+    carbon is not embedded (rows × countries): the script builds it from these with the steps
+    and rounding of ``steps.impacts.carbon_in`` (tested against it in Chromium)."""
     countries = impacts["carbon_source"]["countries"]
     return {
         "default_country": DEFAULT_COUNTRY if DEFAULT_COUNTRY in countries else min(countries),
@@ -43,19 +46,23 @@ def page_data(impacts: Mapping[str, Any]) -> dict[str, Any]:
                 "measured": row["measured"]["wh_per_million_output_tokens"],
                 "server": _pair(row["estimated"]["server"]["wh_per_million_output_tokens"]),
                 "facility": _pair(row["estimated"]["facility"]["wh_per_million_output_tokens"]),
+                # J per output token, GPU W, GPUs, mean output tokens: energy_bounds' inputs.
+                "inputs": [
+                    row["measured"]["joules_per_output_token"],
+                    row["measured"]["gpu_power_watts_total"],
+                    row["num_gpus"],
+                    row["measured"]["avg_output_tokens"],
+                ],
             }
-            for row in rows
+            for row in impacts["rows"]
         ],
+        "factors": {
+            name: _pair({bound: factor[bound]["value"] for bound in ("low", "high")})
+            for name, factor in impacts["factors"].items()
+        },
         "countries": {
             code: {"name": c["country"], "year": c["year"], "g_per_kwh": c["g_per_kwh"]}
             for code, c in countries.items()
-        },
-        "carbon": {
-            code: [
-                _pair(row["estimated"]["carbon"]["by_country"][code]["g_per_million_output_tokens"])
-                for row in rows
-            ]
-            for code in countries
         },
     }
 

@@ -12,7 +12,10 @@ the factor bounds that gave each end:
                        larger at their high bounds; the form that gave each is named
     server             (GPU + host) × idle-capacity multiplier
     facility           server × PUE
-    carbon (gCO2e)     facility Wh ÷ 1000 × the country's grid intensity (gCO2e/kWh)
+    carbon (gCO2e)     facility Wh ÷ 1000 × the country's grid intensity (gCO2e/kWh), from
+                       the unrounded facility bounds (``carbon_in``); not listed per country
+                       in a row, which would grow with rows × countries: the page applies each
+                       country's intensity in the browser (``assets/impacts.js``, same steps)
 
 Per response means per response of the measured mean output length (``avg_output_tokens``).
 Where the pick's output-length distribution is known (``steps.responses``: responses.json),
@@ -25,8 +28,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-from energy_index.steps.carbon import GridIntensity
 
 SIGNIFICANT_DIGITS = 4
 JOULES_PER_WH = 3600.0
@@ -95,7 +96,6 @@ def measured_joules(row: Mapping[str, Any]) -> dict[str, Any]:
 def impact_row(
     row: Mapping[str, Any],
     factors: Mapping[str, Any],
-    grid: Mapping[str, GridIntensity],
     response: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The impacts of one index row: its measured block, and the estimated blocks beside it.
@@ -141,19 +141,6 @@ def impact_row(
         "ratio_form": _range(low["by_form"]["ratio"], high["by_form"]["ratio"]),
     }
     facility = block("facility", "facility", ["pue"])
-    carbon = {
-        code: {
-            "g_per_million_output_tokens": _range(
-                _per_mtok(low["facility"]) / 1000 * country.g_per_kwh,
-                _per_mtok(high["facility"]) / 1000 * country.g_per_kwh,
-            ),
-            "g_per_response": _range(
-                low["facility"] * tokens / JOULES_PER_WH / 1000 * country.g_per_kwh,
-                high["facility"] * tokens / JOULES_PER_WH / 1000 * country.g_per_kwh,
-            ),
-        }
-        for code, country in grid.items()
-    }
     return {
         **pick_of(row, with_model_id=True),
         "measured": {
@@ -170,22 +157,43 @@ def impact_row(
                 "status": "estimated",
                 "boundary": "facility",
                 "factors": {"low": facility["factors"]["low"], "high": facility["factors"]["high"]},
-                "by_country": carbon,
             },
         },
+    }
+
+
+def carbon_in(
+    row: Mapping[str, Any], factors: Mapping[str, Any], g_per_kwh: float
+) -> dict[str, dict[str, float]]:
+    """The estimated facility carbon of one index row in a country of grid intensity
+    ``g_per_kwh`` (gCO2e/kWh), as ranges: per million output tokens and per response of the
+    measured mean output length.
+
+    Example: ``carbon_in(index["rows"][0], impact_factors()["factors"], 56.04)``.
+    """
+    bounds = energy_bounds(row, factors)
+    low, high = bounds["low"]["facility"], bounds["high"]["facility"]
+    tokens = float(row["avg_output_tokens"])
+    return {
+        "g_per_million_output_tokens": _range(
+            _per_mtok(low) / 1000 * g_per_kwh, _per_mtok(high) / 1000 * g_per_kwh
+        ),
+        "g_per_response": _range(
+            low * tokens / JOULES_PER_WH / 1000 * g_per_kwh,
+            high * tokens / JOULES_PER_WH / 1000 * g_per_kwh,
+        ),
     }
 
 
 def impact_rows(
     rows: Iterable[Mapping[str, Any]],
     factors: Mapping[str, Any],
-    grid: Mapping[str, GridIntensity],
     responses: Iterable[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """The impacts of every index row, in the index's order; ``responses`` (by row_id) give
     the picks' energy per response where known.
 
-    Example: ``impact_rows(index["rows"], impact_factors()["factors"], grid)[0]["measured"]``.
+    Example: ``impact_rows(index["rows"], impact_factors()["factors"])[0]["measured"]``.
     """
     by_row = {r["row_id"]: r for r in responses if "wh_per_response" in r}
-    return [impact_row(row, factors, grid, by_row.get(row["row_id"])) for row in rows]
+    return [impact_row(row, factors, by_row.get(row["row_id"])) for row in rows]
