@@ -21,7 +21,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
+from typing import Any, NamedTuple
 
 import polars as pl
 
@@ -115,13 +115,13 @@ def data_checks(
     }
     checks, findings = [], []
     for check in CHECKS:
-        checked, found, skipped = results[check.name]
+        checked, found, skipped, violations = results[check.name]
         entry: dict[str, Any] = {
             "name": check.name,
             "rule": check.rule,
             "tolerance": check.tolerance,
             "checked": checked,
-            "violations": len(found),
+            "violations": len(found) if violations is None else violations,
         }
         if skipped:
             entry["skipped"] = skipped
@@ -130,7 +130,15 @@ def data_checks(
     return {"checks": checks, "findings": findings}
 
 
-Result = tuple[int, list[dict[str, Any]], str | None]
+class Result(NamedTuple):
+    """What a check gives: how many items it checked, its findings, why it was skipped."""
+
+    checked: int
+    found: list[dict[str, Any]]
+    skipped: str | None
+    # How many broke the rule, where ``found`` holds only the first FINDINGS_SHOWN of them
+    # (None: every one is in ``found``).
+    violations: int | None = None
 
 
 def _row(model_id: str, c: Any) -> dict[str, Any]:
@@ -164,7 +172,7 @@ def _subject(c: Mapping[str, Any]) -> str:
 
 def _power_over_throughput(rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Result:
     if not files:
-        return 0, [], "no per-model files (the task files publish no throughput)"
+        return Result(0, [], "no per-model files (the task files publish no throughput)")
     checked, found = 0, []
     for c in rows:
         energy, power, throughput = (
@@ -187,7 +195,7 @@ def _power_over_throughput(rows: list[dict[str, Any]], files: Mapping[str, Any])
                     f"{power / throughput:.6g} J (relative difference {deviation:.2g})",
                 }
             )
-    return checked, found, None
+    return Result(checked, found, None)
 
 
 def _request_energy(frame: pl.DataFrame, model_rows: list[dict[str, Any]]) -> Result:
@@ -212,7 +220,7 @@ def _request_energy(frame: pl.DataFrame, model_rows: list[dict[str, Any]]) -> Re
         deviation_here = _relative(per_request, per_token * length)
         if deviation_here > RELATIVE_TOLERANCE:
             found.append(_request_finding(c, "per-model file", per_token * length, deviation_here))
-    return checked, found, None
+    return Result(checked, found, None)
 
 
 def _request_finding(
@@ -227,7 +235,7 @@ def _request_finding(
 
 def _ordered(frame: pl.DataFrame) -> Result:
     if not set(LATENCIES) <= set(frame.columns):
-        return 0, [], "the task file does not publish every ITL percentile"
+        return Result(0, [], "the task file does not publish every ITL percentile")
     known = frame.drop_nulls(list(LATENCIES))
     out_of_order = pl.any_horizontal(pl.col(b) < pl.col(a) for a, b in pairwise(LATENCIES))
     found = [
@@ -237,12 +245,12 @@ def _ordered(frame: pl.DataFrame) -> Result:
         }
         for c in known.filter(out_of_order).iter_rows(named=True)
     ]
-    return known.height, found, None
+    return Result(known.height, found, None)
 
 
 def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Result:
     if not files:
-        return 0, [], "no per-model files in the snapshot"
+        return Result(0, [], "no per-model files in the snapshot")
     by_model: dict[str, list[dict[str, Any]]] = {}
     for c in task_rows:
         by_model.setdefault(c["model_id"], []).append(c)
@@ -292,7 +300,7 @@ def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Res
                 )
         for c in unmatched:
             found.append({"subject": _subject(c), "detail": f"in the task file, not in {path}"})
-    return checked, found, None
+    return Result(checked, found, None)
 
 
 def _twin(c: Mapping[str, Any], candidates: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -313,45 +321,54 @@ def _same(a: Any, b: Any) -> bool:
 
 def _across_gpus(frame: pl.DataFrame) -> Result:
     configuration = ["model_id", "num_gpus", "max_num_seqs"]
+    length = pl.col("avg_output_len")
     # A repeated run on one GPU: the longer length, so a factor is never hidden by a repeat.
     per_gpu = frame.group_by([*configuration, "gpu_model"]).agg(
-        pl.col("avg_output_len").max(), pl.col("nickname").first()
+        length.max(), pl.col("nickname").first()
     )
     pairs = (
         per_gpu.group_by(configuration)
         .agg(
             gpus=pl.len(),
-            factor=pl.col("avg_output_len").max() / pl.col("avg_output_len").min(),
+            factor=length.max() / length.min(),
             nickname=pl.col("nickname").first(),
-            lengths=pl.struct("gpu_model", "avg_output_len"),
         )
         .filter(pl.col("gpus") > 1)
     )
-    broken = pairs.filter(pl.col("factor") > OUTPUT_LENGTH_GPU_FACTOR).sort(configuration)
-    found = []
-    for (model_id,), cases in broken.group_by(["model_id"], maintain_order=True):
-        factors = cases.get_column("factor").to_list()
-        lengths: dict[str, list[float]] = {}
-        for entry in cases.get_column("lengths").to_list():
-            for item in entry:
-                lengths.setdefault(item["gpu_model"], []).append(item["avg_output_len"])
-        spans = " against ".join(
-            f"{_span(values)} on {gpu}"
-            for gpu, values in sorted(lengths.items(), key=lambda kv: -max(kv[1]))
-        )
-        found.append(
-            {
-                "subject": f"{cases.get_column('nickname')[0]} ({model_id})",
-                "detail": f"average output tokens {spans}, in {cases.height} configuration(s) "
-                f"with the same GPU count and max_num_seqs: a factor of {min(factors):.2f}–"
-                f"{max(factors):.2f}, beyond {OUTPUT_LENGTH_GPU_FACTOR:g}. Its energy per "
-                "response on those GPUs compares different answers, not different hardware.",
-                "factor": round(max(factors), 2),
-            }
-        )
-    return pairs.height, found, None
+    broken = pairs.filter(pl.col("factor") > OUTPUT_LENGTH_GPU_FACTOR)
+    # One finding per model, in model_id order; only the shown ones are put in words.
+    models = broken.group_by("model_id").agg(
+        cases=pl.len(),
+        low=pl.col("factor").min(),
+        high=pl.col("factor").max(),
+        nickname=pl.col("nickname").sort_by("num_gpus", "max_num_seqs").first(),
+    )
+    shown_models = models.sort("model_id").head(FINDINGS_SHOWN)
+    # Per shown model and GPU, the lengths of its broken configurations; the GPU with the
+    # longest first (of equal longest, the GPU named first).
+    spans = (
+        per_gpu.join(broken.join(shown_models.select("model_id"), on="model_id"), on=configuration)
+        .group_by("model_id", "gpu_model")
+        .agg(shortest=length.min(), longest=length.max())
+        .sort("model_id", "longest", "gpu_model", descending=[False, True, False])
+    )
+    spans_of: dict[str, list[str]] = {}
+    for model_id, gpu, shortest, longest in spans.iter_rows():
+        spans_of.setdefault(model_id, []).append(f"{_span(shortest, longest)} on {gpu}")
+    found = [
+        {
+            "subject": f"{nickname} ({model_id})",
+            "detail": f"average output tokens {' against '.join(spans_of[model_id])}, in {cases} "
+            f"configuration(s) with the same GPU count and max_num_seqs: a factor of {low:.2f}–"
+            f"{high:.2f}, beyond {OUTPUT_LENGTH_GPU_FACTOR:g}. Its energy per "
+            "response on those GPUs compares different answers, not different hardware.",
+            "factor": round(high, 2),
+        }
+        for model_id, cases, low, high, nickname in shown_models.iter_rows()
+    ]
+    return Result(pairs.height, found, None, violations=models.height)
 
 
-def _span(values: list[float]) -> str:
-    low, high = round(min(values)), round(max(values))
+def _span(shortest: float, longest: float) -> str:
+    low, high = round(shortest), round(longest)
     return f"{low:,}" if low == high else f"{low:,}–{high:,}"

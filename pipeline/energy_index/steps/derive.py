@@ -61,13 +61,96 @@ def index_rows(
 ) -> tuple[dict[str, Any], ...]:
     """The index rows, in the published key order, sorted by Wh per million tokens then row_id.
     Selected on a tail statistic (``itl_column``, e.g. ``p99_itl_ms``), each row carries it too,
-    beside the median."""
+    beside the median.
+
+    The fields are computed a column at a time from the declared row (``_PLAN``): polars
+    converts and names, Python's ``round`` rounds each column (polars rounds some halves
+    otherwise, see ``steps/row_fields.py``), and the rows are zipped from the columns. What
+    ``index_row`` would refuse is looked for among the distinct values, and the first
+    configuration that holds one is given to it, so the refusal is its own, word for word.
+    """
     deciding = itl_column if itl_column in OPTIONAL_NAMES else None
     columns = selected.select(*ROW_COLUMNS, *((deciding,) if deciding else ()))
-    rows = [
-        index_row(c, precision_labels, deciding=deciding) for c in columns.iter_rows(named=True)
-    ]
+    _refuse_as_index_row(columns, precision_labels, deciding=deciding)
+    nicknames = columns.get_column("nickname").unique().to_list()
+    slugs = pl.col("nickname").replace_strict(
+        nicknames, [slug(n) for n in nicknames], return_dtype=pl.String
+    )
+    labels = pl.col("weight_precision").replace_strict(
+        list(precision_labels), list(precision_labels.values()), return_dtype=pl.String
+    )
+    computed = {
+        "slug": slugs,
+        "precision": labels,
+        "row_id": pl.concat_str(
+            slugs, "gpu_model", pl.col("num_gpus").cast(pl.String),
+            pl.col("max_num_seqs").cast(pl.String), separator="/",
+        ),
+    }  # fmt: skip
+    fields = [f for f in ROW_FIELDS if not f.optional or f.name == deciding]
+    frame = columns.select(
+        **{
+            f.name: computed[f.name] if f.computed else f.converted(pl.col(f.source))
+            for f in fields
+            if not f.mirrors
+        }
+    )
+    values: dict[str, list[Any]] = {}
+    for f in fields:
+        if f.mirrors:
+            values[f.name] = values[f.mirrors]
+        else:
+            column = frame.get_column(f.name).to_list()
+            values[f.name] = column if f.rounding is None else list(map(f.rounding, column))
+    names = list(values)
+    rows = [dict(zip(names, row, strict=True)) for row in zip(*values.values(), strict=True)]
     rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
+    if _may_collide(frame):
+        _refuse_collisions(rows)
+    return tuple(rows)
+
+
+def _refuse_as_index_row(
+    columns: pl.DataFrame, labels: Mapping[str, str], *, deciding: str | None
+) -> None:
+    """``index_row``'s refusal of the first configuration (in the frame's order) it refuses: only
+    a configuration with a name that is not all printable, or a precision without a label, may
+    be refused, and only those are handed to it."""
+    suspect = [
+        pl.col(name).is_in(bad)
+        for name in NAME_FIELDS
+        if (bad := [v for v in columns.get_column(name).unique().to_list() if _suspect(v)])
+    ]
+    unlabelled = [
+        p for p in columns.get_column("weight_precision").unique().to_list() if p not in labels
+    ]
+    if unlabelled:
+        suspect.append(pl.col("weight_precision").is_in(unlabelled))
+    if suspect:
+        for c in columns.filter(pl.any_horizontal(suspect)).iter_rows(named=True):
+            index_row(c, labels, deciding=deciding)
+
+
+def _suspect(value: Any) -> bool:
+    return not (isinstance(value, str) and value.isprintable())
+
+
+def _may_collide(frame: pl.DataFrame) -> bool:
+    """Whether two models share a slug, two GPUs a slug, or two rows a row_id: asked of the
+    columns at once; ``_refuse_collisions`` then names the first as it always has."""
+    gpus = frame.get_column("gpu").unique().to_list()
+    counts = frame.select(
+        models=pl.col("model_id").n_unique().over("slug").max(),
+        row_ids=pl.col("row_id").is_duplicated().any(),
+    )
+    return bool(
+        counts.item(0, "models") > 1
+        or counts.item(0, "row_ids")
+        or len({slug(g) for g in gpus}) < len(gpus)
+    )
+
+
+def _refuse_collisions(rows: list[dict[str, Any]]) -> None:
     models_by_slug: dict[str, str] = {}
     for row in sorted(rows, key=lambda row: row["model_id"]):
         other = models_by_slug.setdefault(row["slug"], row["model_id"])
@@ -96,7 +179,6 @@ def index_rows(
                 "give the same slug"
             )
         seen[row["row_id"]] = row["model_id"]
-    return tuple(rows)
 
 
 # Refused in names: control characters (Cc: escape sequences, newlines), format characters (Cf:

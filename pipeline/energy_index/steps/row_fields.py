@@ -78,6 +78,14 @@ class RowField:
         convert = self.convert
         return self.rounded(source_value if convert is None else convert(source_value))
 
+    def converted(self, column: Any) -> Any:
+        """``convert`` applied to a polars expression of the source column (``derive.index_rows``
+        derives a column at a time): ``float`` is a cast, any other conversion is arithmetic,
+        which an expression takes as a number does, in the same order of operations."""
+        if self.convert is None:
+            return column
+        return column.cast(float) if self.convert is float else self.convert(column)
+
     @property
     def digits(self) -> int | None:
         """The decimals a page writes the value with; None (integers, text): as it is."""
