@@ -53,6 +53,23 @@ def row_id(configuration: Mapping[str, Any]) -> str:
     return f"{slug(c['nickname'])}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}"
 
 
+def slugs(frame: pl.DataFrame) -> pl.Expr:
+    """The slug of each configuration's nickname, as an expression over ``frame`` (``slug`` is
+    run once per distinct nickname)."""
+    nicknames = frame.get_column("nickname").unique().to_list()
+    return pl.col("nickname").replace_strict(
+        nicknames, [slug(n) for n in nicknames], return_dtype=pl.String
+    )
+
+
+def row_ids(frame: pl.DataFrame) -> pl.Expr:
+    """``row_id`` of each configuration of ``frame``, as an expression over it."""
+    return pl.concat_str(
+        slugs(frame), "gpu_model", pl.col("num_gpus").cast(pl.String),
+        pl.col("max_num_seqs").cast(pl.String), separator="/",
+    ).alias("row_id")  # fmt: skip
+
+
 def index_rows(
     selected: pl.DataFrame,
     *,
@@ -72,21 +89,10 @@ def index_rows(
     deciding = itl_column if itl_column in OPTIONAL_NAMES else None
     columns = selected.select(*ROW_COLUMNS, *((deciding,) if deciding else ()))
     _refuse_as_index_row(columns, precision_labels, deciding=deciding)
-    nicknames = columns.get_column("nickname").unique().to_list()
-    slugs = pl.col("nickname").replace_strict(
-        nicknames, [slug(n) for n in nicknames], return_dtype=pl.String
-    )
     labels = pl.col("weight_precision").replace_strict(
         list(precision_labels), list(precision_labels.values()), return_dtype=pl.String
     )
-    computed = {
-        "slug": slugs,
-        "precision": labels,
-        "row_id": pl.concat_str(
-            slugs, "gpu_model", pl.col("num_gpus").cast(pl.String),
-            pl.col("max_num_seqs").cast(pl.String), separator="/",
-        ),
-    }  # fmt: skip
+    computed = {"slug": slugs(columns), "precision": labels, "row_id": row_ids(columns)}
     fields = [f for f in ROW_FIELDS if not f.optional or f.name == deciding]
     frame = columns.select(
         **{

@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from energy_index.model import INDEX_GROUP, KEY_COLUMNS, UpstreamSnapshot
-from energy_index.steps.derive import row_id
+from energy_index.steps.derive import row_ids
 from energy_index.steps.row_fields import ROW
 from energy_index.steps.selection import Selection, first_in_order
 
@@ -52,41 +52,73 @@ def robustness_figures(
             highest=pl.col("highest").fill_null(energy),
         )
     )
-    used = [*_USED, *(name for name in PARALLELISM if name in chosen.columns)]
+    used = [name for name in PARALLELISM if name in chosen.columns]
     source = {
         "commit": snapshot.commit,
         "path": snapshot.task_file.path,
         "sha256": snapshot.task_file.sha256,
     }
-    return {row_id(c): _figures(c, source) for c in chosen.select(used).iter_rows(named=True)}
-
-
-# What _figures and row_id read: only these become Python values.
-_USED = (
-    "nickname", *KEY_COLUMNS, "energy_per_token_joules", "runner_up_num_gpus",
-    "runner_up_max_num_seqs", "runner_up_energy", "runner_up_median_itl_ms", "runs", "lowest",
-    "highest",
-)  # fmt: skip
-
-
-def _figures(c: dict[str, Any], source: dict[str, str]) -> dict[str, Any]:
-    runner_up = None
-    if c["runner_up_energy"] is not None:
-        runner_up = {
-            "num_gpus": c["runner_up_num_gpus"],
-            "max_num_seqs": c["runner_up_max_num_seqs"],
-            "joules_per_output_token": ROW["joules_per_output_token"].value(c["runner_up_energy"]),
-            "median_itl_ms": ROW["median_itl_ms"].value(c["runner_up_median_itl_ms"]),
-            "energy_margin": round(c["runner_up_energy"] / c["energy_per_token_joules"] - 1, 4),
+    # The figures a column at a time: polars divides, Python's round rounds (as the index does).
+    columns = chosen.select(
+        row_ids(chosen),
+        "num_gpus",
+        "max_num_seqs",
+        "runner_up_num_gpus",
+        "runner_up_max_num_seqs",
+        "runner_up_energy",
+        "runner_up_median_itl_ms",
+        "runs",
+        margin=pl.col("runner_up_energy") / energy - 1,
+        spread=pl.when(pl.col("runs") > 1).then(pl.col("highest") / pl.col("lowest") - 1),
+        **{name: pl.col(name) for name in used},
+    )
+    column = columns.get_column
+    joules, latency = ROW["joules_per_output_token"], ROW["median_itl_ms"]
+    runner_ups = [
+        None
+        if energy is None
+        else {
+            "num_gpus": num_gpus,
+            "max_num_seqs": max_num_seqs,
+            "joules_per_output_token": joules.value(energy),
+            "median_itl_ms": latency.value(median_itl_ms),
+            "energy_margin": round(margin, 4),
         }
+        for num_gpus, max_num_seqs, energy, median_itl_ms, margin in zip(
+            *(column(name).to_list() for name in _RUNNER_UP), strict=True
+        )
+    ]
+    absent = [None] * columns.height
+    parallelism = zip(
+        *(column(name).to_list() if name in used else absent for name in PARALLELISM),
+        strict=True,
+    )
     return {
-        "runner_up": runner_up,
-        "repeated_runs": c["runs"],
-        "repeat_spread": round(c["highest"] / c["lowest"] - 1, 4) if c["runs"] > 1 else None,
-        "key": {
-            "num_gpus": c["num_gpus"],
-            "max_num_seqs": c["max_num_seqs"],
-            **{name: c.get(name) for name in PARALLELISM},
-        },
-        "source": source,
+        row_id: {
+            "runner_up": runner_up,
+            "repeated_runs": runs,
+            "repeat_spread": None if spread is None else round(spread, 4),
+            "key": {
+                "num_gpus": num_gpus,
+                "max_num_seqs": max_num_seqs,
+                **dict(zip(PARALLELISM, parallel, strict=True)),
+            },
+            "source": source,
+        }
+        for row_id, runner_up, runs, spread, num_gpus, max_num_seqs, parallel in zip(
+            column("row_id").to_list(),
+            runner_ups,
+            column("runs").to_list(),
+            column("spread").to_list(),
+            column("num_gpus").to_list(),
+            column("max_num_seqs").to_list(),
+            parallelism,
+            strict=True,
+        )
     }
+
+
+_RUNNER_UP = (
+    "runner_up_num_gpus", "runner_up_max_num_seqs", "runner_up_energy",
+    "runner_up_median_itl_ms", "margin",
+)  # fmt: skip
