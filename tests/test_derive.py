@@ -9,6 +9,7 @@ from energy_index.documents.editorial import editorial_text
 from energy_index.errors import DerivationError
 from energy_index.steps.derive import (
     SLUG_LENGTH,
+    index_row,
     index_rows,
     slug,
     unprintable_characters,
@@ -216,3 +217,33 @@ def test_the_printable_fast_path_lets_no_refused_character_through():
     assert through == []
     assert unprintable_characters("Qwen 3 32B\u202e") == ["U+202E"]
     assert unprintable_characters("Qwen\u00a03") == []  # a no-break space: unprintable, not refused
+
+
+@pytest.mark.parametrize("fixture", ["edge-cases.json", "stress.json", "tie-breaks.json"])
+@pytest.mark.parametrize("itl_column", ["median_itl_ms", "p99_itl_ms"])
+def test_the_rows_a_column_at_a_time_are_index_row_of_each_configuration(fixture, itl_column):
+    # index_rows derives whole columns; the report page derives each configuration with
+    # index_row. The two read one declaration (ROW_FIELDS) and must give the same rows.
+    frame = validated_configurations(upstream_file(fixture_bytes(fixture))).frame
+    selected = selected_configurations(
+        stable_configurations(frame).stable, itl_column=itl_column
+    ).selected
+    deciding = itl_column if itl_column != "median_itl_ms" else None
+    one_by_one = [index_row(c, LABELS, deciding=deciding) for c in selected.iter_rows(named=True)]
+    one_by_one.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
+    rows = index_rows(selected, precision_labels=LABELS, itl_column=itl_column)
+    assert len(rows) > 1
+    assert [list(row.items()) for row in rows] == [list(row.items()) for row in one_by_one]
+    assert [type(v) for row in rows for v in row.values()] == [
+        type(v) for row in one_by_one for v in row.values()
+    ]
+
+
+def test_of_several_refused_configurations_the_first_in_the_frame_is_named():
+    frame = two_configurations(
+        nickname=["Model\u202eX", "Model X"], weight_precision=["bfloat16", "int3"]
+    )
+    with pytest.raises(DerivationError, match="U\\+202E"):
+        index_rows(frame, precision_labels=LABELS)
+    with pytest.raises(DerivationError, match="int3"):
+        index_rows(frame.reverse(), precision_labels=LABELS)

@@ -330,3 +330,21 @@ def test_a_model_file_with_a_repeated_key_or_a_huge_integer_is_refused_both_ways
     with pytest.raises(ModelFileProblem) as caught:
         parsed_model_file(content)
     assert says in str(caught.value)
+
+
+def test_picks_as_a_frame_or_as_mappings_give_the_same_responses(golden_stages):
+    # The build hands the selection's frame (its names and keys read a column at a time); the
+    # documented call hands its rows as mappings. Both are the same picks.
+    from energy_index.flows.build import per_response, read_model_files
+    from energy_index.io.snapshots import upstream_snapshot
+
+    selected = golden_stages.selection.selected
+    files = read_model_files(upstream_snapshot(GOLDEN, task="lm-arena-chat"))
+    # One pick without its model's file, so that a skipped pick is compared too.
+    without = {path: f for path, f in files.items() if "Qwen3-8B__" not in path}
+    for model_files in (files, without):
+        from_frame = per_response(golden_stages.snapshot, selected, model_files)
+        from_rows = per_response(golden_stages.snapshot, selected.to_dicts(), model_files)
+        assert from_frame == from_rows
+        assert any("skipped" not in p for p in from_frame)
+    assert any("skipped" in p for p in per_response(golden_stages.snapshot, selected, without))

@@ -4,10 +4,12 @@ flows/outputs.py's, build --all-tasks flows/tasks.py's."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import polars as pl
 
 from energy_index.documents.editorial import editorial_text, task_text
 from energy_index.documents.index import (
@@ -186,7 +188,7 @@ def index_stages(
     compiled = leaderboard_compiled(snapshot.index_file)
     figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
     model_files = read_model_files(snapshot)  # once, for both
-    responses = per_response(snapshot, selection.selected.to_dicts(), model_files)
+    responses = per_response(snapshot, selection.selected, model_files)
     checks = data_checks(validated.frame, model_files)
     # The per-model files' bytes are read; only their provenance is kept.
     snapshot = replace(
@@ -221,7 +223,7 @@ def read_model_files(snapshot: UpstreamSnapshot) -> dict[str, ModelFile | str]:
 
 def per_response(
     snapshot: UpstreamSnapshot,
-    picks: list[dict[str, Any]],
+    picks: pl.DataFrame | Sequence[Mapping[str, Any]],
     model_files: Mapping[str, ModelFile | str] | None = None,
 ) -> list[dict[str, Any]]:
     """Energy per response of each pick (``steps.responses.response_energy``), from the task's
@@ -229,11 +231,18 @@ def per_response(
     it calls when not given); a pick whose model has no usable file is ``skipped``, with the
     reason. This is the function to call for Wh per response of the index's picks.
 
-    Example: ``per_response(stages.snapshot, stages.selection.selected.to_dicts())``.
+    ``picks``: the selection's frame, or its rows as mappings.
+
+    Example: ``per_response(stages.snapshot, stages.selection.selected)``.
     """
     by_path = read_model_files(snapshot) if model_files is None else model_files
     files: dict[str, ModelFile | str] = {}
-    for model_id in sorted({pick["model_id"] for pick in picks}):
+    model_ids = (
+        picks.get_column("model_id").unique().to_list()
+        if isinstance(picks, pl.DataFrame)
+        else {pick["model_id"] for pick in picks}
+    )
+    for model_id in sorted(model_ids):
         path = model_path(model_id, snapshot.task)
         if path not in by_path:
             files[model_id] = (

@@ -29,10 +29,11 @@ from itertools import accumulate, pairwise
 from typing import Any, cast
 
 import msgspec
+import polars as pl
 
 from energy_index.errors import UpstreamFormatError, quoted
 from energy_index.settings import RESPONSE_QUANTILES
-from energy_index.steps.derive import JOULES_PER_WATT_HOUR, row_id
+from energy_index.steps.derive import JOULES_PER_WATT_HOUR, row_id, row_ids
 from energy_index.steps.validate import upstream_json
 
 # Relative tolerance of "mean energy per response = the task file's energy_per_request_joules":
@@ -321,7 +322,7 @@ def _histogram(value: Any, where: str) -> Histogram:
 
 
 def response_energy(
-    picks: Sequence[Mapping[str, Any]],
+    picks: pl.DataFrame | Sequence[Mapping[str, Any]],
     model_files: Mapping[str, ModelFile | str],
     *,
     quantiles: Sequence[float] = RESPONSE_QUANTILES,
@@ -331,24 +332,35 @@ def response_energy(
     model has no usable file (``model_files[model_id]`` is then the reason, in words), none of
     them and ``skipped`` saying why.
 
-    Example: ``response_energy(stages.selection.selected.to_dicts(), files)``.
+    ``picks`` is a frame of them (the selection's) or a sequence of mappings. From a frame, the
+    names and keys are read a column at a time (row_id by ``derive.row_ids``), and only a pick
+    whose model has a file becomes a mapping.
+
+    Example: ``response_energy(stages.selection.selected, files)``.
     """
+    if isinstance(picks, pl.DataFrame):
+        keys = picks.select(row_ids(picks), "model_id", *MATCHED_KEY).iter_rows()
+        rows: Any = ((keys, number) for number, keys in enumerate(keys))
+    else:
+        rows = (((row_id(p), p["model_id"], *(p[k] for k in MATCHED_KEY)), p) for p in picks)
     results = []
-    for pick in picks:
+    for (name, model_id, gpu, num_gpus, max_num_seqs), pick in rows:
         entry: dict[str, Any] = {
-            "row_id": row_id(pick),
-            "model_id": pick["model_id"],
-            "gpu": pick["gpu_model"],
-            "num_gpus": pick["num_gpus"],
-            "max_num_seqs": pick["max_num_seqs"],
+            "row_id": name,
+            "model_id": model_id,
+            "gpu": gpu,
+            "num_gpus": num_gpus,
+            "max_num_seqs": max_num_seqs,
         }
-        found = model_files.get(pick["model_id"], "the snapshot has no per-model file for it")
-        configuration = _matching(pick, found) if isinstance(found, ModelFile) else None
+        found = model_files.get(model_id, "the snapshot has no per-model file for it")
+        if not isinstance(found, ModelFile):
+            results.append({**entry, "skipped": found})
+            continue
+        if isinstance(pick, int):
+            pick = cast(pl.DataFrame, picks).row(pick, named=True)
+        configuration = _matching(pick, found)
         if configuration is None:
-            reason = (
-                found if isinstance(found, str) else "its per-model file lacks this configuration"
-            )
-            results.append({**entry, "skipped": reason})
+            results.append({**entry, "skipped": "its per-model file lacks this configuration"})
             continue
         results.append({**entry, **_figures(pick, configuration, quantiles)})
     return results
