@@ -1,22 +1,25 @@
 """The regeneration pull request's text, from the output of `make regenerate`.
 
 Everything in that output may carry upstream's words (model names, field values), so nothing of
-it is rendered as Markdown: it goes into one fenced block (backticks replaced, so the fence cannot
-be closed from inside), each line cut to a sane length, with `@` and `#` kept from mentioning or
-linking, and control characters (terminal escapes among them) dropped.
+it is rendered as Markdown: it goes into one fenced block written by the function every Markdown
+writer uses (energy_index.documents.markdown: the fence one backtick longer than any run inside,
+so that no line can close it; control, format and separator characters, terminal escapes among
+them, shown as their \\uXXXX escape). Inside a code block GitHub renders no HTML, link, mention
+or reference. Here only the size is decided: each line cut to MAX_LINE characters, the first
+MAX_LINES lines shown.
 
-Usage: python3 scripts/pr_body.py regenerate.log > pr-body.md
+Usage: .venv/bin/python scripts/pr_body.py regenerate.log > pr-body.md
 """
 
 from __future__ import annotations
 
 import sys
-import unicodedata
 from pathlib import Path
 
-MAX_LINE = 300  # characters per line of the log
+from energy_index.documents.markdown import inert_block, visible
+
+MAX_LINE = 300  # characters per line of the log, as shown (escapes counted)
 MAX_LINES = 400  # lines of the log; the rest is counted, not shown
-ZERO_WIDTH_SPACE = "\u200b"
 HEADER = (
     "Weekly regeneration from upstream (ml-energy/leaderboard). The vendored snapshot, the index, "
     "its build report and the changelogs change together; the regenerate job ran `make check`, "
@@ -25,29 +28,22 @@ HEADER = (
 )
 
 
-def neutral_line(line: str) -> str:
-    """One log line made inert: no control or format character, no backtick, no mention or
-    reference, cut to MAX_LINE characters."""
-    kept = "".join(
-        ch
-        for ch in line
-        if ch == "\t" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs", "Cn")
-    )
-    kept = kept.replace("`", "'")
-    # Inside a code block GitHub links neither, but a reader copying the text out should not be
-    # led to mention or link either.
-    kept = kept.replace("@", "@" + ZERO_WIDTH_SPACE).replace("#", "#" + ZERO_WIDTH_SPACE)
+def shown_line(line: str) -> str:
+    """One log line as it is shown: escaped first, so that the cut counts what is shown."""
+    kept = visible(line)
     if len(kept) > MAX_LINE:
         kept = kept[: MAX_LINE - 1] + "…"
     return kept
 
 
 def body(log: str) -> str:
-    lines = log.splitlines()
-    shown = [neutral_line(line) for line in lines[:MAX_LINES]]
+    # Split at newlines only: str.splitlines also splits at U+2028 and other separators, which
+    # the block shows as their escapes instead.
+    lines = log.removesuffix("\n").split("\n")
+    shown = [shown_line(line) for line in lines[:MAX_LINES]]
     if len(lines) > MAX_LINES:
         shown.append(f"… and {len(lines) - MAX_LINES} more line(s), in the changelog")
-    return HEADER + "```text\n" + "\n".join(shown) + "\n```\n"
+    return HEADER + inert_block("\n".join(shown))
 
 
 def main(argv: list[str]) -> int:

@@ -160,20 +160,52 @@ def test_zizmor_finds_nothing_of_medium_severity_or_above():
     assert json.loads(result.stdout) == []
 
 
-def test_the_pull_request_text_neutralises_what_upstream_controls():
+def _pr_body():
     sys.path.insert(0, str(REPO / "scripts"))
     try:
-        from pr_body import MAX_LINE, body
+        import pr_body
     finally:
         sys.path.remove(str(REPO / "scripts"))
-    hostile = (
-        "  added evil/B200: ```\n@maintainers #1 [click](https://x.example) "
-        "\x1b[31mred\x1b[0m \u202eabc ::error::boom " + "x" * 1000
-    )
-    text = body(f"changed (upstream abc): wrote output/index.json\n{hostile}\n")
-    assert text.count("```") == 2  # the fence opens and closes once
-    inside = text.split("```text\n")[1].split("\n```")[0]
-    assert "`" not in inside and "\x1b" not in inside and "\u202e" not in inside
-    assert "@maintainers" not in inside and "#1" not in inside
-    assert all(len(line) <= MAX_LINE for line in inside.splitlines())
-    assert "changed (upstream abc): wrote output/index.json" in inside
+    return pr_body
+
+
+PR_HOSTILE = [
+    "  added evil/B200: ```\n@maintainers #1 [click](https://x.example) ",
+    "\x1b[31mred\x1b[0m \u202eabc ::error::boom <img src=x onerror=alert(1)> &amp; ",
+    "\n````\n````` five `` two\u2028# heading\u0085- item\r",
+    "x" * 1000,
+]
+
+
+def test_the_pull_request_text_is_one_code_block_of_exactly_the_log():
+    """Rendered as GitHub does (CommonMark): the log is one <pre><code> holding exactly its
+    lines, escaped and cut, and nothing of it is a tag, link, heading or list item."""
+    import html as html_module
+
+    from markdown_it import MarkdownIt
+
+    pr_body = _pr_body()
+    log = "changed (upstream abc): wrote output/index.json\n" + "".join(PR_HOSTILE) + "\n"
+    text = pr_body.body(log)
+    rendered = MarkdownIt("gfm-like").render(text.removeprefix(pr_body.HEADER))
+    assert rendered.startswith('<pre><code class="language-text">')
+    assert rendered.count("<pre>") == 1 and rendered.endswith("</code></pre>\n")
+    inside = html_module.unescape(rendered.split(">", 2)[2].removesuffix("</code></pre>\n"))
+    lines = inside.removesuffix("\n").split("\n")
+    assert lines[0] == "changed (upstream abc): wrote output/index.json"
+    assert lines[1] == "  added evil/B200: ```"  # the line break of the log is kept
+    assert "\\u001b[31mred" in lines[2] and "\\u202eabc" in lines[2]
+    assert "<img src=x onerror=alert(1)> &amp;" in lines[2]  # shown, not rendered
+    assert lines[3] == "````"  # a fence of the log's own closes nothing
+    assert lines[4].startswith("````` five")
+    assert "\\u2028# heading\\u0085- item\\u000d" in lines[4]
+    assert all(len(line) <= pr_body.MAX_LINE for line in lines)
+    assert lines[4].endswith("…") and len(lines) == 5
+    assert not any(c in inside for c in "\x1b\u202e\u2028\u0085\r")
+
+
+def test_the_pull_request_text_is_written_by_the_markdown_writers_own_function(monkeypatch):
+    """One code path for every Markdown writer: the block is documents/markdown.inert_block."""
+    pr_body = _pr_body()
+    monkeypatch.setattr(pr_body, "inert_block", lambda text: f"<<{text}>>")
+    assert pr_body.body("a\n").endswith("<<a>>")
