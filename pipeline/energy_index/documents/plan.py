@@ -71,14 +71,15 @@ def plan_document(
 
 
 def plan_grid_document(
-    by_load: Sequence[tuple[float, Sequence[Mapping[str, Any]]]],
+    by_load: Sequence[tuple[float, int, Sequence[Mapping[str, Any]]]],
     *,
     task: str,
     source: Mapping[str, Any],
     itl_statistic: str,
     itl_deadline_ms: float,
 ) -> dict[str, Any]:
-    """The plans at each load of the site's grid (output tokens/s), best and runner-up."""
+    """The plans at each load of the site's grid (output tokens/s): how many families carry
+    it, the best and the runner-up."""
     return {
         "kind": "plan-grid",
         **_header(
@@ -87,11 +88,11 @@ def plan_grid_document(
         "loads": [
             {
                 "output_tokens_per_second": json_number(load),
-                "families": len(plans),
+                "families": families,
                 "plan": plans[0] if plans else None,
                 "alternative": plans[1] if len(plans) > 1 else None,
             }
-            for load, plans in by_load
+            for load, families, plans in by_load
         ],
     }
 

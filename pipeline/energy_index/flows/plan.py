@@ -16,7 +16,7 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access
 from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
-from energy_index.steps.plan import plan_curves, planned
+from energy_index.steps.plan import plan_curves, planned, ranked_plans
 
 
 def curves_of(stages: Stages) -> list[dict[str, Any]]:
@@ -105,17 +105,18 @@ def plan_grid(stages: Stages, *, itl_statistic: str, itl_deadline_ms: float) -> 
     factors = impact_factors()["factors"]
     by_load = []
     for load in PLAN_GRID_TOKENS_PER_SECOND:
-        try:
-            plans = planned(
+        try:  # the best and the runner-up are published, with how many families there are
+            families, plans = ranked_plans(
                 curves,
+                first=2,
                 tokens_per_second=load,
                 itl_statistic=itl_statistic,
                 itl_deadline_ms=itl_deadline_ms,
                 factors=factors,
             )
         except UsageError:  # no family of the task meets the target: no plan at any load
-            plans = []
-        by_load.append((load, plans))
+            families, plans = 0, []
+        by_load.append((load, families, plans))
     return plan_grid_document(
         by_load,
         task=stages.snapshot.task,

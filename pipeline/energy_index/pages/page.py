@@ -138,7 +138,9 @@ def report_html(inputs: PageInputs) -> str:
         "responses_section": _responses_section(inputs.responses, inputs.document),
         "findings_section": _findings_section(inputs.report),
         "planner_section": (
-            planner_section(inputs.plan_curves, planner_text()) if inputs.plan_curves else ""
+            planner_section(inputs.plan_curves, planner_text(), configurations)
+            if inputs.plan_curves
+            else ""
         ),
         "planner_script": (
             f'<script type="module">{_script("plan.js")}</script>' if inputs.plan_curves else ""

@@ -1,6 +1,7 @@
 """The report page's planner: a load and a latency target typed in, the plan recomputed in the
-browser (``assets/plan.js``) from the curves embedded here, with steps/plan.py's arithmetic and
-rounding, so that it shows the figures ``energy-index plan`` prints (tested in Chromium).
+browser (``assets/plan.js``) from the curves embedded here (and the page's configurations,
+whose ITLs they share), with steps/plan.py's arithmetic and rounding, so that it shows the
+figures ``energy-index plan`` prints (tested in Chromium).
 
 Without JavaScript the section says what it would do and names the command. Every text from data
 reaches the page as JSON with ``<``, ``>`` and ``&`` escaped, and the script writes it as text.
@@ -13,6 +14,7 @@ from html import escape
 from typing import Any
 
 from energy_index.model import ITL_STATISTICS, json_number
+from energy_index.pages.configurations import Configurations
 from energy_index.pages.impacts import json_in_script
 from energy_index.settings import (
     DEFAULT_ITL_DEADLINE_MS,
@@ -24,17 +26,53 @@ from energy_index.settings import (
 DEFAULT_LOAD = 2000  # output tokens/s the panel opens with: the example of docs/plan.md
 
 
-def planner_data(curves: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What the script plans from: the curves (steps.plan.plan_curves) and the largest load."""
+# What a point of a curve carries itself; its ITLs and max_num_seqs are the page's own
+# configuration's (page-data), its throughput power ÷ energy, as plan_curves computes it.
+POINT_COLUMNS = ("row_id", "avg_power_watts", "energy_per_token_joules")
+
+
+def planner_data(
+    curves: Sequence[Mapping[str, Any]], configurations: Configurations
+) -> dict[str, Any]:
+    """What the script plans from: the curves (steps.plan.plan_curves) and the largest load.
+
+    Each curve's points are columns, not objects, and name the configuration of the page's
+    data (``configuration``: its position there) instead of repeating its ITLs: a page at 10⁵
+    configurations carried 31 MB of planner points, mostly keys and ITLs the page held once
+    already (issue 27). The script rebuilds the points the planner reads.
+    """
+    # A configuration by its key (a row_id, made of the slug, may be shared by two models).
+    position = {
+        (row["model_id"], row["gpu"], row["num_gpus"], row["max_num_seqs"]): i
+        for i, row in enumerate(configurations.rows)
+    }
+
+    def family(curve: Mapping[str, Any]) -> tuple[Any, ...]:
+        return curve["model_id"], curve["gpu"], curve["num_gpus"]
+
     return {
-        "curves": list(curves),
+        "tails": [name for name in ITL_STATISTICS if name != "median"],
+        "curves": [
+            {
+                **{key: value for key, value in curve.items() if key != "points"},
+                "points": {
+                    "configuration": [
+                        position[(*family(curve), p["max_num_seqs"])] for p in curve["points"]
+                    ],
+                    **{name: [p[name] for p in curve["points"]] for name in POINT_COLUMNS},
+                },
+            }
+            for curve in curves
+        ],
         "max_tokens_per_second": MAX_PLAN_TOKENS_PER_SECOND,
         "max_tokens_per_second_text": f"{MAX_PLAN_TOKENS_PER_SECOND:.0e}",
         "same_throughput": PLAN_SAME_THROUGHPUT,
     }
 
 
-def planner_section(curves: Sequence[Mapping[str, Any]], text: Mapping[str, str]) -> str:
+def planner_section(
+    curves: Sequence[Mapping[str, Any]], text: Mapping[str, str], configurations: Configurations
+) -> str:
     """The section 'Energy at your load', its controls and its embedded data."""
     models = sorted({(c["model"], c["model_id"]) for c in curves})
     gpus = sorted({c["gpu"] for c in curves})
@@ -72,5 +110,5 @@ def planner_section(curves: Sequence[Mapping[str, Any]], text: Mapping[str, str]
         "energy-index plan --tokens-per-second 2000.</pre>"
         f"<details><summary>Method, assumption, what is not measured</summary>{words}</details>"
         f'<script type="application/json" id="planner-data">'
-        f"{json_in_script(planner_data(curves))}</script></section>"
+        f"{json_in_script(planner_data(curves, configurations))}</script></section>"
     )

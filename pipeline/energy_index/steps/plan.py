@@ -216,6 +216,38 @@ def planned(
     ``factors`` (documents/factors.json's) and ``grid``, each plan also has the estimated
     facility energy and, per country of ``grid``, carbon.
     """
+    return ranked_plans(
+        curves,
+        first=None,
+        tokens_per_second=tokens_per_second,
+        requests_per_second=requests_per_second,
+        output_tokens_per_request=output_tokens_per_request,
+        itl_statistic=itl_statistic,
+        itl_deadline_ms=itl_deadline_ms,
+        model=model,
+        gpu=gpu,
+        factors=factors,
+        grid=grid,
+    )[1]
+
+
+def ranked_plans(
+    curves: Sequence[Mapping[str, Any]],
+    *,
+    first: int | None,
+    tokens_per_second: float | None = None,
+    requests_per_second: float | None = None,
+    output_tokens_per_request: float | None = None,
+    itl_statistic: str,
+    itl_deadline_ms: float,
+    model: str | None = None,
+    gpu: str | None = None,
+    factors: Mapping[str, Any] | None = None,
+    grid: Mapping[str, GridIntensity] | None = None,
+) -> tuple[int, list[dict[str, Any]]]:
+    """How many families carry the load, and the ``first`` of them (None: all) with their
+    figures, ranked and refused as ``planned`` says. The others' figures are not computed: the
+    site's plan.json keeps two of ~10⁴ families at each load at 10⁵ configurations."""
     if (tokens_per_second is None) == (requests_per_second is None):
         raise UsageError(
             "give the load as output tokens per second or as requests per second (one of them)",
@@ -263,17 +295,7 @@ def planned(
         )
         if plan is None:
             continue
-        plans.append(
-            _figures(
-                curve,
-                plan,
-                load=load,
-                tokens_per_request=tokens_per_request,
-                tokens_given=output_tokens_per_request is not None,
-                factors=factors,
-                grid=grid or {},
-            )
-        )
+        plans.append((_rank(curve, plan), curve, plan, load, tokens_per_request))
     if not plans:
         what = _what(tokens_per_second, requests_per_second)
         raise UsageError(
@@ -281,16 +303,29 @@ def planned(
             f"{itl_deadline_ms:g} ms, so none carries {what}",
             parameter="itl_deadline_ms",
         )
-    plans.sort(key=_rank)
-    for plan in plans:
-        del plan["raw_power_watts"]  # unrounded: for the ranking only
-    return plans
+    plans.sort(key=lambda ranked: ranked[0])
+    kept = []
+    for _, curve, plan, load, tokens_per_request in plans[:first]:
+        figures = _figures(
+            curve,
+            plan,
+            load=load,
+            tokens_per_request=tokens_per_request,
+            tokens_given=output_tokens_per_request is not None,
+            factors=factors,
+            grid=grid or {},
+        )
+        kept.append(figures)
+    return len(plans), kept
 
 
-def _rank(plan: Mapping[str, Any]) -> tuple[Any, ...]:
-    power = plan["raw_power_watts"]
-    low = power["low"] if power["low"] is not None else math.inf
-    return (power["high"], low, plan["gpus"], plan["model_id"], plan["gpu"], plan["num_gpus"])
+def _rank(curve: Mapping[str, Any], plan: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A family's place, from its replicas (before its figures): the total power's upper bound,
+    its lower bound (unrounded: as _figures' total), GPUs, then the family's names."""
+    n, power = plan["replicas"], plan["power_watts"]
+    low = n * power["low"] if power["low"] is not None else math.inf
+    return (n * power["high"], low, n * curve["num_gpus"], curve["model_id"], curve["gpu"],
+            curve["num_gpus"])  # fmt: skip
 
 
 def _what(tokens: float | None, requests: float | None) -> str:
@@ -418,7 +453,6 @@ def _figures(
             "wh_per_response": _scaled(joules, tokens_per_request / JOULES_PER_WH),
             "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
         },
-        "raw_power_watts": total,
     }
     if factors is not None:
         figures["estimated"] = _estimated(

@@ -6,6 +6,30 @@
 "use strict";
 
 const planner = JSON.parse(document.getElementById("planner-data").textContent);
+const pageData = JSON.parse(document.getElementById("page-data").textContent);
+
+// The points as steps/plan.py's plan_curves has them, from the columns embedded (pages/planner.py):
+// the ITLs and max_num_seqs of the page's configuration each names, the throughput power ÷
+// energy as plan_curves divides it (the same IEEE quotient).
+function points(columns) {
+  const configurations = pageData.configurations;
+  return columns.configuration.map((at, i) => {
+    const point = {
+      row_id: columns.row_id[i],
+      max_num_seqs: configurations.max_num_seqs[at],
+      output_tokens_per_second: columns.avg_power_watts[i] / columns.energy_per_token_joules[i],
+      avg_power_watts: columns.avg_power_watts[i],
+      energy_per_token_joules: columns.energy_per_token_joules[i],
+      median_itl_ms: configurations.itl[at],
+    };
+    for (const name of planner.tails) {
+      const tail = configurations.tails[name];
+      point[`${name}_itl_ms`] = tail ? tail[at] : null;
+    }
+    return point;
+  });
+}
+for (const curve of planner.curves) curve.points = points(curve.points);
 const HOURS_PER_YEAR = 8760;
 const JOULES_PER_WH = 3600;
 
