@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -486,3 +487,32 @@ def api_validate(path: Path):
     from energy_index import api
 
     return api.validate(path)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plan", "--from", "fixtures/golden/ml-energy-leaderboard", "--tokens-per-second", "2000"),
+        ("plan", "--tokens-per-second", "2000", "--json"),
+        ("validate", "output/index.json"),
+        ("audit", "--json"),
+    ],
+    ids=lambda args: " ".join(args[:1] + args[-1:]),
+)
+def test_a_closed_stdout_ends_quietly_as_unix_tools_do(args: tuple[str, ...]):
+    """Trial finding 16: `energy-index plan … | head -1` printed 'error: Broken pipe' (exit 1,
+    which means a data failure). The reader here is gone before the first write: the command
+    ends with no message and 141, the status of a Unix tool ended by SIGPIPE."""
+    from energy_index.cli import CLOSED_STDOUT_EXIT_CODE
+
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        run = subprocess.run(
+            [sys.executable, "-m", "energy_index", *args], stdout=write, stderr=subprocess.PIPE,
+            cwd=REPO, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert (run.returncode, run.stderr) == (CLOSED_STDOUT_EXIT_CODE, b"")
+    assert CLOSED_STDOUT_EXIT_CODE == 141

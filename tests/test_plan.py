@@ -465,3 +465,123 @@ def test_one_country_code_given_alone_is_that_country_not_its_letters():
     listed = energy_index.plan(source=GOLDEN, tokens_per_second=2000, countries=["FRA"])
     assert alone.as_json() == listed.as_json()
     assert "FRA" in json.dumps(alone.as_json())
+
+
+# -- one check, one set of words (trial findings 7, 18) ---------------------------------------
+@pytest.mark.parametrize("deadline", ["nan", "inf", "0", "-1"])
+def test_the_steps_the_api_and_the_command_refuse_a_deadline_in_the_same_words(deadline: str):
+    """Finding 7: the planner's own check said 'nan is not a positive number of milliseconds',
+    the command line 'nan: every deadline must be …'; now one check (model.checked_deadline)."""
+    command = invoke("plan", "--from", GOLDEN, "--tokens-per-second", 10,
+                     "--itl-deadline-ms", deadline)  # fmt: skip
+    assert command.exit_code == 2, command.output
+    said = command.output.strip().removeprefix("error: --itl-deadline-ms: ")
+    curves, _ = curves_and_rows(GOLDEN)
+    words = set()
+    for call in (
+        lambda: energy_index.plan(source=GOLDEN, tokens_per_second=10,
+                                  itl_deadline_ms=float(deadline)),
+        lambda: planned(curves, tokens_per_second=10, itl_statistic="median",
+                        itl_deadline_ms=float(deadline)),
+    ):  # fmt: skip
+        with pytest.raises(UsageError) as refused:
+            call()
+        assert refused.value.parameter == "itl_deadline_ms"
+        words.add(str(refused.value))
+    assert words == {said}
+    assert "every deadline must be a positive, finite number of milliseconds" in said
+
+
+def test_the_steps_refuse_an_itl_statistic_in_the_command_s_words():
+    command = invoke("plan", "--from", GOLDEN, "--tokens-per-second", 10, "--itl-statistic", "p42")
+    curves, _ = curves_and_rows(GOLDEN)
+    with pytest.raises(UsageError) as refused:
+        planned(curves, tokens_per_second=10, itl_statistic="p42", itl_deadline_ms=500)
+    assert command.output.strip() == f"error: --itl-statistic: {refused.value}"
+
+
+BOOLS = [
+    ("plan", {"tokens_per_second": True}, "tokens_per_second",
+     "true is not a number of output tokens per second"),
+    ("plan", {"requests_per_second": True}, "requests_per_second",
+     "true is not a number of requests per second"),
+    ("plan", {"requests_per_second": 1, "output_tokens_per_request": True},
+     "output_tokens_per_request", "true is not a number of output tokens"),
+    ("plan", {"tokens_per_second": 2000, "itl_deadline_ms": True}, "itl_deadline_ms",
+     "true is not a number of milliseconds or a comma-separated list"),
+    ("plan", {"tokens_per_second": 2000, "itl_deadline_ms": False}, "itl_deadline_ms",
+     "false is not a number of milliseconds"),
+    ("build", {"itl_deadline_ms": True}, "itl_deadline_ms",
+     "true is not a number of milliseconds or a comma-separated list"),
+    ("build", {"itl_deadline_ms": [100, True]}, "itl_deadline_ms",
+     "is not a number of milliseconds or a comma-separated list"),
+    ("build", {"itl_deadline_ms": 10**400}, "itl_deadline_ms",
+     "is not a number of milliseconds or a comma-separated list"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("function", "arguments", "parameter", "words"), BOOLS)
+def test_a_bool_is_not_a_number_for_any_numeric_argument(function, arguments, parameter, words):
+    """Finding 18: itl_deadline_ms=True was taken as 1 ms (True == 1); every numeric argument
+    of plan() and build() refuses a bool, in the words the command line gives for 'true'."""
+    call = getattr(energy_index, function)
+    extra = {"out": None} if function == "build" else {}
+    with pytest.raises(UsageError) as refused:
+        call(source=GOLDEN, **extra, **arguments)
+    assert refused.value.parameter == parameter
+    assert words in str(refused.value)
+
+
+def test_the_command_refuses_true_as_a_deadline_in_the_api_s_words():
+    command = invoke("plan", "--from", GOLDEN, "--tokens-per-second", 10, "--itl-deadline-ms",
+                     "true")  # fmt: skip
+    assert command.exit_code == 2
+    assert "--itl-deadline-ms: 'true' is not a number of milliseconds or a comma-separated" in (
+        command.output
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (("--model", "DeepSeek V3.1", "--gpu", "B200", "--tokens-per-second", 1000),
+         ": 1 replica × 8 GPUs = 8 GPUs, 1000 output tokens/s each"),
+        (("--model", "Qwen 3 14B", "--gpu", "B200", "--tokens-per-second", 2000),
+         ": 1 replica × 1 GPU = 1 GPU, 2000 output tokens/s each"),
+        (("--tokens-per-second", 100000), ": 7 replicas × 1 GPU = 7 GPUs, "),
+    ],
+)  # fmt: skip
+def test_counts_are_plural_but_for_one(args, line):
+    """Finding 17: the table said '1 replica × 8 GPU = 8 GPUs'."""
+    result = invoke("plan", "--from", GOLDEN, *args)
+    assert result.exit_code == 0, result.output
+    assert line in result.output
+    assert " 8 GPU =" not in result.output and " 1 GPUs" not in result.output
+
+
+def test_the_csv_without_country_has_the_carbon_of_every_country_as_the_help_says():
+    """Finding 10: --country's help promises every country in --json and --csv by default; the
+    CSV had no carbon column at all without it."""
+    from energy_index.io.snapshots import carbon_snapshot
+    from energy_index.steps.carbon import grid_intensities
+    from tests.conftest import FIXTURES
+
+    carbon = FIXTURES / "codecarbon-energy-mix"
+    every = sorted(grid_intensities(carbon_snapshot(carbon).file))
+    table = invoke("plan", *QWEN, "--tokens-per-second", 2000, "--carbon", carbon, "--csv")
+    assert table.exit_code == 0, table.output
+    (row,) = csv.DictReader(io.StringIO(table.output))
+    columns = [c for c in row if c.startswith("estimated_carbon_")]
+    assert len(every) == 213 and len(columns) == 4 * 213
+    names = ("g_per_response", "tonnes_per_year")
+    ends = [f"{name}_{end}" for name in names for end in ("low", "high")]
+    assert columns[:4] == [f"estimated_carbon_{every[0]}_{end}" for end in ends]
+    document = json.loads(
+        invoke("plan", *QWEN, "--tokens-per-second", 2000, "--carbon", carbon, "--json").output
+    )
+    france = document["plan"]["estimated"]["carbon"]["by_country"]["FRA"]
+    assert (
+        float(row["estimated_carbon_FRA_g_per_response_high"]) == france["g_per_response"]["high"]
+    )
+    help_text = invoke("plan", "--help").output
+    assert "every country of --carbon, in --json and --csv only" in " ".join(help_text.split())

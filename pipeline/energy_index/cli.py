@@ -51,6 +51,10 @@ NETWORK_HINTS = {
     "snapshot on disk",
 }
 INTERRUPTED_EXIT_CODE = 130
+# stdout closed before the output was all written (``energy-index plan --json | head -1``): the
+# status a shell reports for a Unix tool ended by SIGPIPE (128 + 13), so that `set -o pipefail`
+# tells it from a failure of the command (1) and from success.
+CLOSED_STDOUT_EXIT_CODE = 128 + 13
 
 EXIT_CODES = """\b
 Exit codes:
@@ -59,7 +63,8 @@ Exit codes:
   2  usage error (unknown option, bad value)
   3  network failure after retries (the message names the URL and the last error)
   10 regenerate --exit-code: the index changed
-  130 interrupted (Ctrl-C): nothing replaced"""
+  130 interrupted (Ctrl-C): nothing replaced
+  141 stdout closed early (a pipe into head): the rest is not printed, quietly"""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -79,6 +84,11 @@ def reports_errors(command: F) -> F:
             if isinstance(error, NetworkError):
                 click.echo(network_hint(error.url), err=True)
             sys.exit(error.exit_code)
+        except BrokenPipeError:
+            # Only stdout is written after the work is done; a reader that stopped reading wants
+            # no more of it, and no message either: end as Unix tools do.
+            _silence_stdout()
+            sys.exit(CLOSED_STDOUT_EXIT_CODE)
         except KeyboardInterrupt:
             # Every write is staged and renamed with SIGINT held back: nothing is half-done.
             click.echo("error: interrupted", err=True)
@@ -90,6 +100,18 @@ def reports_errors(command: F) -> F:
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+def _silence_stdout() -> None:
+    """Point stdout at the null device, so that the interpreter's last flush of what is still
+    buffered does not raise BrokenPipeError again ("Exception ignored … Broken pipe")."""
+    try:
+        descriptor = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # not a file (a test's CliRunner)
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, descriptor)
+    os.close(null)
 
 
 def network_hint(url: str) -> str:

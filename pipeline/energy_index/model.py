@@ -7,6 +7,7 @@ defaults from here before it loads polars or httpx.
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from energy_index.errors import UsageError, quoted
 from energy_index.settings import (
     CHANGELOG_SUFFIX,
     DEFAULT_CACHE,
@@ -447,3 +449,63 @@ def utf8_text(content: bytes) -> str:
         return bytes(content).decode("utf-8")
     except UnicodeDecodeError as error:
         raise NotUtf8(f"not UTF-8 text (byte {error.start} is not); {_RFC_8259}") from None
+
+
+# -- the latency target, checked once for the command line, the API and the steps ------------
+def checked_deadlines(value: Any) -> tuple[float, ...]:
+    """The deadlines asked for, sorted, once each: a number, text (``"100"``, ``"100,500"``: how
+    the command line reads ``--itl-deadline-ms``, with this same function) or several numbers.
+    Each must be a positive, finite number of milliseconds (NaN passes every range comparison,
+    and nothing is measured at infinity). The command line and the API refuse the same values in
+    the same words (UsageError naming ``itl_deadline_ms``).
+
+    Example: ``checked_deadlines("500,100")`` → ``(100.0, 500.0)``.
+    """
+    if isinstance(value, str):
+        parts: list[Any] = value.split(",")
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        parts = [value]
+    else:
+        try:
+            parts = list(value)
+        except TypeError:
+            parts = [value]
+    try:
+        if any(isinstance(part, bool) for part in parts):  # True is no 1 ms: a bool is no number
+            raise TypeError
+        deadlines = [float(part) for part in parts]
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int past every float
+        raise UsageError(
+            f"{quoted(value)} is not a number of milliseconds or a comma-separated list",
+            parameter="itl_deadline_ms",
+        ) from None
+    if not deadlines:
+        raise UsageError("no deadline given", parameter="itl_deadline_ms")
+    for deadline in deadlines:
+        if not 0 < deadline < math.inf:
+            raise UsageError(
+                f"{deadline!r}: every deadline must be a positive, finite number of milliseconds",
+                parameter="itl_deadline_ms",
+            )
+    return tuple(sorted(set(deadlines)))
+
+
+def checked_deadline(value: Any) -> float:
+    """One deadline (regenerate's, plan's), by the rule of ``checked_deadlines``."""
+    deadlines = checked_deadlines(value)
+    if len(deadlines) > 1:
+        raise UsageError(
+            f"{value!r}: one deadline is taken, not several", parameter="itl_deadline_ms"
+        )
+    return deadlines[0]
+
+
+def checked_statistic(value: Any) -> str:
+    """The ITL statistic a deadline applies to: one of ITL_STATISTICS (median, p90, p95, p99),
+    refused in the same words by the command line and the API (UsageError)."""
+    if isinstance(value, str) and value in ITL_STATISTICS:
+        return value
+    raise UsageError(
+        f"{value!r} is not an ITL statistic; known: {', '.join(ITL_STATISTICS)}",
+        parameter="itl_statistic",
+    )

@@ -103,6 +103,14 @@ def typed(value: float) -> str:
     return str(json_number(value))
 
 
+def counted(count: int, word: str) -> str:
+    """``1 GPU``, ``8 GPUs``: a count and its noun, plural but for one (the page's ``counted``).
+
+    Example: ``counted(2, "replica")`` → ``"2 replicas"``.
+    """
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
 def _span(value: Mapping[str, Any], unit: str) -> str:
     low, high = value["low"], value["high"]
     if low is None:
@@ -116,10 +124,9 @@ def _family_lines(
     gpu = plan["gpu_energy"]
     replicas = plan["replicas"]
     lines = [
-        f"{label:<13}{plan['model']} on {plan['gpu']}: {replicas} replica"
-        f"{'s' if replicas > 1 else ''} × {plan['num_gpus']} GPU = {plan['gpus']} GPU"
-        f"{'s' if plan['gpus'] > 1 else ''}, {typed(plan['output_tokens_per_second_per_replica'])} "
-        "output tokens/s each",
+        f"{label:<13}{plan['model']} on {plan['gpu']}: {counted(replicas, 'replica')} × "
+        f"{counted(plan['num_gpus'], 'GPU')} = {counted(plan['gpus'], 'GPU')}, "
+        f"{typed(plan['output_tokens_per_second_per_replica'])} output tokens/s each",
         f"{'status':<13}{plan['status']}, from the measured configuration"
         f"{'s' if len(plan['configurations']) > 1 else ''}:",
         *(
@@ -202,7 +209,8 @@ RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_
 
 def plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The plan and its alternative as flat records, one each: ranges as ``_low`` and ``_high``
-    (None without a lower bound), the estimated figures apart, prefixed ``estimated_``."""
+    (None without a lower bound), the estimated figures apart, prefixed ``estimated_``: carbon
+    for the countries asked for, or, none asked for, for every country of the estimates."""
     rows = []
     plans = [document["plan"], document["alternative"]]
     for rank, plan in enumerate((p for p in plans if p is not None), start=1):
@@ -217,8 +225,10 @@ def plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
             for name in RANGES[1:]:
                 for end in ("low", "high"):
                     row[f"estimated_facility_{name}_{end}"] = estimated[name][end]
-            for code in document["countries"]:
-                carbon = estimated["carbon"]["by_country"][code]
+            by_country = estimated["carbon"]["by_country"]
+            # --country's, else every country the estimates cover (the option's default).
+            for code in document["countries"] or sorted(by_country):
+                carbon = by_country[code]
                 for name in ("g_per_response", "tonnes_per_year"):
                     for end in ("low", "high"):
                         row[f"estimated_carbon_{code}_{name}_{end}"] = carbon[name][end]

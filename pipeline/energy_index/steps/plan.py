@@ -35,7 +35,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from energy_index.errors import UsageError, quoted, shown
-from energy_index.model import ITL_STATISTICS, SERVER_GROUP, json_number
+from energy_index.model import (
+    ITL_STATISTICS,
+    SERVER_GROUP,
+    checked_deadline,
+    checked_statistic,
+    json_number,
+)
 from energy_index.settings import (
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
@@ -256,16 +262,9 @@ def ranked_plans(
     _check_load(tokens_per_second, "tokens_per_second", "output tokens per second")
     _check_load(requests_per_second, "requests_per_second", "requests per second")
     _check_load(output_tokens_per_request, "output_tokens_per_request", "output tokens")
-    if itl_statistic not in ITL_STATISTICS:
-        raise UsageError(
-            f"{shown(itl_statistic)} is not one of {', '.join(ITL_STATISTICS)}",
-            parameter="itl_statistic",
-        )
-    if not (math.isfinite(itl_deadline_ms) and itl_deadline_ms > 0):
-        raise UsageError(
-            f"{itl_deadline_ms!r} is not a positive number of milliseconds",
-            parameter="itl_deadline_ms",
-        )
+    # The command line's and the API's checks, so that all three say the same words.
+    itl_statistic = checked_statistic(itl_statistic)
+    itl_deadline_ms = checked_deadline(itl_deadline_ms)
     chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
     chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
     plans = []

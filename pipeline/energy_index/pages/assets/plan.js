@@ -188,10 +188,12 @@ function span(value, unit) {
 function familyLines(label, plan, statistic) {
   const c = plan.curve;
   const s = (count) => (count > 1 ? "s" : "");
+  // documents/plan.py's counted(): plural but for one.
+  const counted = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
   return [
-    `${label.padEnd(13)}${c.model} on ${c.gpu}: ${plan.replicas} replica${s(plan.replicas)} × ` +
-      `${c.num_gpus} GPU = ${plan.gpus} GPU${s(plan.gpus)}, ${typed(plan.perReplica)} ` +
-      "output tokens/s each",
+    `${label.padEnd(13)}${c.model} on ${c.gpu}: ${counted(plan.replicas, "replica")} × ` +
+      `${counted(c.num_gpus, "GPU")} = ${counted(plan.gpus, "GPU")}, ` +
+      `${typed(plan.perReplica)} output tokens/s each`,
     `${"status".padEnd(13)}${plan.status}, from the measured configuration` +
       `${s(plan.configurations.length)}:`,
     ...plan.configurations.map(
