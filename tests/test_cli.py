@@ -493,9 +493,23 @@ def api_validate(path: Path):
     "args",
     [
         ("plan", "--from", "fixtures/golden/ml-energy-leaderboard", "--tokens-per-second", "2000"),
-        ("plan", "--tokens-per-second", "2000", "--json"),
-        ("validate", "output/index.json"),
-        ("audit", "--json"),
+        (
+            "plan",
+            "--from",
+            "fixtures/golden/ml-energy-leaderboard",
+            "--tokens-per-second",
+            "1e5",
+            "--json",
+        ),
+        ("validate", "fixtures/published/index.json"),
+        (
+            "audit",
+            "--published",
+            "fixtures/published/index.json",
+            "--from",
+            "fixtures/golden/ml-energy-leaderboard",
+            "--json",
+        ),
     ],
     ids=lambda args: " ".join(args[:1] + args[-1:]),
 )
