@@ -3,7 +3,7 @@ and the site's plan.json, the plans at a grid of loads."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,10 +98,17 @@ def plan_at(
     )
 
 
-def plan_grid(stages: Stages, *, itl_statistic: str, itl_deadline_ms: float) -> dict[str, Any]:
+def plan_grid(
+    stages: Stages,
+    *,
+    itl_statistic: str,
+    itl_deadline_ms: float,
+    curves: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The site's plan.json of one task: the plan at each load of the grid, with the facility
-    estimates (carbon by country is left to the command: 213 countries at every load)."""
-    curves = curves_of(stages)
+    estimates (carbon by country is left to the command: 213 countries at every load).
+    ``curves``: the stages' planner curves (``curves_of``) when the caller has them already."""
+    curves = curves_of(stages) if curves is None else curves
     factors = impact_factors()["factors"]
     by_load = []
     for load in PLAN_GRID_TOKENS_PER_SECOND:

@@ -160,6 +160,7 @@ def site_files(
             stages,
             itl_statistic=task_settings.itl_statistic,
             itl_deadline_ms=task_settings.itl_deadline_ms,
+            curves=inputs.plan_curves,  # the page's planner's: the same stages' curves
         )
         checked(plans, schema=PLAN_GRID_SCHEMA)
         files[f"{base}/{PLAN_NAME}"] = serialized(plans)

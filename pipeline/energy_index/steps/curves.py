@@ -8,6 +8,8 @@ runs are separate points.
 
 from __future__ import annotations
 
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import polars as pl
@@ -20,9 +22,12 @@ POINT_FIELDS = ("max_num_seqs", "energy_per_token_joules", "median_itl_ms", "avg
 def concurrency_curves(stable: pl.DataFrame) -> list[dict[str, Any]]:
     """One curve per (model, GPU, GPU count), points by max_num_seqs, frontier marked."""
     ordered = stable.sort(*SERVER_GROUP, *POINT_FIELDS)
+    # One pass over the rows, grouped as they come (sorted): a polars group_by walked group by
+    # group cost a query per curve, 4 s of a 10⁵-configuration site (issue 27).
+    rows = ordered.select(*SERVER_GROUP, "nickname", *POINT_FIELDS).to_dicts()
     curves = []
-    for (model_id, gpu, num_gpus), points in ordered.group_by(SERVER_GROUP, maintain_order=True):
-        measured = points.select("nickname", *POINT_FIELDS).to_dicts()
+    for (model_id, gpu, num_gpus), group in groupby(rows, key=itemgetter(*SERVER_GROUP)):
+        measured = list(group)
         curves.append(
             {
                 "model": measured[0]["nickname"],

@@ -31,6 +31,7 @@ the browser (pages/assets/plan.js) and must give the same digits.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -107,7 +108,7 @@ def meeting_target(
     """The points whose ITL statistic is at most the target (inclusive, as the index's rule); a
     point without a value for it is not eligible."""
     key = f"{itl_statistic}_itl_ms"
-    return [p for p in points if p.get(key) is not None and p[key] <= itl_deadline_ms]
+    return [p for p in points if (itl := p.get(key)) is not None and itl <= itl_deadline_ms]
 
 
 def placed(
@@ -116,10 +117,8 @@ def placed(
     """Where a replica's load (tokens/s) falls on a curve (points ordered by throughput, all
     meeting the target): status, power bounds (W; ``low`` None without a measured lower bound),
     the ITL it stays within, and the points read. None: beyond the fastest point."""
-    above = next(
-        (k for k, p in enumerate(points) if carries(p["output_tokens_per_second"], load)), None
-    )
-    if above is None:
+    above = _first_carrying(points, load)
+    if above == len(points):
         return None
     upper = points[above]
     if is_measured(upper["output_tokens_per_second"], load):
@@ -138,6 +137,28 @@ def placed(
         "itl_ms_at_most": max(p[f"{itl_statistic}_itl_ms"] for p in read),
         "configurations": read,
     }
+
+
+def _first_carrying(points: Sequence[Mapping[str, Any]], load: float) -> int:
+    """The position of the first point that carries the load (len(points): none). carries() is
+    monotone in the throughput, which the points ascend by, so a bisection finds it (a scan was
+    a third of the plans of a 10⁵-configuration site)."""
+    return bisect_left(points, True, key=lambda p: carries(p["output_tokens_per_second"], load))
+
+
+def _upper_power(
+    points: Sequence[Mapping[str, Any]], limits: Sequence[float], load: float
+) -> float | None:
+    """``placed(points, load)``'s upper bound of power alone, what the replica count is chosen
+    on: the rest of its figures are computed for the count chosen only. ``limits``: each
+    point's throughput × (1 + PLAN_SAME_THROUGHPUT), the most it ``carries``."""
+    above = bisect_left(limits, load)
+    if above == len(points):
+        return None
+    upper = points[above]
+    if above == 0 or is_measured(upper["output_tokens_per_second"], load):
+        return float(upper["avg_power_watts"])
+    return float(max(points[above - 1]["avg_power_watts"], upper["avg_power_watts"]))
 
 
 def carries(throughput: float, load: float) -> bool:
@@ -187,15 +208,18 @@ def family_plan(
     )
     if not points:
         return None
-    best: tuple[float, int, dict[str, Any]] | None = None
+    limits = [p["output_tokens_per_second"] * (1 + PLAN_SAME_THROUGHPUT) for p in points]
+    best: tuple[float, int] | None = None
     for n in replica_candidates(points, tokens_per_second):
-        place = placed(points, tokens_per_second / n, itl_statistic=itl_statistic)
-        assert place is not None  # every candidate carries load ÷ n
-        total = n * place["power_watts"]["high"]
+        high = _upper_power(points, limits, tokens_per_second / n)
+        assert high is not None  # every candidate carries load ÷ n
+        total = n * high
         if best is None or total < best[0]:
-            best = (total, n, place)
+            best = (total, n)
     assert best is not None
-    _, replicas, place = best
+    replicas = best[1]
+    place = placed(points, tokens_per_second / replicas, itl_statistic=itl_statistic)
+    assert place is not None
     return {"replicas": replicas, **place}
 
 
