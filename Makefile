@@ -83,7 +83,7 @@ $(BENCH_VENV)/.installed: pyproject.toml constraints.txt
 	$(BENCH_VENV)/bin/python -m pip install --quiet -c constraints.txt -e .
 	touch $@
 
-bench: $(VENV)/.installed $(BENCH_VENV)/.installed ## Time the pipeline against its peers (SIZES=…, empty: real file only) and the report page by size; writes docs/benchmarks.md, docs/report-benchmarks.md
+bench: $(VENV)/.installed $(BENCH_VENV)/.installed ## Time the pipeline against its peers (SIZES=…, empty: real file only), the report page and the site by size; writes docs/benchmarks.md, docs/report-benchmarks.md
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev,bench]'
 	cd bench && ../$(BIN)/python run.py --sizes=$(SIZES) --pipeline-python .venv/bin/python \
 		--out ../docs/benchmarks.md

@@ -1,11 +1,14 @@
-"""Time `energy-index report` (cpu seconds of the whole process) on the real index and on
-generated indexes of growing size, to show the page is written in linear time.
+"""Time `energy-index report` and `energy-index site` (cpu seconds and peak RSS of the whole
+process) on the real index and on generated indexes of growing size, to show that both grow
+linearly with the index's rows (issue 27: the site grew with rows × countries).
 
 Each size is a generated task file (bench/generate.py, seed 1) built into an index first; the
-report then reads that index, its build report and the snapshot. Best of N runs; cpu is the
-child's user + system time (wait4).
+report and the site then read that index, its build report and the snapshot. Best of N runs;
+cpu is the child's user + system time (wait4), peak RSS the largest of the runs. The machine's
+load average is written beside the table: the figures are cpu, but a loaded machine slows them.
 
-Example: python bench/report.py --configurations 8000,16000,32500 --out ../docs/report-benchmarks.md
+Example: python bench/report.py --configurations 8000,32500,100000 \
+    --out ../docs/report-benchmarks.md
 """
 
 from __future__ import annotations
@@ -38,13 +41,29 @@ def report_command(index: Path, snapshot: Path, out: Path) -> list[str]:
             "--out", str(out), "--quiet"]  # fmt: skip
 
 
+def site_command(index: Path, snapshot: Path, out: Path) -> list[str]:
+    return [PYTHON, "-m", "energy_index", "site", "--index", str(index), "--from", str(snapshot),
+            "--out", str(out), "--quiet"]  # fmt: skip
+
+
+def folder_size(folder: Path) -> tuple[int, int]:
+    """Bytes and files of a folder, every file under it."""
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    return sum(p.stat().st_size for p in files), len(files)
+
+
+def load_average() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--configurations", default="8000,16000,32500")
+    parser.add_argument("--configurations", default="8000,32500,100000")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path)
     arguments = parser.parse_args()
-    lines = []
+    lines, site_lines = [], []
+    loads = [load_average()]
     with tempfile.TemporaryDirectory() as temporary:
         work = Path(temporary)
         cases = [
@@ -67,6 +86,16 @@ def main() -> None:
             )
             lines.append(line)
             print(line, flush=True)
+            site = work / "site"
+            runs = [cpu(site_command(index, snapshot, site)) for _ in range(arguments.runs)]
+            size, files = folder_size(site)
+            line = (
+                f"| {name} | {rows:,} | {min(r[0] for r in runs):.2f} | "
+                f"{max(r[1] for r in runs):,.0f} | {size / 2**20:,.1f} | {files:,} |"
+            )
+            site_lines.append(line)
+            print(line, flush=True)
+    loads.append(load_average())
     table = "\n".join(
         [
             "# `energy-index report`: cpu by index size",
@@ -77,6 +106,16 @@ def main() -> None:
             "| input | index rows | cpu s | peak RSS MiB | page KiB |",
             "| --- | ---: | ---: | ---: | ---: |",
             *lines,
+            "",
+            "# `energy-index site`: cpu and size by index size",
+            "",
+            "The real index's site has all five tasks; a generated snapshot holds one task.",
+            "",
+            "| input | index rows | cpu s | peak RSS MiB | site MiB | files |",
+            "| --- | ---: | ---: | ---: | ---: | ---: |",
+            *site_lines,
+            "",
+            f"Load average (1 / 5 / 15 min) at the start: {loads[0]}; at the end: {loads[1]}.",
             "",
         ]
     )
