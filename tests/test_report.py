@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -522,3 +523,49 @@ def test_the_page_of_a_median_index_hides_the_deciding_column(golden_index: Path
     code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page))
     assert code == 0, output
     assert '<th id="deciding-itl" hidden>median ITL ms</th>' in page.read_text("utf-8")
+
+
+def embedded_json(html: str, element_id: str) -> Any:
+    pattern = rf'<script type="application/json" id="{element_id}">(.*?)</script>'
+    found = re.search(pattern, html, re.S)
+    assert found, element_id
+    return json.loads(found.group(1))
+
+
+def test_the_planner_s_points_are_the_curves_points_repeated_runs_too(page: Path):
+    """The planner's points, rebuilt from the page as assets/plan.js rebuilds them (each names
+    the page's configuration whose max_num_seqs and ITLs it has), are steps.plan.plan_curves'
+    own. The golden snapshot measured Qwen 3 30B A3B Instruct on 2×H100 at max_num_seqs 256
+    and 512 twice: named by the configuration's key alone, a point of one run read the other
+    run's ITLs (33.66 ms for 34.58 ms), and the page planned on them where `energy-index plan`
+    did not."""
+    from energy_index.steps.plan import plan_curves
+
+    html = page.read_text("utf-8")
+    planner = embedded_json(html, "planner-data")
+    configurations = embedded_json(html, "page-data")["configurations"]
+    stable = index_stages(GOLDEN, settings=BuildSettings()).stability.stable
+    expected = plan_curves(stable.to_dicts())
+    assert len(planner["curves"]) == len(expected)
+    repeated = 0
+    for curve, want in zip(planner["curves"], expected, strict=True):
+        columns = curve["points"]
+        rebuilt = []
+        for i, at in enumerate(columns["configuration"]):  # plan.js's points()
+            point = {
+                "row_id": columns["row_id"][i],
+                "max_num_seqs": configurations["max_num_seqs"][at],
+                "output_tokens_per_second": columns["avg_power_watts"][i]
+                / columns["energy_per_token_joules"][i],
+                "avg_power_watts": columns["avg_power_watts"][i],
+                "energy_per_token_joules": columns["energy_per_token_joules"][i],
+                "median_itl_ms": configurations["itl"][at],
+            }
+            for name in planner["tails"]:
+                tail = configurations["tails"].get(name)
+                point[f"{name}_itl_ms"] = tail[at] if tail else None
+            rebuilt.append(point)
+        assert rebuilt == want["points"], (want["model"], want["gpu"], want["num_gpus"])
+        ids = [p["row_id"] for p in want["points"]]
+        repeated += len(ids) - len(set(ids))
+    assert repeated == 2  # the two repeated runs are in the data this holds to

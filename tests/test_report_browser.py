@@ -355,6 +355,8 @@ PLANNER_CASES = [
     # bracket whose slower point has the larger ITL (finding 5)
     ("14799.303072722694", "median", "500", "meta-llama/Llama-3.1-8B-Instruct", "B200"),
     ("5000", "median", "500", "meta-llama/Llama-3.1-8B-Instruct", "B200"),
+    # a family with repeated runs (2×256 and 2×512 measured twice): each point its own ITLs
+    ("20000", "median", "35", "Qwen/Qwen3-30B-A3B-Instruct-2507", "H100"),
 ]
 
 

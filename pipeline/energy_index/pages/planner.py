@@ -41,14 +41,21 @@ def planner_data(
     configurations carried 31 MB of planner points, mostly keys and ITLs the page held once
     already (issue 27). The script rebuilds the points the planner reads.
     """
-    # A configuration by its key (a row_id, made of the slug, may be shared by two models).
+    # A configuration by its key (a row_id, made of the slug, may be shared by two models) and
+    # its ITLs: a repeated run shares the key but not the ITLs, and a point named by the key
+    # alone read the other run's ITLs in the browser (planned on them, not on its own).
+    tails = list(configurations.tails)
     position = {
-        (row["model_id"], row["gpu"], row["num_gpus"], row["max_num_seqs"]): i
+        (
+            row["model_id"], row["gpu"], row["num_gpus"], row["max_num_seqs"],
+            configurations.itl[i], *(configurations.tails[name][i] for name in tails),
+        ): i
         for i, row in enumerate(configurations.rows)
-    }
+    }  # fmt: skip
 
-    def family(curve: Mapping[str, Any]) -> tuple[Any, ...]:
-        return curve["model_id"], curve["gpu"], curve["num_gpus"]
+    def point_key(curve: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[Any, ...]:
+        itls = (p["median_itl_ms"], *(p[f"{name}_itl_ms"] for name in tails))
+        return curve["model_id"], curve["gpu"], curve["num_gpus"], p["max_num_seqs"], *itls
 
     return {
         "tails": [name for name in ITL_STATISTICS if name != "median"],
@@ -56,9 +63,7 @@ def planner_data(
             {
                 **{key: value for key, value in curve.items() if key != "points"},
                 "points": {
-                    "configuration": [
-                        position[(*family(curve), p["max_num_seqs"])] for p in curve["points"]
-                    ],
+                    "configuration": [position[point_key(curve, p)] for p in curve["points"]],
                     **{name: [p[name] for p in curve["points"]] for name in POINT_COLUMNS},
                 },
             }
