@@ -128,3 +128,18 @@ def test_a_model_file_of_a_mebibyte_or_more_is_read_as_a_small_one(tmp_path):
     result, large = _responses(tmp_path / "large", padded)
     assert result.exit_code == 0, result.output
     assert large == small
+
+
+@pytest.mark.parametrize(("count", "shown"), [(-5, "-5"), (-1e300, "-1e+300"), ("7", "'7'")])
+def test_a_bad_count_is_named_by_its_place_and_value(tmp_path, count, shown):
+    """It said only `counts: every count must be an integer >= 0`: which of 50, and what it
+    was, the reader of a 50-bin file had to find by hand."""
+    result, picks = _responses(
+        tmp_path, _first_histogram(lambda h: h["counts"].__setitem__(3, count))
+    )
+    assert result.exit_code == 0, result.output
+    (skipped,) = {p["skipped"] for p in picks if "skipped" in p}
+    assert skipped == (
+        f"{NEMOTRON_CHAT}: configurations[0].output_length_distribution.counts[3]: {shown}, where "
+        "every count must be an integer >= 0"
+    )

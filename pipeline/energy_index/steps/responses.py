@@ -314,11 +314,20 @@ def _histogram(value: Any, where: str) -> Histogram:
         raise ModelFileProblem(f"{where}.bins: every edge must be a finite number >= 0")
     if any(b <= a for a, b in pairwise(edges)):
         raise ModelFileProblem(f"{where}.bins: edges must increase")
-    if not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts):
-        raise ModelFileProblem(f"{where}.counts: every count must be an integer >= 0")
+    # The count itself and its place: one bad count of fifty is then found without a search.
+    bad = next((n for n, c in enumerate(counts) if not _is_count(c)), None)
+    if bad is not None:
+        raise ModelFileProblem(
+            f"{where}.counts[{bad}]: {quoted(counts[bad])}, where every count must be an "
+            "integer >= 0"
+        )
     if not sum(counts):
         raise ModelFileProblem(f"{where}.counts: no request counted")
     return Histogram(tuple(float(e) for e in edges), tuple(counts))
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def response_energy(
