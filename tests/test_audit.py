@@ -4,6 +4,7 @@ stand-in upstream on 127.0.0.1."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -226,3 +227,55 @@ def test_the_help_example_of_audit_at_is_a_sha_it_accepts():
     text = invoke("audit", "--help").stdout
     examples = re.findall(r"--at ([^\s]+)", text.split("Example:")[1].split("Options:")[0])
     assert examples and all(is_commit(sha) for sha in examples), examples
+
+
+# -- what is read off a published copy: its source block (issue 26) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "shown"), [(None, "null"), (5, "5"), ([], "'[]'"), ("x", "'x'")]
+)
+def test_a_copy_whose_source_is_not_an_object_is_refused_naming_the_file_and_field(
+    tmp_path, source, shown
+):
+    """task_of and basis read the task and the retrieval date off ``source``: on a copy whose
+    source was null they raised AttributeError ('NoneType' object has no attribute 'get')."""
+    from energy_index.errors import NotAnIndex
+    from energy_index.flows.audit import basis, task_of
+    from energy_index.model import Access
+
+    document = {**json.loads(PUBLISHED.read_bytes()), "source": source}
+    said = f"copy.json: source: {shown} where an object is expected"
+    with pytest.raises(NotAnIndex, match="^" + re.escape(said)):
+        task_of(document, name="copy.json")
+    with pytest.raises(NotAnIndex) as refused:
+        basis(document, name="copy.json", source=None, at=None, vendored=tmp_path,
+              access=Access(today="2026-12-04"))  # fmt: skip
+    assert str(refused.value).startswith(said)
+
+
+def test_a_copy_whose_data_url_is_not_text_is_refused_not_taken_for_the_default_task():
+    # str(5) has no .json: it was read as the default task, lm-arena-chat, without a word.
+    from energy_index.errors import NotAnIndex
+    from energy_index.flows.audit import task_of
+
+    document = json.loads(PUBLISHED.read_bytes())
+    document["source"]["data_url"] = 5
+    with pytest.raises(
+        NotAnIndex, match=r"^copy\.json: source\.data_url: 5 where a URL is expected"
+    ):
+        task_of(document, name="copy.json")
+
+
+def test_the_api_and_the_command_line_refuse_a_null_source_in_the_same_words(tmp_path):
+    import energy_index
+    from energy_index.errors import NotAnIndex
+
+    copy = tmp_path / "copy.json"
+    copy.write_text(json.dumps({**json.loads(PUBLISHED.read_bytes()), "source": None}))
+    with pytest.raises(NotAnIndex) as refused:
+        energy_index.audit(published=copy, source=GOLDEN)
+    assert str(refused.value).startswith(f"{copy}: ") and "$.source" in str(refused.value)
+    result = invoke("audit", "--published", copy, "--from", GOLDEN)
+    assert result.exit_code == 1
+    assert result.output == f"error: {refused.value}\n"

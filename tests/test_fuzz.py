@@ -290,7 +290,7 @@ def test_the_published_copy_reader(data):
         if schema_problems(document, schema=index_schema(document)):
             refuse_invalid(str(path), document)
         index_problems(document)
-        task_of(document)
+        task_of(document, name=str(path))
         float(document.get("itl_deadline_ms", 0))
         stated_itl_statistic(document, editorial_text())
 

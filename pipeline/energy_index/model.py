@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from energy_index.errors import UsageError, quoted
 from energy_index.settings import (
@@ -246,7 +246,7 @@ def is_timestamp(value: object) -> bool:
     return True
 
 
-def is_day(value: object) -> bool:
+def is_day(value: object) -> TypeGuard[str]:
     """A calendar date, ``YYYY-MM-DD``."""
     if not (isinstance(value, str) and _DAY.fullmatch(value)):
         return False

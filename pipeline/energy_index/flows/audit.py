@@ -85,13 +85,13 @@ def audited(
     if schema_problems(document, schema=index_schema(document)):
         refuse_invalid(published, document)
     problems = index_problems(document)
-    task = task_of(document)
+    task = task_of(document, name=published)
     settings = BuildSettings(
         task=task,
         itl_deadline_ms=float(document.get("itl_deadline_ms", DEFAULT_ITL_DEADLINE_MS)),
         itl_statistic=stated_itl_statistic(document, editorial_text()),
     )
-    chosen = basis(document, source=source, at=at, vendored=vendored, access=access)
+    chosen = basis(document, name=published, source=source, at=at, vendored=vendored, access=access)
     network = replace(access.network, commit=chosen.commit) if chosen.commit else access.network
     snapshot = resolved_snapshot(
         chosen.source, tasks=[task], access=replace(access, network=network)
@@ -132,6 +132,7 @@ class Basis:
 def basis(
     document: dict[str, Any],
     *,
+    name: str,
     source: str | None,
     at: str | None,
     vendored: Path,
@@ -141,12 +142,12 @@ def basis(
     given; else the vendored snapshot when its recorded index dates are the published file's
     (its input, offline); else the upstream commit that was current at the published file's
     ``source.retrieved`` (GitHub's commits API, ``until``), so that upstream's later changes are
-    not taken for tampering."""
+    not taken for tampering. ``name``: the published copy, as its refusals name it."""
     if at is not None:
-        return basis_at(at, task=task_of(document), held=(vendored, access.cache))
+        return basis_at(at, task=task_of(document, name=name), held=(vendored, access.cache))
     if source is not None:
         return Basis(source, None, f"{source} (given)")
-    retrieved = document.get("source", {}).get("retrieved")
+    retrieved = source_of(document, name=name).get("retrieved")
     if not is_day(retrieved):
         raise SourceError(
             f"source.retrieved: {quoted(retrieved)} is not a date: the upstream commit the "
@@ -154,7 +155,7 @@ def basis(
             parameter="source",
         )
     if (vendored / SNAPSHOT_MANIFEST).is_file():
-        held = upstream_snapshot(vendored, task=task_of(document))
+        held = upstream_snapshot(vendored, task=task_of(document, name=name))
         dates = held.index_dates.retrieved if held.index_dates else held.retrieved
         if dates == retrieved:
             return Basis(
@@ -291,8 +292,28 @@ def refuse_invalid(location: str, document: dict[str, Any]) -> None:
         )
 
 
-def task_of(document: dict[str, Any]) -> str:
-    """The task an index was built for: the name of its source.data_url's file."""
-    data_url = str(document.get("source", {}).get("data_url", ""))
-    name = data_url.rsplit("/", 1)[-1]
-    return name.removesuffix(".json") if name.endswith(".json") else DEFAULT_TASK
+def task_of(document: dict[str, Any], *, name: str) -> str:
+    """The task an index was built for: the name of its source.data_url's file. ``name``: the
+    published copy, as a refusal (NotAnIndex) of a data_url that is not text names it."""
+    data_url = source_of(document, name=name).get("data_url", "")
+    if not isinstance(data_url, str):  # str(5) would have passed for the default task
+        raise NotAnIndex(
+            f"{name}: source.data_url: {quoted(data_url)} where a URL is expected (the task "
+            "file the copy was built from); not an index this tool wrote"
+        )
+    file = data_url.rsplit("/", 1)[-1]
+    return file.removesuffix(".json") if file.endswith(".json") else DEFAULT_TASK
+
+
+def source_of(document: dict[str, Any], *, name: str) -> dict[str, Any]:
+    """The ``source`` block of a published copy (``{}`` when it has none), whose task and
+    retrieval date audit reads; anything but an object there is refused (NotAnIndex) naming
+    ``name`` and the field."""
+    source = document.get("source", {})
+    if not isinstance(source, dict):
+        raise NotAnIndex(
+            f"{name}: source: {quoted(source)} where an object is expected (the copy's "
+            "provenance: its task and the date its data was retrieved); not an index this tool "
+            "wrote"
+        )
+    return source
