@@ -177,13 +177,13 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
     real_write = energy_index.io.files.write_files
     both_read = threading.Barrier(2, timeout=2)
 
-    def slow_write(contents):
+    def slow_write(contents, **directories):
         if any(path.name == "CHANGELOG.md" for path in contents):
             # Both have read the history before either writes it; under the folder lock the
             # second cannot read, so the wait times out and the first goes on.
             with contextlib.suppress(threading.BrokenBarrierError):
                 both_read.wait()
-        return real_write(contents)
+        return real_write(contents, **directories)
 
     monkeypatch.setattr(energy_index.io.vendored, "write_files", slow_write)
     folder = tmp_path / "output"

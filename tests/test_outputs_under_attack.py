@@ -13,14 +13,19 @@ import errno
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from energy_index.io.snapshots import carbon_snapshot
 from tests.conftest import GOLDEN, REPO, invoke
 from tests.test_impacts import CARBON_FIXTURE
+from tests.test_network import fetch_to, tree
+from tests.test_refresh_carbon import codecarbon, publish_france_at, refresh  # noqa: F401
+from tests.test_regeneration_transaction import Checkout, power_changed, upstream
 
 EXTRAS = ["--format", "csv", "--responses", "--profiles", "--extended", "--curves", "--impacts"]
 
@@ -33,11 +38,30 @@ def files_under(folder: Path) -> dict[str, bytes]:
     }
 
 
-def _full_disk(monkeypatch) -> None:
-    def full(descriptor: int) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+def _full_disk(monkeypatch, *, from_writing: str | None = None) -> None:
+    """Every write fails with ENOSPC; with ``from_writing``, only from the first write of a
+    temporary of that output (``.<name>.energy-index-…``, a file or a folder's tree) on: the
+    disk fills up as that output is written, the earlier ones having fitted."""
+    full = from_writing is None
 
-    monkeypatch.setattr(os, "fsync", full)
+    def fsync(descriptor: int) -> None:
+        nonlocal full
+        written = os.readlink(f"/proc/self/fd/{descriptor}")
+        full = full or f"/.{from_writing}.energy-index-" in written
+        if full:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(descriptor)
+
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
+def _said_disk_full(result, *, inside: Path) -> None:
+    """Exit 1 and one line: the file being written (under ``inside``) and the system's words."""
+    assert result.exit_code == 1, result.output
+    (line,) = result.output.strip().splitlines()  # one clear line, no traceback
+    assert line.startswith(f"error: {inside}/") and ".energy-index-" not in line, line
+    assert line.endswith(": cannot be written (No space left on device)"), line
 
 
 COMMANDS = {
@@ -69,6 +93,76 @@ def test_a_full_disk_replaces_nothing_and_says_so(tmp_path, monkeypatch, command
     assert len(result.output.strip().splitlines()) == 1  # one clear line, no traceback
     assert files_under(out) == before
     assert [p.name for p in out.rglob("*energy-index*")] == []
+
+
+# The network's writers: fetch's snapshot (or cache), refresh-carbon's cache, vendored carbon
+# snapshot and changelogs, regenerate's vendored snapshot and set; upstream on 127.0.0.1.
+
+
+def test_a_full_disk_while_fetch_writes_its_snapshot_replaces_nothing(
+    standin, tmp_path, monkeypatch
+):
+    """It named the folder (`snap: cannot be written`), not the file of it being written."""
+    to = tmp_path / "snap"
+    assert fetch_to(standin, to).exit_code == 0
+    standin.publish({"public/data/tasks/gpqa.json": b'{"configurations": []}'})
+    before = tree(tmp_path)
+    _full_disk(monkeypatch)
+    result = fetch_to(standin, to)
+    monkeypatch.undo()
+    _said_disk_full(result, inside=to)
+    assert tree(tmp_path) == before  # no temporary either
+
+
+CARBON_WRITES = ["upstream-carbon", "carbon", "carbon.changelog.json", "CHANGELOG.md"]
+
+
+@pytest.mark.parametrize("from_writing", CARBON_WRITES)
+def test_a_full_disk_while_refresh_carbon_writes_replaces_nothing(
+    codecarbon,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+    from_writing,
+):
+    """The disk fills as each of its four outputs is written, in turn. It was the changelogs':
+    the vendored snapshot had been swapped in, and putting the old one back needed the space
+    that was not there, so the new snapshot stayed with the old changelogs."""
+    vendored, output = tmp_path / "carbon", tmp_path / "output"
+    shutil.copytree(CARBON_FIXTURE, vendored)
+    output.mkdir()
+    (output / "CHANGELOG.md").write_text("# Changes to the index\n\nearlier entries\n")
+    publish_france_at(codecarbon, 44.5)
+    before = {"carbon": tree(vendored), "output": tree(output)}
+    _full_disk(monkeypatch, from_writing=from_writing)
+    result = refresh(codecarbon, tmp_path)
+    monkeypatch.undo()
+    _said_disk_full(result, inside=tmp_path)
+    assert {"carbon": tree(vendored), "output": tree(output)} == before
+    cache = tmp_path / "cache" / "upstream-carbon"
+    if cache.exists():  # written whole before the disk filled: the new upstream, checked
+        assert carbon_snapshot(cache).commit == codecarbon.head
+    assert [p for p in tmp_path.rglob("*energy-index*")] == []
+
+
+REGENERATION_WRITES = [
+    "ml-energy-leaderboard", "index.report.json", "index.changelog.json", "CHANGELOG.md",
+    "index.json",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("from_writing", REGENERATION_WRITES)
+def test_a_full_disk_while_regenerate_writes_its_set_replaces_nothing(
+    tmp_path, monkeypatch, from_writing
+):
+    checkout = Checkout(tmp_path / "checkout")
+    source = upstream(tmp_path, power_changed())
+    before = checkout.state()
+    _full_disk(monkeypatch, from_writing=from_writing)
+    result = checkout.regenerate("--from", source, "--date", "2027-01-01")
+    monkeypatch.undo()
+    _said_disk_full(result, inside=checkout.root)
+    assert checkout.state() == before
+    assert [p for p in checkout.root.rglob("*energy-index*")] == []
 
 
 def test_two_builds_into_one_folder_at_once_leave_one_whole_set(tmp_path):

@@ -5,6 +5,7 @@ set in which the output is the build of the vendored snapshot, in an empty folde
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from energy_index.errors import OutputError
 from energy_index.flows.build import BuildSettings, run
 from tests.conftest import (
     FAST,
@@ -169,19 +169,23 @@ def test_a_from_folder_listing_what_is_not_a_file_inside_it_replaces_nothing(
 
 
 def test_a_failure_while_writing_puts_everything_back(checkout, tmp_path, monkeypatch):
-    import energy_index.io.vendored as flow
+    # A rename that fails after the snapshot was swapped in (a full disk fails while the
+    # temporaries are written, before any rename: tests/test_outputs_under_attack.py).
+    real_replace = os.replace
 
-    def disk_full(contents):
-        raise OutputError(f"{next(iter(contents))}: cannot be written (No space left on device)")
+    def failing_at_the_index(source, target, *args, **kwargs):
+        if Path(target) == checkout.out:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        return real_replace(source, target, *args, **kwargs)
 
-    monkeypatch.setattr(flow, "write_files", disk_full)  # after the snapshot was swapped in
     before = checkout.state()
+    monkeypatch.setattr(os, "replace", failing_at_the_index)
     result = checkout.regenerate(
         "--from", upstream(tmp_path, power_changed()), "--date", "2027-01-01"
     )
-    assert result.exit_code == 1, result.output
-    assert "No space left on device" in result.output
     monkeypatch.undo()
+    assert result.exit_code == 1, result.output
+    assert f"{checkout.out}: cannot be written (Input/output error)" in result.output
     assert checkout.state() == before
 
 

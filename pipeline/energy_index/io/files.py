@@ -115,30 +115,61 @@ def existing_ends(paths: Mapping[str, Path], *, size: int) -> dict[str, tuple[by
     return ends
 
 
-def write_files(contents: Mapping[Path, bytes]) -> None:
-    """Write several files so that none is replaced unless all were written in full.
+def write_files(
+    contents: Mapping[Path, bytes],
+    *,
+    directories: Mapping[Path, Mapping[str, bytes]] | None = None,
+) -> None:
+    """Write several files so that none is replaced unless all were written in full; with
+    ``directories``, also replace each of those directories by one holding exactly its files,
+    as ``write_directory`` does (a snapshot this tool wrote, or none).
 
-    Under the lock of each folder written to (see ``folder_lock``), so that temporaries found
-    there under the lock are stale ones of a run that died, and are removed. Ctrl-C during the
-    renames waits until they are done. An OSError (disk full, read-only filesystem) becomes an
-    ``OutputError`` naming the file.
+    Everything is written to temporaries first and only then renamed into place, so that a
+    full disk while writing any of them replaces none: putting back what a rename had
+    replaced would need the space that is not there. Under the lock of each folder written to
+    (see ``folder_lock``), so that temporaries found there under the lock are stale ones of a
+    run that died, and are removed. Ctrl-C during the renames waits until they are done. An
+    OSError (disk full, read-only filesystem) becomes an ``OutputError`` naming the file.
     """
+    _written_together(contents, directories or {}, manifest=DIRECTORY_MANIFEST)
+
+
+def _written_together(
+    contents: Mapping[Path, bytes],
+    directories: Mapping[Path, Mapping[str, bytes]],
+    *,
+    manifest: str,
+    keep_edits: bool = False,
+) -> None:
+    trees = {Path(os.path.abspath(target)): files for target, files in directories.items()}
+    for target, files in trees.items():
+        _named(target)
+        _inside_names(target, files)
     with contextlib.ExitStack() as locks:
-        for folder in sorted({target.parent for target in contents}):
+        for folder in sorted({target.parent for target in [*contents, *trees]}):
             _made_folder(folder)
             locks.enter_context(folder_lock(folder))
             _remove_stale_temporaries(folder, [t.name for t in contents if t.parent == folder])
+        for target in trees:
+            _checked(target, manifest=manifest, keep_edits=keep_edits)
         staged: list[tuple[str, Path]] = []
+        stagings: list[tuple[Path, Path]] = []
         try:
+            for target, files in trees.items():
+                stagings.append((_staged_tree(target, files), target))
             for target, data in contents.items():
                 staged.append((_staged_copy(target, data), target))
             with _interrupts_deferred():
+                for staging, target in stagings:
+                    _tree_swapped(staging, target)
                 for temporary, target in staged:
                     _replaced(temporary, target)
         finally:
             for temporary, _ in staged:
                 if os.path.exists(temporary):
                     os.unlink(temporary)
+            for staging, _ in stagings:
+                shutil.rmtree(staging, ignore_errors=True)  # the old tree, or the unused new one
 
 
 _held = threading.local()
@@ -271,43 +302,58 @@ def write_directory(
 
     Example: ``write_directory(Path(".cache/upstream"), {"snapshot.json": b"{...}"})``.
     """
-    target = Path(os.path.abspath(target))
+    _written_together({}, {target: files}, manifest=manifest, keep_edits=keep_edits)
+
+
+def _inside_names(target: Path, files: Mapping[str, bytes]) -> None:
     for relative in files:
         parts = Path(relative).parts
         if not parts or Path(relative).is_absolute() or ".." in parts:
             raise OutputError(
                 f"{shown_path(target)}: {relative!r} is not a path inside the directory"
             )
-    _named(target)
-    _made_folder(target.parent)
-    with folder_lock(target.parent):
-        _checked(target, manifest=manifest, keep_edits=keep_edits)
-        try:
-            staging = Path(
-                tempfile.mkdtemp(
-                    dir=target.parent, prefix=f".{target.name}.{TEMPORARY_MARK}-", suffix=".tmp"
-                )
+
+
+def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
+    """``files`` written in full in a new folder beside ``target``,
+    ``.<name>.energy-index-XXXXXXXX.tmp``; a failure removes it and names the file of
+    ``target`` that was being written, never the temporary."""
+    try:
+        staging = Path(
+            tempfile.mkdtemp(
+                dir=target.parent, prefix=f".{target.name}.{TEMPORARY_MARK}-", suffix=".tmp"
             )
-        except OSError as error:
-            raise OutputError(
-                f"{shown_path(target.parent)}: cannot write in it ({error.strerror})"
-            ) from None
-        try:
-            for relative, data in files.items():
-                path = staging / relative
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with open(path, "wb") as handle:
-                    handle.write(data)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-            os.chmod(staging, 0o755)
-            with _interrupts_deferred():
-                _swapped_in(staging, target)
-        except OSError as error:
-            where = error.filename or target
-            raise OutputError(f"{where}: cannot be written ({error.strerror})") from None
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)  # the old tree, or the unused new one
+        )
+    except OSError as error:
+        raise OutputError(
+            f"{shown_path(target.parent)}: cannot write in it ({error.strerror})"
+        ) from None
+    relative = ""
+    try:
+        for relative, data in files.items():
+            path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+        os.chmod(staging, 0o755)
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise OutputError(
+            f"{shown_path(target / relative)}: cannot be written ({error.strerror})"
+        ) from None
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return staging
+
+
+def _tree_swapped(staging: Path, target: Path) -> None:
+    try:
+        _swapped_in(staging, target)
+    except OSError as error:
+        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
 
 
 def writable_directory(

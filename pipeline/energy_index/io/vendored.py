@@ -71,30 +71,34 @@ def vendored_manifest(fetched: bytes, *, dates: Dates | None) -> bytes:
 def write_with_snapshot(
     outputs: dict[Path, bytes], *, vendored: Path | None, snapshot: dict[str, bytes] | None
 ) -> None:
-    """Write the vendored snapshot, then the outputs built from it; if anything fails (or is
-    interrupted), put back what was there before and re-raise: they change together or not
-    at all. Example: ``write_with_snapshot({out: b"…"}, vendored=Path("snap"), snapshot={…})``.
+    """Write the vendored snapshot and the outputs built from it, all staged before any is
+    renamed into place (``write_files``); if a rename fails (or is interrupted), put back what
+    was there before and re-raise: they change together or not at all.
+    Example: ``write_with_snapshot({out: b"…"}, vendored=Path("snap"), snapshot={…})``.
     """
     before_outputs = {path: (path.read_bytes() if path.exists() else None) for path in outputs}
-    before_snapshot = (
-        snapshot_files(vendored)
-        if vendored is not None and snapshot_checksums(vendored) is not None
-        else None
-    )
+    before_snapshot = _held(vendored)
+    directories = {vendored: snapshot} if vendored is not None and snapshot is not None else {}
     try:
-        if vendored is not None and snapshot is not None:
-            write_directory(vendored, snapshot)
-        write_files(outputs)
+        write_files(outputs, directories=directories)
     except BaseException:
         _restored(before_outputs, vendored=vendored, snapshot=before_snapshot)
         raise
 
 
+def _held(vendored: Path | None) -> dict[str, bytes] | None:
+    """The files of the snapshot at ``vendored``, if there is one."""
+    if vendored is None or snapshot_checksums(vendored) is None:
+        return None
+    return snapshot_files(vendored)
+
+
 def _restored(
     outputs: dict[Path, bytes | None], *, vendored: Path | None, snapshot: dict[str, bytes] | None
 ) -> None:
-    """Put back the vendored snapshot and every output that no longer holds its old bytes."""
-    if vendored is not None and snapshot is not None:
+    """Put back the vendored snapshot and every output that no longer holds its old bytes;
+    what still holds them is not rewritten (on a full disk, that write would fail too)."""
+    if vendored is not None and snapshot is not None and _held(vendored) != snapshot:
         write_directory(vendored, snapshot)
     changed = {
         path: content
