@@ -16,7 +16,7 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access
 from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
-from energy_index.steps.plan import plan_curves, planned, ranked_plans
+from energy_index.steps.plan import plan_curves, planned, ranked_plans_at_loads
 
 
 def curves_of(stages: Stages) -> list[dict[str, Any]]:
@@ -110,20 +110,20 @@ def plan_grid(
     ``curves``: the stages' planner curves (``curves_of``) when the caller has them already."""
     curves = curves_of(stages) if curves is None else curves
     factors = impact_factors()["factors"]
-    by_load = []
-    for load in PLAN_GRID_TOKENS_PER_SECOND:
-        try:  # the best and the runner-up are published, with how many families there are
-            families, plans = ranked_plans(
-                curves,
-                first=2,
-                tokens_per_second=load,
-                itl_statistic=itl_statistic,
-                itl_deadline_ms=itl_deadline_ms,
-                factors=factors,
-            )
-        except UsageError:  # no family of the task meets the target: no plan at any load
-            families, plans = 0, []
-        by_load.append((load, families, plans))
+    try:  # the best and the runner-up are published, with how many families there are
+        ranked = ranked_plans_at_loads(
+            curves,
+            loads=PLAN_GRID_TOKENS_PER_SECOND,
+            first=2,
+            itl_statistic=itl_statistic,
+            itl_deadline_ms=itl_deadline_ms,
+            factors=factors,
+        )
+    except UsageError:  # no family of the task meets the target: no plan at any load
+        ranked = [(0, [])] * len(PLAN_GRID_TOKENS_PER_SECOND)
+    by_load = [
+        (load, *plans) for load, plans in zip(PLAN_GRID_TOKENS_PER_SECOND, ranked, strict=True)
+    ]
     return plan_grid_document(
         by_load,
         task=stages.snapshot.task,

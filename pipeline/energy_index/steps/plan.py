@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from energy_index.errors import UsageError, quoted, shown
 from energy_index.model import (
@@ -55,6 +55,9 @@ from energy_index.steps.row_fields import ROW
 
 HOURS_PER_YEAR = 8760.0  # a constant load all year: 365 days
 MEASURED, BRACKETED, UPPER_BOUND_ONLY = "measured", "bracketed", "upper_bound_only"
+# How much more than its throughput a point carries: the one factor of ``carries``, of the
+# limits bisected and of the replica counts, so that all three agree to the last digit.
+_CARRIED = 1 + PLAN_SAME_THROUGHPUT
 # The columns of a stable configuration a curve keeps.
 CURVE_COLUMNS = (
     "model_id", "nickname", "gpu_model", "num_gpus", "max_num_seqs", "avg_power_watts",
@@ -117,7 +120,21 @@ def placed(
     """Where a replica's load (tokens/s) falls on a curve (points ordered by throughput, all
     meeting the target): status, power bounds (W; ``low`` None without a measured lower bound),
     the ITL it stays within, and the points read. None: beyond the fastest point."""
-    above = _first_carrying(points, load)
+    limits = [p["output_tokens_per_second"] * _CARRIED for p in points]
+    return _placed(points, limits, load, itl_statistic=itl_statistic)
+
+
+def _placed(
+    points: Sequence[Mapping[str, Any]],
+    limits: Sequence[float],
+    load: float,
+    *,
+    itl_statistic: str,
+) -> dict[str, Any] | None:
+    # The first point that carries the load: carries() is monotone in the throughput, which the
+    # points ascend by, so a bisection of the limits finds it (a scan was a third of the plans
+    # of a 10⁵-configuration site).
+    above = bisect_left(limits, load)
     if above == len(points):
         return None
     upper = points[above]
@@ -139,32 +156,10 @@ def placed(
     }
 
 
-def _first_carrying(points: Sequence[Mapping[str, Any]], load: float) -> int:
-    """The position of the first point that carries the load (len(points): none). carries() is
-    monotone in the throughput, which the points ascend by, so a bisection finds it (a scan was
-    a third of the plans of a 10⁵-configuration site)."""
-    return bisect_left(points, True, key=lambda p: carries(p["output_tokens_per_second"], load))
-
-
-def _upper_power(
-    points: Sequence[Mapping[str, Any]], limits: Sequence[float], load: float
-) -> float | None:
-    """``placed(points, load)``'s upper bound of power alone, what the replica count is chosen
-    on: the rest of its figures are computed for the count chosen only. ``limits``: each
-    point's throughput × (1 + PLAN_SAME_THROUGHPUT), the most it ``carries``."""
-    above = bisect_left(limits, load)
-    if above == len(points):
-        return None
-    upper = points[above]
-    if above == 0 or is_measured(upper["output_tokens_per_second"], load):
-        return float(upper["avg_power_watts"])
-    return float(max(points[above - 1]["avg_power_watts"], upper["avg_power_watts"]))
-
-
 def carries(throughput: float, load: float) -> bool:
     """Whether a point of ``throughput`` carries ``load``: at most it, or the same number
     (``is_measured``)."""
-    return load <= throughput * (1 + PLAN_SAME_THROUGHPUT)
+    return load <= throughput * _CARRIED
 
 
 def is_measured(throughput: float, load: float) -> bool:
@@ -176,21 +171,26 @@ def is_measured(throughput: float, load: float) -> bool:
 def replica_candidates(points: Sequence[Mapping[str, Any]], load: float) -> list[int]:
     """The replica counts that can minimise the upper bound of total power, ascending: for each
     measured throughput T, the fewest replicas each carrying at most T, and one more."""
-    fastest = points[-1]["output_tokens_per_second"]
-    fewest = _fewest(load, fastest)
+    throughputs = [p["output_tokens_per_second"] for p in points]
+    return _candidates(throughputs, [t * _CARRIED for t in throughputs], load)
+
+
+def _candidates(throughputs: Sequence[float], limits: Sequence[float], load: float) -> list[int]:
+    # For each point the fewest replicas n each carrying load ÷ n (``carries``, as the division
+    # is computed), in the loop (1.3 million points at 10⁵ configurations); fastest point first:
+    # its count is the fewest of all, the least of every candidate.
     counts: set[int] = set()
-    for p in points:
-        n = _fewest(load, p["output_tokens_per_second"])
-        counts.update((max(n, fewest), max(n + 1, fewest)))
+    fewest = 0
+    for throughput, limit in zip(reversed(throughputs), reversed(limits), strict=True):
+        n = math.ceil(load / throughput / _CARRIED)
+        if n < 1:
+            n = 1
+        while load / n > limit:  # ceil of a rounded quotient can fall one short
+            n += 1
+        fewest = fewest or n
+        counts.add(n if n > fewest else fewest)
+        counts.add(n + 1 if n + 1 > fewest else fewest)
     return sorted(counts)
-
-
-def _fewest(load: float, throughput: float) -> int:
-    """The fewest replicas n each carrying load ÷ n (``carries``), as the division is computed."""
-    n = max(1, math.ceil(load / throughput / (1 + PLAN_SAME_THROUGHPUT)))
-    while not carries(throughput, load / n):  # ceil of a rounded quotient can fall one short
-        n += 1
-    return n
 
 
 def family_plan(
@@ -203,22 +203,55 @@ def family_plan(
     """The replicas of one family that carry the load with the lowest upper bound of total
     power, and where each replica sits on the curve; None when no configuration of the family
     meets the target."""
+    family = _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms)
+    if family is None:
+        return None
+    return _plan_on(family, tokens_per_second, itl_statistic=itl_statistic)
+
+
+class _Family(NamedTuple):
+    """A curve's points that meet the target, with each one's throughput and carrying limit:
+    what does not change with the load, found once for all the loads asked (plan.json asks 13
+    of every family)."""
+
+    curve: Mapping[str, Any]
+    points: list[Mapping[str, Any]]
+    throughputs: list[float]
+    limits: list[float]
+    powers: list[float]
+
+
+def _eligible(
+    curve: Mapping[str, Any], *, itl_statistic: str, itl_deadline_ms: float
+) -> _Family | None:
     points = meeting_target(
         curve["points"], itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
     )
     if not points:
         return None
-    limits = [p["output_tokens_per_second"] * (1 + PLAN_SAME_THROUGHPUT) for p in points]
-    best: tuple[float, int] | None = None
-    for n in replica_candidates(points, tokens_per_second):
-        high = _upper_power(points, limits, tokens_per_second / n)
-        assert high is not None  # every candidate carries load ÷ n
+    throughputs = [p["output_tokens_per_second"] for p in points]
+    limits = [t * _CARRIED for t in throughputs]
+    return _Family(
+        curve, points, throughputs, limits, [float(p["avg_power_watts"]) for p in points]
+    )
+
+
+def _plan_on(family: _Family, load: float, *, itl_statistic: str) -> dict[str, Any]:
+    throughputs, limits, powers = family.throughputs, family.limits, family.powers
+    best, replicas = math.inf, 0
+    for n in _candidates(throughputs, limits, load):
+        # The upper bound of power alone, what the count is chosen on (``_placed``'s "high",
+        # written out: 880,000 candidates at 10⁵ configurations); the rest of the figures are
+        # computed for the count chosen only.
+        share = load / n
+        above = bisect_left(limits, share)  # every candidate carries its share: a point does
+        high = powers[above]
+        if above and not is_measured(throughputs[above], share) and powers[above - 1] > high:
+            high = powers[above - 1]  # bracketed: the larger of the two
         total = n * high
-        if best is None or total < best[0]:
-            best = (total, n)
-    assert best is not None
-    replicas = best[1]
-    place = placed(points, tokens_per_second / replicas, itl_statistic=itl_statistic)
+        if not replicas or total < best:
+            best, replicas = total, n
+    place = _placed(family.points, limits, load / replicas, itl_statistic=itl_statistic)
     assert place is not None
     return {"replicas": replicas, **place}
 
@@ -291,8 +324,79 @@ def ranked_plans(
     itl_deadline_ms = checked_deadline(itl_deadline_ms)
     chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
     chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
+    families = [
+        (curve, _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms))
+        for curve in chosen
+    ]
+    return _ranked(
+        families,
+        first=first,
+        tokens_per_second=tokens_per_second,
+        requests_per_second=requests_per_second,
+        output_tokens_per_request=output_tokens_per_request,
+        itl_statistic=itl_statistic,
+        itl_deadline_ms=itl_deadline_ms,
+        scope=_scope(model, gpu),
+        factors=factors,
+        grid=grid,
+    )
+
+
+def ranked_plans_at_loads(
+    curves: Sequence[Mapping[str, Any]],
+    *,
+    loads: Sequence[float],
+    first: int | None,
+    itl_statistic: str,
+    itl_deadline_ms: float,
+    factors: Mapping[str, Any] | None = None,
+) -> list[tuple[int, list[dict[str, Any]]]]:
+    """``ranked_plans`` at each of ``loads`` (output tokens/s), in order, each family's points
+    that meet the target found once for all of them (the site's plan.json: 13 loads).
+
+    Example: ``ranked_plans_at_loads(curves, loads=[1e3, 1e4], first=2, itl_statistic="median",
+    itl_deadline_ms=500)[1][0]``, how many families carry 10⁴ output tokens/s.
+    """
+    for load in loads:
+        _check_load(load, "tokens_per_second", "output tokens per second")
+    itl_statistic = checked_statistic(itl_statistic)
+    itl_deadline_ms = checked_deadline(itl_deadline_ms)
+    families = [
+        (curve, _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms))
+        for curve in curves
+    ]
+    return [
+        _ranked(
+            families,
+            first=first,
+            tokens_per_second=load,
+            requests_per_second=None,
+            output_tokens_per_request=None,
+            itl_statistic=itl_statistic,
+            itl_deadline_ms=itl_deadline_ms,
+            scope=_scope(None, None),
+            factors=factors,
+            grid=None,
+        )
+        for load in loads
+    ]
+
+
+def _ranked(
+    families: Sequence[tuple[Mapping[str, Any], _Family | None]],
+    *,
+    first: int | None,
+    tokens_per_second: float | None,
+    requests_per_second: float | None,
+    output_tokens_per_request: float | None,
+    itl_statistic: str,
+    itl_deadline_ms: float,
+    scope: str,
+    factors: Mapping[str, Any] | None,
+    grid: Mapping[str, GridIntensity] | None,
+) -> tuple[int, list[dict[str, Any]]]:
     plans = []
-    for curve in chosen:
+    for curve, family in families:
         tokens_per_request = output_tokens_per_request or curve["output_tokens_per_request"]
         load = (
             tokens_per_second
@@ -313,16 +417,14 @@ def ranked_plans(
                 f"{MIN_PLAN_TOKENS_PER_SECOND:g} the planner takes (check the unit)",
                 parameter=parameter,
             )
-        plan = family_plan(
-            curve, load, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
-        )
-        if plan is None:
+        if family is None:
             continue
+        plan = _plan_on(family, load, itl_statistic=itl_statistic)
         plans.append((_rank(curve, plan), curve, plan, load, tokens_per_request))
     if not plans:
         what = _what(tokens_per_second, requests_per_second)
         raise UsageError(
-            f"no family ({_scope(model, gpu)}) meets the {itl_statistic} ITL target of "
+            f"no family ({scope}) meets the {itl_statistic} ITL target of "
             f"{itl_deadline_ms:g} ms, so none carries {what}",
             parameter="itl_deadline_ms",
         )
