@@ -21,7 +21,7 @@ from energy_index.documents.index import stated_itl_statistic
 from energy_index.errors import SourceError, shown
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import DEFAULT_ITL_STATISTIC
-from energy_index.steps.derive import index_row
+from energy_index.steps.derive import rows_in_order
 from energy_index.steps.row_fields import ROW
 from energy_index.steps.selection import selection_order
 
@@ -60,7 +60,7 @@ def ordered_configurations(
     Example: ``ordered_configurations(stages.stability.stable, precision_labels=labels)``
     """
     ordered = stable.sort(selection_order(stable.columns))
-    rows = tuple(index_row(c, precision_labels) for c in ordered.iter_rows(named=True))
+    rows = tuple(rows_in_order(ordered, precision_labels=precision_labels))
     first: dict[tuple[str, str], dict[str, Any]] = {}
     for row in rows:
         first.setdefault((row["model_id"], row["gpu"]), row)

@@ -80,14 +80,38 @@ def index_rows(
     Selected on a tail statistic (``itl_column``, e.g. ``p99_itl_ms``), each row carries it too,
     beside the median.
 
+    The fields are computed a column at a time (``rows_in_order``).
+    """
+    rows, frame = _rows_and_frame(selected, precision_labels, itl_column=itl_column)
+    rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
+    if _may_collide(frame):
+        _refuse_collisions(rows)
+    return tuple(rows)
+
+
+def rows_in_order(
+    configurations: pl.DataFrame,
+    *,
+    precision_labels: Mapping[str, str],
+    itl_column: str = "median_itl_ms",
+) -> list[dict[str, Any]]:
+    """Each configuration as the index row it would be if selected (``index_row``), in the
+    frame's order: repeated runs, which share a row_id, are all kept.
+
     The fields are computed a column at a time from the declared row (``_PLAN``): polars
     converts and names, Python's ``round`` rounds each column (polars rounds some halves
     otherwise, see ``steps/row_fields.py``), and the rows are zipped from the columns. What
     ``index_row`` would refuse is looked for among the distinct values, and the first
     configuration that holds one is given to it, so the refusal is its own, word for word.
     """
+    return _rows_and_frame(configurations, precision_labels, itl_column=itl_column)[0]
+
+
+def _rows_and_frame(
+    configurations: pl.DataFrame, precision_labels: Mapping[str, str], *, itl_column: str
+) -> tuple[list[dict[str, Any]], pl.DataFrame]:
     deciding = itl_column if itl_column in OPTIONAL_NAMES else None
-    columns = selected.select(*ROW_COLUMNS, *((deciding,) if deciding else ()))
+    columns = configurations.select(*ROW_COLUMNS, *((deciding,) if deciding else ()))
     _refuse_as_index_row(columns, precision_labels, deciding=deciding)
     labels = pl.col("weight_precision").replace_strict(
         list(precision_labels), list(precision_labels.values()), return_dtype=pl.String
@@ -110,10 +134,7 @@ def index_rows(
             values[f.name] = column if f.rounding is None else list(map(f.rounding, column))
     names = list(values)
     rows = [dict(zip(names, row, strict=True)) for row in zip(*values.values(), strict=True)]
-    rows.sort(key=lambda row: (row["wh_per_million_output_tokens"], row["row_id"]))
-    if _may_collide(frame):
-        _refuse_collisions(rows)
-    return tuple(rows)
+    return rows, frame
 
 
 def _refuse_as_index_row(
