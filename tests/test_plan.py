@@ -585,3 +585,21 @@ def test_the_csv_without_country_has_the_carbon_of_every_country_as_the_help_say
     )
     help_text = invoke("plan", "--help").output
     assert "every country of --carbon, in --json and --csv only" in " ".join(help_text.split())
+
+
+@pytest.mark.parametrize(
+    ("function", "value"),
+    [("plan", b"5"), ("plan", bytearray(b"5")), ("build", b"500"), ("build", {"500": 1}),
+     ("build", [b"500"]), ("plan", memoryview(b"5"))],
+)  # fmt: skip
+def test_bytes_and_a_mapping_are_no_deadline(function, value):
+    """A str was iterated letter by letter once ('100': the deadlines 1 and 0 ms); bytes still
+    were, byte by byte: itl_deadline_ms=b'5' planned at 53 ms (the code of '5'), b'500' built at
+    48 and 53 ms, and a mapping gave its keys ({'500': 1}: 500 ms). Neither is a number of
+    milliseconds nor text: refused, naming the argument, in the words of any other value."""
+    call = getattr(energy_index, function)
+    extra = {"out": None} if function == "build" else {"tokens_per_second": 2000}
+    with pytest.raises(UsageError) as refused:
+        call(source=GOLDEN, itl_deadline_ms=value, **extra)
+    assert refused.value.parameter == "itl_deadline_ms"
+    assert "is not a number of milliseconds or a comma-separated list" in str(refused.value)

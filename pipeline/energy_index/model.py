@@ -10,7 +10,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -452,6 +452,9 @@ def utf8_text(content: bytes) -> str:
 
 
 # -- the latency target, checked once for the command line, the API and the steps ------------
+_BYTES = (bytes, bytearray, memoryview)
+
+
 def checked_deadlines(value: Any) -> tuple[float, ...]:
     """The deadlines asked for, sorted, once each: a number, text (``"100"``, ``"100,500"``: how
     the command line reads ``--itl-deadline-ms``, with this same function) or several numbers.
@@ -465,13 +468,17 @@ def checked_deadlines(value: Any) -> tuple[float, ...]:
         parts: list[Any] = value.split(",")
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         parts = [value]
+    elif isinstance(value, (*_BYTES, Mapping)):
+        # Not iterated: b"500" is the bytes 53, 48, 48 and a mapping its keys; refused below.
+        parts = [value]
     else:
         try:
             parts = list(value)
         except TypeError:
             parts = [value]
     try:
-        if any(isinstance(part, bool) for part in parts):  # True is no 1 ms: a bool is no number
+        # True is no 1 ms (a bool is no number), nor b"5" text: float() takes either.
+        if any(isinstance(part, (bool, *_BYTES)) for part in parts):
             raise TypeError
         deadlines = [float(part) for part in parts]
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int past every float
