@@ -13,6 +13,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from energy_index.io.snapshots import carbon_snapshot
-from tests.conftest import GOLDEN, REPO, invoke
+from energy_index.settings import CARBON_PATH
+from tests.conftest import GOLDEN, REPO, TASK_PATH, invoke, more_power
 from tests.test_impacts import CARBON_FIXTURE
 from tests.test_network import fetch_to, tree
 from tests.test_refresh_carbon import codecarbon, publish_france_at, refresh  # noqa: F401
@@ -187,6 +189,102 @@ def test_two_builds_into_one_folder_at_once_leave_one_whole_set(tmp_path):
             "index.json",
             "index.report.json",
         ]
+
+
+def test_two_regenerations_into_one_folder_at_once_leave_one_run_s_whole_set(tmp_path):
+    """Two processes regenerate one --out and --vendored from two upstreams at once, twice over:
+    one waits for the other (the lock beside --out is held for the whole transaction), so the
+    folder holds one run's index, report, changelog, CHANGELOG.md entry and vendored snapshot.
+    """
+    checkout = Checkout(tmp_path / "checkout")
+    sources = [
+        upstream(tmp_path, {TASK_PATH: more_power((GOLDEN / TASK_PATH).read_bytes(), watts)},
+                 commit=commit * 40)
+        for watts, commit in ((10.0, "a"), (20.0, "b"))
+    ]  # fmt: skip
+    for day in ("2027-01-01", "2027-01-02"):
+        command = [sys.executable, "-m", "energy_index", "regenerate", "--out", str(checkout.out),
+                   "--vendored", str(checkout.snapshot), "--date", day]  # fmt: skip
+        runs = [
+            subprocess.Popen([*command, "--from", str(source)], cwd=REPO, stderr=subprocess.PIPE)
+            for source in sources
+        ]
+        for run in runs:
+            assert run.wait(timeout=300) == 0, run.stderr.read() if run.stderr else ""
+        checkout.tied(tmp_path / day)  # index and report: the vendored snapshot's build
+        commit = json.loads((checkout.snapshot / "snapshot.json").read_bytes())["commit"]
+        log = json.loads(checkout.out.with_name("index.changelog.json").read_bytes())
+        assert (log["upstream_commit"], log["date"]) == (commit, day)
+        keys = re.findall(r"<!-- energy-index entry: (.*) -->", checkout.history.read_text())
+        assert keys[-1].startswith(f"index.json upstream {commit} replacing "), keys
+        assert [p.name for p in checkout.root.rglob("*") if p.name.startswith(".")] == []
+
+
+def test_two_carbon_refreshes_at_once_leave_one_whole_set(
+    codecarbon,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+):
+    """Threads: the first pauses between reading its fetch and writing it, while upstream moves
+    on and a second refresh runs. Without a lock over the whole refresh the second replaced the
+    fetch cache under the first, which then vendored its own file with the second's
+    snapshot.json (a sha256 that is not the file's), and both changelog entries said `was` the
+    same commit."""
+    import threading
+
+    import energy_index.flows.carbon as flow
+    from energy_index.api import refresh_carbon
+    from energy_index.model import NetworkSettings
+
+    vendored, output = tmp_path / "carbon", tmp_path / "output"
+    shutil.copytree(CARBON_FIXTURE, vendored)
+    first_sha = carbon_snapshot(vendored).file.sha256
+    commits = [publish_france_at(codecarbon, 44.5)]
+    paused, second_fetched = threading.Event(), threading.Event()
+    real_changelog = flow.carbon_changelog
+
+    def pausing_changelog(*args, **kwargs):
+        if not paused.is_set():  # the first refresh: let the second fetch meanwhile, if it can
+            paused.set()
+            second_fetched.wait(timeout=3)
+        else:
+            second_fetched.set()
+        return real_changelog(*args, **kwargs)
+
+    monkeypatch.setattr(flow, "carbon_changelog", pausing_changelog)
+    network = NetworkSettings(
+        api_base=codecarbon.api_base, raw_base=codecarbon.raw_base, retries=2, timeout=10,
+        backoff=0.01,
+    )  # fmt: skip
+    errors: list[BaseException] = []
+
+    def refresh_now() -> None:
+        try:
+            refresh_carbon(vendored=vendored, changelog_dir=output, today="2026-12-02",
+                           cache=tmp_path / "cache" / "upstream", network=network)  # fmt: skip
+        except BaseException as error:  # reported below
+            errors.append(error)
+
+    first = threading.Thread(target=refresh_now)
+    first.start()
+    assert paused.wait(timeout=60)
+    commits.append(publish_france_at(codecarbon, 40.0))
+    second = threading.Thread(target=refresh_now)
+    second.start()
+    first.join(timeout=120)
+    second.join(timeout=120)
+    assert errors == []
+    snapshot = carbon_snapshot(vendored)  # its sha256 checks out
+    assert snapshot.commit == commits[1]
+    log = json.loads((output / "carbon.changelog.json").read_bytes())
+    assert (log["commit"], log["previous_commit"]) == (commits[1], commits[0])
+    keys = re.findall(r"<!-- energy-index entry: (.*) -->", (output / "CHANGELOG.md").read_text())
+    middle_sha = hashlib.sha256(codecarbon.contents[(commits[0], CARBON_PATH)]).hexdigest()
+    assert keys == [
+        f"carbon {commits[0]} replacing {first_sha}",
+        f"carbon {commits[1]} replacing {middle_sha}",
+    ]
+    assert [p.name for p in tmp_path.rglob("*") if p.name.startswith(".")] == []
 
 
 # -- symbolic links --------------------------------------------------------------------------

@@ -9,7 +9,7 @@
     ├── UnsupportedTask         a task measured per image or video, not per token
     ├── DerivationError         a selected row cannot be turned into an index row
     ├── SchemaViolation         the document to be written does not match its JSON Schema
-    ├── LockBusy                another regeneration of the same output is running
+    ├── LockBusy                another regeneration (or carbon refresh) of the same output runs
     ├── OutputError             an output file cannot be written (disk full, read-only, …)
     ├── UsageError              the command asks for something impossible; exit code 2
     └── NetworkError            a download failed after its retries; exit code 3
@@ -152,7 +152,7 @@ class SchemaViolation(EnergyIndexError):
 
 
 class LockBusy(EnergyIndexError):
-    """Another regeneration holds the lock on the same output."""
+    """Another regeneration (or refresh-carbon) holds the lock on the same output."""
 
 
 class OutputError(EnergyIndexError):

@@ -20,7 +20,7 @@ from energy_index.documents.impacts import carbon_changelog
 from energy_index.documents.index import serialized
 from energy_index.documents.outputs import HISTORY_TITLE
 from energy_index.flows.outputs import refuse_outputs
-from energy_index.io.files import folder_lock, writable_directory
+from energy_index.io.files import exclusive_lock, folder_lock, writable_directory
 from energy_index.io.github import Upstream, fetched_files
 from energy_index.io.local import local_bytes
 from energy_index.io.snapshots import carbon_snapshot
@@ -33,6 +33,7 @@ from energy_index.settings import (
     CARBON_REF,
     CARBON_REPOSITORY,
     CHANGELOG_NAME,
+    LOCK_TIMEOUT_SECONDS,
 )
 from energy_index.steps.carbon import grid_intensities
 
@@ -50,15 +51,15 @@ def refresh_carbon(
 ) -> CarbonRefresh:
     """Bring the vendored carbon snapshot up to date with mlco2/codecarbon's branch. A file in
     ``out_dir`` where a changelog goes that this tool did not write is refused before any
-    request, unless ``force``.
+    request, unless ``force``. Two refreshes of one vendored folder never interleave: the second
+    waits for the first, up to LOCK_TIMEOUT_SECONDS (then LockBusy).
 
     Example: ``refresh_carbon(Path("snapshots/codecarbon-energy-mix"), out_dir=Path("output"),
     access=Access(today="2026-12-01"))``.
     """
-    network = access.network
     # Carbon's own branch, at its head: the network's ref and commit name the leaderboard's.
     upstream = Upstream(
-        repository=CARBON_REPOSITORY, ref=CARBON_REF, network=replace(network, commit=None)
+        repository=CARBON_REPOSITORY, ref=CARBON_REF, network=replace(access.network, commit=None)
     )
     writable_directory(vendored)
     changelogs = {
@@ -66,8 +67,21 @@ def refresh_carbon(
         "history": out_dir / CHANGELOG_NAME,
     }
     refuse_outputs(changelogs, force=force)
+    # One refresh of a vendored folder at a time, from its fetch to its last write: a second
+    # one's fetch replaced the cache under the first, which then vendored its own file with
+    # the second's snapshot.json.
+    lock = vendored.with_name(f".{vendored.name}.lock")
+    busy = f"another refresh of {vendored} is running; waited {LOCK_TIMEOUT_SECONDS:.0f} s"
+    with exclusive_lock(lock, wait_seconds=LOCK_TIMEOUT_SECONDS, busy=busy):
+        return _refreshed(vendored, upstream=upstream, out_dir=out_dir, access=access)
+
+
+def _refreshed(
+    vendored: Path, *, upstream: Upstream, out_dir: Path, access: Access
+) -> CarbonRefresh:
+    """The refresh itself, under its lock."""
     cache = access.cache.with_name(f"{access.cache.name}-carbon")
-    with downloader(network) as client:
+    with downloader(access.network) as client:
         outcome = fetched_files(
             upstream, paths=[CARBON_PATH], to=cache, downloader=client, today=access.today
         )
