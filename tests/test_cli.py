@@ -530,3 +530,20 @@ def test_a_closed_stdout_ends_quietly_as_unix_tools_do(args: tuple[str, ...]):
         os.close(write)
     assert (run.returncode, run.stderr) == (CLOSED_STDOUT_EXIT_CODE, b"")
     assert CLOSED_STDOUT_EXIT_CODE == 141
+
+
+def test_a_sweep_deadline_no_configuration_meets_is_an_empty_column_of_the_sweep(tmp_path: Path):
+    """`build --itl-deadline-ms 1,500` (the golden input's fastest median ITL is 4.58 ms) ended
+    in a traceback (TypeError in derive's collision check of no rows); the sweep has no pick at
+    1 ms and the index is the 500 ms one."""
+    out = tmp_path / "index.json"
+    result = invoke("build", "--from", GOLDEN, "--out", out, "--itl-deadline-ms", "1,500")
+    assert result.exit_code == 0, result.output
+    sweep = json.loads((tmp_path / "deadlines.json").read_bytes())
+    assert sweep["deadlines_ms"] == [1, 500]
+    at_1_ms = [group["by_deadline"][0] for group in sweep["groups"]]
+    assert {(at["itl_deadline_ms"], at["status"], at["row"]) for at in at_1_ms} == {
+        (1, "no configuration meets it", None)
+    }
+    assert len(at_1_ms) == 32
+    assert len(json.loads(out.read_bytes())["rows"]) == 32

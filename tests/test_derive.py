@@ -247,3 +247,10 @@ def test_of_several_refused_configurations_the_first_in_the_frame_is_named():
         index_rows(frame, precision_labels=LABELS)
     with pytest.raises(DerivationError, match="int3"):
         index_rows(frame.reverse(), precision_labels=LABELS)
+
+
+def test_no_selected_configuration_gives_no_rows():
+    # A deadline of the sweep that no configuration meets (the report's and the site's sweep
+    # starts at 50 ms): index_rows stopped on None > 1 asking the empty columns for collisions.
+    frame = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
+    assert index_rows(frame.head(0), precision_labels=LABELS) == ()

@@ -165,6 +165,8 @@ def _suspect(value: Any) -> bool:
 def _may_collide(frame: pl.DataFrame) -> bool:
     """Whether two models share a slug, two GPUs a slug, or two rows a row_id: asked of the
     columns at once; ``_refuse_collisions`` then names the first as it always has."""
+    if frame.is_empty():  # a deadline of a sweep that no configuration meets: no rows
+        return False
     gpus = frame.get_column("gpu").unique().to_list()
     counts = frame.select(
         models=pl.col("model_id").n_unique().over("slug").max(),
