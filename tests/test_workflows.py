@@ -209,3 +209,24 @@ def test_the_pull_request_text_is_written_by_the_markdown_writers_own_function(m
     pr_body = _pr_body()
     monkeypatch.setattr(pr_body, "inert_block", lambda text: f"<<{text}>>")
     assert pr_body.body("a\n").endswith("<<a>>")
+
+
+def test_the_pull_request_text_stays_within_github_s_limit_with_the_workflow_s_note():
+    """GitHub takes a pull request body of at most 65,536 characters, and create-pull-request
+    cuts a longer one: 400 log lines of 300 characters made a body of 121,000, whose cut lost
+    the block's closing fence and the paragraph the workflow appends after it (CI must be
+    started by hand). The lines shown stop within the budget; the rest are counted."""
+    from markdown_it import MarkdownIt
+
+    pr_body = _pr_body()
+    workflow = (REPO / ".github/workflows/regenerate.yml").read_text("utf-8")
+    note = re.search(r"printf '\\n%s\\n' \"(.*?)\" >> pr-body.md", workflow)
+    assert note
+    for log in ("y" * 400 + "\n") * 1000, ("`" * 299 + "\n") * 1000:
+        text = pr_body.body(log) + f"\n{note.group(1)}\n"
+        assert len(text) <= 65_536
+        rendered = MarkdownIt("gfm-like").render(text.removeprefix(pr_body.HEADER))
+        assert rendered.count("<pre>") == 1
+        said = note.group(1).split(": ", 1)[1]
+        assert rendered.endswith(f"<p><strong>CI must be started by hand</strong>: {said}</p>\n")
+        assert "more line(s)" in rendered
