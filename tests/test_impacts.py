@@ -498,3 +498,31 @@ def test_a_negative_zero_intensity_is_published_as_zero(tmp_path: Path) -> None:
     carbon = carbon_in(index["rows"][0], impacts["factors"], intensity)
     assert carbon["g_per_million_output_tokens"] == {"low": 0.0, "high": 0.0}
     assert not NEGATIVE_ZERO.search(json.dumps(carbon).encode())
+
+
+def test_a_format_1_impacts_file_is_named_as_such_by_validate_and_audit(tmp_path: Path) -> None:
+    """Issue 27: impacts.json of format 1 (each row's carbon by country, what last week's site
+    served) was refused by validate and audit with one 'by_country was unexpected' per row, 32
+    lines and no word of the format; a format-1 impacts/<ISO3>.json was audited as an index
+    (319 problems). Each now gets one sentence saying what it is and what replaced it."""
+    out = tmp_path / "index.json"
+    built = invoke("build", "--from", GOLDEN, "--out", out, "--impacts", "--carbon", CARBON_FIXTURE)
+    assert built.exit_code == 0, built.output
+    document = json.loads((tmp_path / "impacts.json").read_bytes())
+    document["version"] = "1"
+    del document["carbon_per_country"]
+    for row in document["rows"]:
+        row["estimated"]["carbon"]["by_country"] = {"FRA": {}}
+    old = tmp_path / "old-impacts.json"
+    old.write_text(json.dumps(document))
+    country = tmp_path / "FRA.json"
+    country.write_text('{"version": "1", "kind": "impacts-country", "task": "gpqa", "rows": []}')
+    for command, path in [("validate", old), ("audit", old), ("audit", country)]:
+        args = [command, "--published", path, "--from", GOLDEN] if command == "audit" else [
+            command, path]  # fmt: skip
+        result = CliRunner().invoke(main, [str(a) for a in args])
+        assert result.exit_code == 1, (command, path, result.output)
+        said = result.output.strip()
+        assert len(said.splitlines()) == 1, said
+        assert "impacts format 1" in said and "no longer written since format 2" in said, said
+        assert "by_country" not in said and "not a valid index" not in said

@@ -65,6 +65,23 @@ RETIRED_KINDS = {
     "impacts-country": "the site's impacts/<ISO3>.json of impacts format 1, no longer written "
     "since format 2: impacts.json lists each country's grid intensity once",
 }
+# Versions of a kind this tool wrote once and no longer does (kind, version): validate and audit
+# say so in one sentence, not one schema violation per row.
+RETIRED_VERSIONS = {
+    ("impacts", "1"): "impacts format 1, each row's carbon by country, no longer written since "
+    "format 2: impacts.json lists each country's grid intensity once (carbon_per_country says "
+    "how it applies); build --impacts writes format 2",
+}
+
+
+def no_longer_written(document: Any) -> str | None:
+    """What a file of a kind or version this tool no longer writes was, in words; else None."""
+    kind, version = document.get("kind"), document.get("version")
+    if not isinstance(kind, str):
+        return None
+    return RETIRED_KINDS.get(kind) or (
+        RETIRED_VERSIONS.get((kind, version)) if isinstance(version, str) else None
+    )
 
 
 def index_schema(document: Any) -> str:

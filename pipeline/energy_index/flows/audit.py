@@ -20,6 +20,7 @@ from energy_index.documents.schemas import (
     REPORT_SCHEMA,
     RETIRED_KINDS,
     index_schema,
+    no_longer_written,
     schema_problems,
 )
 from energy_index.errors import (
@@ -78,6 +79,8 @@ def audited(
     """
     document = published_copy(published, access=access)
     published = masked_url(published)  # what follows names it: a query's token never shown
+    if (was := no_longer_written(document)) is not None:
+        raise NotAnIndex(f"{published}: {was}; nothing of this version to compare it with")
     if document.get("kind") == "impacts":
         given = source if source is not None else str(vendored)
         impacts = audited_impacts(published, document, source=given, carbon=carbon, access=access)
@@ -270,6 +273,8 @@ def file_problems(path: Path) -> tuple[str, Problems]:
             return REPORT_SCHEMA, schema_problems(document, schema=REPORT_SCHEMA)
         return index_schema(document), index_problems(document)
     schema = KIND_SCHEMAS.get(kind) if isinstance(kind, str) else None
+    if schema is not None and (was := no_longer_written(document)) is not None:
+        return schema, Problems([f"$.version: {quoted(document['version'])} is {was}"])
     if schema is None:
         known = ", ".join(repr(name) for name in KIND_SCHEMAS)
         retired = RETIRED_KINDS.get(kind) if isinstance(kind, str) else None
