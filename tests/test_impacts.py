@@ -34,7 +34,7 @@ from energy_index.model import UpstreamFile
 from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import grid_intensities
 from energy_index.steps.impacts import carbon_in
-from tests.conftest import FIXTURES, GOLDEN, PUBLISHED, REPO
+from tests.conftest import FIXTURES, GOLDEN, PUBLISHED, REPO, TASK_PATH, changed_snapshot
 
 CARBON_FIXTURE = FIXTURES / "codecarbon-energy-mix"
 FACTORS_FILE = REPO / "pipeline" / "energy_index" / "documents" / "factors.json"
@@ -526,3 +526,26 @@ def test_a_format_1_impacts_file_is_named_as_such_by_validate_and_audit(tmp_path
         assert len(said.splitlines()) == 1, said
         assert "impacts format 1" in said and "no longer written since format 2" in said, said
         assert "by_country" not in said and "not a valid index" not in said
+
+
+def test_a_gpu_power_the_index_rounds_to_zero_is_refused_naming_the_row(tmp_path: Path) -> None:
+    """The host's time form divides by the row's GPU power (throughput = GPU W ÷ J per token),
+    which the index publishes as whole watts: a pick measured under 0.5 W is 0 W there, and
+    build --impacts (and site, and each card) stopped on ZeroDivisionError. Validation takes any
+    power above 0; impacts now refuse that row by name."""
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        if (configuration["model_id"], configuration["gpu_model"]) == ("Qwen/Qwen3-14B", "B200"):
+            configuration["avg_power_watts"] = 0.3
+    snapshot = changed_snapshot(
+        GOLDEN, tmp_path / "snapshot", {TASK_PATH: json.dumps(document).encode()}, commit="c" * 40
+    )
+    out = tmp_path / "out" / "index.json"
+    result = CliRunner().invoke(
+        main, ["build", "--from", str(snapshot), "--out", str(out), "--impacts",
+               "--carbon", str(CARBON_FIXTURE)],
+    )  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert not isinstance(result.exception, ZeroDivisionError)
+    assert "qwen-3-14b/B200/1/" in result.output and "gpu_power_watts_total 0" in result.output
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []

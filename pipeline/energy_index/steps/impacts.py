@@ -29,6 +29,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from energy_index.errors import DerivationError, shown
+from energy_index.model import json_number
+
 SIGNIFICANT_DIGITS = 4
 JOULES_PER_WH = 3600.0
 HOST_FORMS = {"time": "host_power_per_gpu", "ratio": "host_ratio_to_gpu"}
@@ -46,7 +49,14 @@ def host_joules(
     joules = float(row["joules_per_output_token"])
     value = float(factors[HOST_FORMS[form]][bound]["value"])
     if form == "time":  # W × GPUs ÷ (tokens/s), throughput = GPU W ÷ J/token
-        return value * float(row["num_gpus"]) * joules / float(row["gpu_power_watts_total"])
+        watts = float(row["gpu_power_watts_total"])
+        if not watts > 0:  # the index's whole watts: a pick measured under 0.5 W is 0 there
+            name = shown(row.get("row_id", "the plan"))
+            raise DerivationError(
+                f"{name}: gpu_power_watts_total {json_number(watts)} W gives no throughput, and "
+                "the host's time form divides by it: no impacts"
+            )
+        return value * float(row["num_gpus"]) * joules / watts
     return value * joules
 
 
