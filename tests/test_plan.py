@@ -316,12 +316,12 @@ def test_json_and_csv_give_the_same_plan_as_the_api():
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (("--tokens-per-second", "0"), "--tokens-per-second: 0.0 is not a positive number"),
-        (("--tokens-per-second", "-3"), "--tokens-per-second: -3.0 is not a positive number"),
+        (("--tokens-per-second", "0"), "--tokens-per-second: 0 is not a positive number"),
+        (("--tokens-per-second", "-3"), "--tokens-per-second: -3 is not a positive number"),
         (("--tokens-per-second", "nan"), "--tokens-per-second: nan is not a positive number"),
         (("--tokens-per-second", "1e15"), "--tokens-per-second: 1000000000000000 output tokens"),
         (("--tokens-per-second", "5e-324"), "--tokens-per-second: 5e-324 output tokens per second"),
-        (("--requests-per-second", "0"), "--requests-per-second: 0.0 is not a positive number"),
+        (("--requests-per-second", "0"), "--requests-per-second: 0 is not a positive number"),
         (("--tokens-per-second", "10", "--model", "GPT 9"), "--model: GPT 9 is not a model"),
         (("--tokens-per-second", "10", "--gpu", "TPU"), "--gpu: TPU is not a GPU type"),
         (("--tokens-per-second", "10", "--country", "XYZ"), "--country: XYZ is not an ISO"),
@@ -340,11 +340,38 @@ def test_the_command_and_the_api_refuse_with_the_same_words(args: tuple[str, ...
         options[key] = (value,) if key == "country" else value
     options = {("countries" if k == "country" else k): v for k, v in options.items()}
     for key in ("tokens_per_second", "requests_per_second", "itl_deadline_ms"):
-        if key in options:
-            options[key] = float(options[key])
+        if key in options:  # a load typed as an integer stays one, as the command reads it
+            whole = key != "itl_deadline_ms" and options[key].lstrip("-").isdigit()
+            options[key] = int(options[key]) if whole else float(options[key])
     with pytest.raises(energy_index.EnergyIndexError) as raised:
         energy_index.plan(**options)
     assert (words.split(": ", 1)[1] if words.startswith("--") else words) in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("flag", "typed", "api_value", "words"),
+    [
+        ("--tokens-per-second", "abc", "abc", "'abc' is not a number of output tokens per second"),
+        ("--requests-per-second", "x", "x", "'x' is not a number of requests per second"),
+        ("--output-tokens-per-request", "many", "many", "'many' is not a number of output tokens"),
+        ("--tokens-per-second", "0", 0, "0 is not a positive number of output tokens per second"),
+        ("--requests-per-second", "-1", -1, "-1 is not a positive number of requests per second"),
+    ],
+)
+def test_a_load_the_command_cannot_read_is_refused_in_the_api_s_words_as_typed(
+    flag: str, typed: str, api_value: Any, words: str
+):
+    """A new user's finding: 'abc' got click's "is not a valid float" (the API's words are
+    others), and a typed 0 or -1 came back as 0.0 or -1.0, which nobody typed."""
+    load = ("--tokens-per-second", "10") if flag == "--output-tokens-per-request" else ()
+    result = invoke("plan", "--from", GOLDEN, *load, flag, typed)
+    assert result.exit_code == 2, result.output
+    assert f"error: {flag}: {words}\n" in result.output, result.output
+    assert "Usage:" not in result.output
+    with pytest.raises(UsageError) as refused:
+        energy_index.plan(source=GOLDEN, **{**({"tokens_per_second": 10} if load else {}),
+                                            flag[2:].replace("-", "_"): api_value})  # fmt: skip
+    assert str(refused.value) == words
 
 
 # -- a load a user can type: upstream's throughput and the printed one (trial finding 1) ------

@@ -537,21 +537,38 @@ SITE_OPTIONS = stacked(
     network_options,
 )
 
+
 # plan
+class Load(click.ParamType):  # type: ignore[type-arg]
+    """A load (tokens or requests per second, tokens per request), as typed: an integer stays
+    one, so that a refusal shows 0 and not 0.0, and text that is no number goes to the API,
+    which refuses it in its words (click's FLOAT said "is not a valid float")."""
+
+    name = "FLOAT"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        for number in (int, float):
+            try:
+                return number(value)
+            except (TypeError, ValueError):
+                pass
+        return value
+
+
 PLAN_OPTIONS = stacked(
     click.option(
         "--tokens-per-second",
-        type=float,
+        type=Load(),
         help="The total load, in output tokens per second (or give --requests-per-second).",
     ),
     click.option(
         "--requests-per-second",
-        type=float,
+        type=Load(),
         help="The total load in requests per second, × --output-tokens-per-request.",
     ),
     click.option(
         "--output-tokens-per-request",
-        type=float,
+        type=Load(),
         help="Output tokens per request [default: each family's measured mean output length].",
     ),
     deadline_option,
