@@ -324,12 +324,8 @@ def ranked_plans(
     itl_deadline_ms = checked_deadline(itl_deadline_ms)
     chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
     chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
-    families = [
-        (curve, _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms))
-        for curve in chosen
-    ]
     return _ranked(
-        families,
+        _families(chosen, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms),
         first=first,
         tokens_per_second=tokens_per_second,
         requests_per_second=requests_per_second,
@@ -361,10 +357,7 @@ def ranked_plans_at_loads(
         _check_load(load, "tokens_per_second", "output tokens per second")
     itl_statistic = checked_statistic(itl_statistic)
     itl_deadline_ms = checked_deadline(itl_deadline_ms)
-    families = [
-        (curve, _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms))
-        for curve in curves
-    ]
+    families = _families(curves, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms)
     return [
         _ranked(
             families,
@@ -379,6 +372,16 @@ def ranked_plans_at_loads(
             grid=None,
         )
         for load in loads
+    ]
+
+
+def _families(
+    curves: Iterable[Mapping[str, Any]], *, itl_statistic: str, itl_deadline_ms: float
+) -> list[tuple[Mapping[str, Any], _Family | None]]:
+    """Each curve with its points that meet the target (None: none does)."""
+    return [
+        (curve, _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms))
+        for curve in curves
     ]
 
 
