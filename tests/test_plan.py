@@ -527,6 +527,21 @@ def test_the_steps_refuse_an_itl_statistic_in_the_command_s_words():
     assert command.output.strip() == f"error: --itl-statistic: {refused.value}"
 
 
+@pytest.mark.parametrize(
+    "given",
+    [{"itl_statistic": "x" * 100_000}, {"itl_deadline_ms": list(range(1, 100_001))},
+     {"itl_statistic": "p99\n::error::forged"}],
+)  # fmt: skip
+def test_a_refused_statistic_or_deadline_is_quoted_and_cut(given: dict):
+    """An attack finding: the statistic's and the one-deadline refusals showed the value as
+    repr() has it, whole: 100,056 characters for a long statistic."""
+    with pytest.raises(UsageError) as refused:
+        energy_index.plan(source=GOLDEN, tokens_per_second=10, **given)
+    message = str(refused.value)
+    assert len(message) < 300, len(message)
+    assert "\n" not in message
+
+
 BOOLS = [
     ("plan", {"tokens_per_second": True}, "tokens_per_second",
      "true is not a number of output tokens per second"),

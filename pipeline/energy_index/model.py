@@ -502,7 +502,7 @@ def checked_deadline(value: Any) -> float:
     deadlines = checked_deadlines(value)
     if len(deadlines) > 1:
         raise UsageError(
-            f"{value!r}: one deadline is taken, not several", parameter="itl_deadline_ms"
+            f"{quoted(value)}: one deadline is taken, not several", parameter="itl_deadline_ms"
         )
     return deadlines[0]
 
@@ -513,6 +513,6 @@ def checked_statistic(value: Any) -> str:
     if isinstance(value, str) and value in ITL_STATISTICS:
         return value
     raise UsageError(
-        f"{value!r} is not an ITL statistic; known: {', '.join(ITL_STATISTICS)}",
+        f"{quoted(value)} is not an ITL statistic; known: {', '.join(ITL_STATISTICS)}",
         parameter="itl_statistic",
     )
