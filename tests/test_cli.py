@@ -237,7 +237,7 @@ def test_validate_and_audit_check_an_extended_index_as_one(tmp_path: Path):
     result = invoke("validate", broken)
     assert result.exit_code == 1
     assert "$.rows[0]: 'robustness' is a required property" in result.output
-    assert len(result.output.splitlines()) == 1
+    assert len(result.output.splitlines()) == 2  # the schema it was held to, then the problem
 
 
 def modules_loaded_by(*args: str) -> set[str]:
@@ -496,6 +496,59 @@ def test_validate_names_a_broken_field_of_a_profiles_file_and_refuses_an_unknown
     assert "$.kind: 'latency profile' is not a kind of file validate knows" in result.stderr
     assert "'latency profiles'" in result.stderr  # the kinds there are
     assert api_validate(broken).schema == ""
+
+
+@pytest.mark.parametrize(
+    ("document", "says"),
+    [
+        ({"outcome": "identical", "identical": True, "basis": "…"}, "audit --json's output"),
+        ({"name": "energy-index", "resources": []}, "the site's datapackage.json"),
+        ({"generator": "energy-index site", "files": {}}, "the site's files.json"),
+        ({"repository": "mlco2/codecarbon", "commit_date": "2026-08-08"}, "snapshot.json"),
+        ({"$schema": "https://json-schema.org/draft/2020-12/schema"}, "a JSON Schema"),
+        ({"date": "2026-11-30", "rows_added": []}, "regenerate's changelog"),
+        ({"kind": "plan", "version": "1"}, "energy-index plan --json"),
+        ({"kind": "api index", "version": "1"}, "the site's api/v1/index.json"),
+        ({"kind": "carbon-changelog", "date": "2026-12-02"}, "refresh-carbon's changelog"),
+    ],
+)
+def test_validate_says_what_it_does_not_check_of_a_file_the_tool_writes(
+    tmp_path: Path, document: dict, says: str
+):
+    """A new user's finding: audit --json's output, the site's datapackage.json and files.json,
+    a snapshot.json or a changelog were held to the index's schema (13 lines of "'boundary' is a
+    required property", naming no schema), and plan --json's kind was 'not a kind validate
+    knows' with no word that validate has no schema for it."""
+    path = tmp_path / "file.json"
+    path.write_text(json.dumps(document))
+    result = invoke("validate", path)
+    assert result.exit_code == 1
+    assert "is a required property" not in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1, result.stderr
+    assert "validate knows" in result.stderr and says in result.stderr
+    assert "'plan-grid'" in result.stderr  # the kinds it does check
+    assert api_validate(path).schema == ""
+
+
+def test_a_file_that_breaks_its_schema_is_told_which_schema(every_output: Path, tmp_path: Path):
+    """A failing validate listed problems without naming the schema they are of."""
+    profiles = json.loads((every_output / "profiles.json").read_bytes())
+    profiles["deadlines_ms"] = "many"
+    broken = tmp_path / "profiles.json"
+    broken.write_text(json.dumps(profiles))
+    result = invoke("validate", broken)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[0] == (
+        f"{broken}: not valid against schemas/profiles.schema.json:"
+    )
+    index = json.loads((every_output / "index.json").read_bytes())
+    del index["caveat"]
+    broken = tmp_path / "index.json"
+    broken.write_text(json.dumps(index))
+    result = invoke("validate", broken)
+    assert result.stderr.splitlines()[0] == (
+        f"{broken}: not valid against schemas/index.schema.json and the index rules:"
+    )
 
 
 def api_validate(path: Path):

@@ -523,6 +523,9 @@ def test_a_format_1_impacts_file_is_named_as_such_by_validate_and_audit(tmp_path
         result = CliRunner().invoke(main, [str(a) for a in args])
         assert result.exit_code == 1, (command, path, result.output)
         said = result.output.strip()
+        if command == "validate":  # first the schema it was held to
+            header, said = said.split("\n", 1)
+            assert header == f"{path}: not valid against schemas/impacts.schema.json:"
         assert len(said.splitlines()) == 1, said
         assert "impacts format 1" in said and "no longer written since format 2" in said, said
         assert "by_country" not in said and "not a valid index" not in said

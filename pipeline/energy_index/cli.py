@@ -470,7 +470,9 @@ def validate(path: Path) -> None:
     reference row among them, dates real and in order (audit and regenerate check the same).
     The build report answers to schemas/report.schema.json; the deadline sweep, curves,
     profiles, responses, impacts and the site's model and plan files to the schema their
-    'kind' names. A kind this tool does not write is refused.
+    'kind' names. A kind this tool does not write is refused, and so is one it writes without a
+    schema (plan --json, audit --json, the changelogs, datapackage.json), named as such. A file
+    that breaks its schema is told which schema first, then each problem.
 
     Example:
 
@@ -481,9 +483,11 @@ def validate(path: Path) -> None:
     from energy_index import api
 
     problems = api.validate(path)
+    rules = " and the index rules" if "/index" in problems.schema else ""
+    if problems and problems.schema:  # problems alone did not say what they are problems of
+        click.echo(f"{path}: not valid against {problems.schema}{rules}:", err=True)
     for problem in problems:
         click.echo(f"{path}: {problem}", err=True)
     if problems:
         sys.exit(1)
-    rules = " and the index rules" if "/index" in problems.schema else ""
     click.echo(f"{path}: valid against {problems.schema}{rules}")

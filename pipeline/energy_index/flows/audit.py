@@ -19,6 +19,8 @@ from energy_index.documents.schemas import (
     KIND_SCHEMAS,
     REPORT_SCHEMA,
     RETIRED_KINDS,
+    UNCHECKED_BY_KEY,
+    UNCHECKED_KINDS,
     index_schema,
     no_longer_written,
     schema_problems,
@@ -268,20 +270,32 @@ def file_problems(path: Path) -> tuple[str, Problems]:
     ``kind`` this tool does not write is a problem of its own, naming the kinds there are."""
     document = read_index(path)
     kind = document.get("kind")
+    known = ", ".join(repr(name) for name in KIND_SCHEMAS)
     if kind is None:
         if document.get("report") == REPORT_TITLE:
             return REPORT_SCHEMA, schema_problems(document, schema=REPORT_SCHEMA)
-        return index_schema(document), index_problems(document)
+        if "rows" in document or "version" in document:
+            return index_schema(document), index_problems(document)
+        # Neither an index nor a kind: the index's schema would list every field it lacks.
+        what = next((said for key, said in UNCHECKED_BY_KEY.items() if key in document), "")
+        return "", Problems(
+            [
+                "$: no 'kind', no 'rows' and no 'version': not a kind of file validate knows"
+                + (f" ({what})" if what else "")
+                + f"; it knows {known}, the index and its build report"
+            ]
+        )
     schema = KIND_SCHEMAS.get(kind) if isinstance(kind, str) else None
     if schema is not None and (was := no_longer_written(document)) is not None:
         return schema, Problems([f"$.version: {quoted(document['version'])} is {was}"])
     if schema is None:
-        known = ", ".join(repr(name) for name in KIND_SCHEMAS)
-        retired = RETIRED_KINDS.get(kind) if isinstance(kind, str) else None
+        said = (
+            RETIRED_KINDS.get(kind) or UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
+        )
         return "", Problems(
             [
                 f"$.kind: {quoted(kind)} is not a kind of file validate knows"
-                + (f" ({retired})" if retired else "")
+                + (f" ({said})" if said else "")
                 + f"; it knows {known}, the index and its build report"
             ]
         )
