@@ -645,3 +645,21 @@ def test_bytes_and_a_mapping_are_no_deadline(function, value):
         call(source=GOLDEN, itl_deadline_ms=value, **extra)
     assert refused.value.parameter == "itl_deadline_ms"
     assert "is not a number of milliseconds or a comma-separated list" in str(refused.value)
+
+
+def test_docs_plan_md_counts_the_families_whose_energy_rises_with_load_as_they_are():
+    """A new user's finding: docs/plan.md said 9 of the 38 families of the published index's
+    input (fixtures/golden) have a configuration costlier per token than a slower one; 5 do, in
+    9 places between neighbouring configurations."""
+    import re
+
+    curves, _ = curves_and_rows(GOLDEN)
+    rises = [
+        sum(b["energy_per_token_joules"] > a["energy_per_token_joules"]
+            for a, b in itertools.pairwise(curve["points"]))
+        for curve in curves
+    ]  # fmt: skip
+    text = " ".join((Path(__file__).parents[1] / "docs" / "plan.md").read_text("utf-8").split())
+    said = re.search(r"(\d+) of its (\d+) families .*?, in (\d+) places", text)
+    assert said, "docs/plan.md no longer gives the count"
+    assert tuple(map(int, said.groups())) == (sum(map(bool, rises)), len(curves), sum(rises))
