@@ -164,6 +164,13 @@ BAD_VALUES = [
     ("regenerate", "itl_deadline_ms", "--itl-deadline-ms", "100,500"),
     ("plan", "itl_statistic", "--itl-statistic", "P99"),
     ("plan", "itl_deadline_ms", "--itl-deadline-ms", "-5"),
+    # A new user's finding: build(retrieved="2026-13-01") said "updated 2026-09-27 is earlier
+    # than retrieved 2026-13-01", blaming the other date, and the command said it in click's
+    # words ("Usage: … Error: Invalid value for '--retrieved'"); updated="2026-02-30" the same.
+    ("build", "retrieved", "--retrieved", "2026-13-01"),
+    ("build", "retrieved", "--retrieved", "abc"),
+    ("build", "updated", "--updated", "2026-02-30"),
+    ("regenerate", "today", "--date", "2026-13-01"),
 ]
 
 

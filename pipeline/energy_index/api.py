@@ -26,6 +26,7 @@ from energy_index.io.packaged import installed_copy, located
 from energy_index.model import (  # the checks are shared with the steps: one check each
     Access,
     NetworkSettings,
+    checked_day,
     checked_deadline,
     checked_deadlines,
     checked_statistic,
@@ -155,7 +156,7 @@ def _access(
         # The command's --network-timeout-total counts from now, however long ago ``network``
         # was made.
         network=replace(network or NetworkSettings(), started=time.monotonic()),
-        today=today or _today(),
+        today=checked_day(today, parameter="today") or _today(),
         notify=notify or (lambda line: None),
     )
 
@@ -200,8 +201,8 @@ def build(
         task=task,
         itl_deadline_ms=max(deadlines),
         itl_statistic=itl_statistic,
-        retrieved=retrieved,
-        updated=updated,
+        retrieved=checked_day(retrieved, parameter="retrieved"),
+        updated=checked_day(updated, parameter="updated"),
     )
     extras = Extras(
         sweep_deadlines_ms=deadlines if len(deadlines) > 1 else (),

@@ -246,6 +246,15 @@ def is_timestamp(value: object) -> bool:
     return True
 
 
+def checked_day(value: object, *, parameter: str) -> str | None:
+    """A date given to the API or the command line (which passes it on as typed): None, or a
+    real ``YYYY-MM-DD``, refused in one set of words naming ``parameter``. Unchecked, a date
+    that is none reached the dates' order check, which blamed the other date."""
+    if value is None or is_day(value):
+        return value
+    raise UsageError(f"{quoted(value)} is not a date YYYY-MM-DD", parameter=parameter)
+
+
 def is_day(value: object) -> TypeGuard[str]:
     """A calendar date, ``YYYY-MM-DD``."""
     if not (isinstance(value, str) and _DAY.fullmatch(value)):
