@@ -279,3 +279,27 @@ def test_the_api_and_the_command_line_refuse_a_null_source_in_the_same_words(tmp
     result = invoke("audit", "--published", copy, "--from", GOLDEN)
     assert result.exit_code == 1
     assert result.output == f"error: {refused.value}\n"
+
+
+@pytest.mark.parametrize(
+    ("document", "says"),
+    [
+        ({"version": "1", "kind": "deadline sweep", "rows": []}, "its kind is 'deadline sweep'"),
+        ({"version": "1", "kind": "plan"}, "energy-index plan --json"),
+        ({"outcome": "identical", "identical": True}, "audit --json's output"),
+        ({"report": "energy-index build report", "version": "1"}, "the build report"),
+    ],
+)
+def test_a_file_the_tool_writes_that_is_not_an_index_is_named_in_one_line(
+    tmp_path: Path, document: dict, says: str
+):
+    """A new user's finding: audit --published of a deadline sweep, a plan, audit --json's own
+    output or the build report said 'not a valid index (11 to 30 problem(s))' and listed the
+    index's fields each lacks."""
+    path = tmp_path / "file.json"
+    path.write_text(json.dumps(document))
+    result = invoke("audit", "--published", path, "--from", GOLDEN)
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith(f"error: {path}: not an index: "), result.output
+    assert says in result.output and "required property" not in result.output, result.output
+    assert len(result.output.splitlines()) == 1, result.output

@@ -87,6 +87,9 @@ def audited(
         given = source if source is not None else str(vendored)
         impacts = audited_impacts(published, document, source=given, carbon=carbon, access=access)
         return replace(impacts, basis=f"{published} compared with impacts rebuilt from {given}")
+    if (other := other_than_an_index(document)) is not None:
+        raise NotAnIndex(f"{published}: not an index: {other}; audit compares an index or an "
+                         "impacts.json with a rebuild")  # fmt: skip
     if schema_problems(document, schema=index_schema(document)):
         refuse_invalid(published, document)
     problems = index_problems(document)
@@ -300,6 +303,21 @@ def file_problems(path: Path) -> tuple[str, Problems]:
             ]
         )
     return schema, schema_problems(document, schema=schema)
+
+
+def other_than_an_index(document: dict[str, Any]) -> str | None:
+    """What a document that says it is no index is, in words (None: it may be one). Held to the
+    index's schema, each was refused with every index field it lacks."""
+    kind = document.get("kind")
+    if kind is not None:
+        said = UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
+        return f"its kind is {quoted(kind)}" + (f" ({said})" if said else "")
+    if document.get("report") == REPORT_TITLE:
+        return "the build report, beside the index it describes"
+    if "rows" in document or "version" in document:
+        return None
+    what = next((said for key, said in UNCHECKED_BY_KEY.items() if key in document), "")
+    return "no 'kind', no 'rows' and no 'version'" + (f" ({what})" if what else "")
 
 
 def refuse_invalid(location: str, document: dict[str, Any]) -> None:
