@@ -551,6 +551,23 @@ def test_a_file_that_breaks_its_schema_is_told_which_schema(every_output: Path, 
     )
 
 
+@pytest.mark.parametrize("name", ["index.csv", "profiles.parquet", "report.html"])
+def test_validate_names_a_table_or_page_the_tool_writes_instead_of_calling_it_bad_json(
+    tmp_path: Path, name: str
+):
+    """A new user's finding: validate index.csv (build --format csv) said "not valid JSON
+    (Expecting value: line 1 column 1 (char 0))", as if the tool had written a broken file."""
+    path = tmp_path / name
+    path.write_bytes(b"PAR1\x15\x04" if name.endswith(".parquet") else b"model,slug\n")
+    result = invoke("validate", path)
+    assert result.exit_code == 1
+    assert "not valid JSON" not in result.stderr, result.stderr
+    json_name = name.rsplit(".", 1)[0] + ".json"
+    assert "validate checks the JSON files this tool writes" in result.stderr, result.stderr
+    if not name.endswith(".html"):
+        assert json_name in result.stderr
+
+
 def api_validate(path: Path):
     from energy_index import api
 

@@ -266,11 +266,22 @@ def _published_deadline(location: str, settings: BuildSettings) -> Iterator[None
         raise SourceError(f"{location}: itl_deadline_ms {deadline}: {error}") from None
 
 
+_NOT_JSON = {
+    ".csv": "a CSV table (build --format csv)",
+    ".parquet": "a Parquet table (build --format parquet)",
+    ".html": "an HTML page (report, site)",
+}
+
+
 def file_problems(path: Path) -> tuple[str, Problems]:
     """``validate``: the schema the file at ``path`` answers to, told by what it says it is (its
     ``kind``; the index by its version, the build report by its title), and how it breaks that
     schema (and, an index, the index rules): the first MAX_PROBLEMS, and how many in all. A
     ``kind`` this tool does not write is a problem of its own, naming the kinds there are."""
+    if (written := _NOT_JSON.get(path.suffix.lower())) is not None:
+        # The tool writes these too: "not valid JSON" would call its own file broken.
+        beside = "" if path.suffix.lower() == ".html" else f" (the {path.stem}.json beside it)"
+        return "", Problems([f"{written}: validate checks the JSON files this tool writes{beside}"])
     document = read_index(path)
     kind = document.get("kind")
     known = ", ".join(repr(name) for name in KIND_SCHEMAS)
