@@ -9,8 +9,10 @@ every file that was there keeps its bytes, no temporary left. (By hand, on a rea
 
 from __future__ import annotations
 
+import builtins
 import errno
 import hashlib
+import io
 import json
 import os
 import re
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from energy_index.io.files import TEMPORARY_MARK
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.settings import CARBON_PATH
 from tests.conftest import GOLDEN, REPO, TASK_PATH, invoke, more_power
@@ -165,6 +168,99 @@ def test_a_full_disk_while_regenerate_writes_its_set_replaces_nothing(
     _said_disk_full(result, inside=checkout.root)
     assert checkout.state() == before
     assert [p for p in checkout.root.rglob("*energy-index*")] == []
+
+
+def _no_inode_free(monkeypatch, *, from_making: str | None = None) -> None:
+    """The filesystem's inodes are all used (a tmpfs at its nr_inodes): a file that exists can
+    still be written, but making any new file or folder fails with ENOSPC, at its open or mkdir
+    rather than at a write; with ``from_making``, from the first temporary of that output on."""
+    full = from_making is None
+
+    def refuse(path) -> None:
+        nonlocal full
+        name = os.fsdecode(os.fspath(path))
+        full = full or f"/.{from_making}.{TEMPORARY_MARK}-" in name
+        if full and not os.path.lexists(name):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), name)
+
+    def making_open(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT:
+            refuse(path)
+        return real["os.open"](path, flags, *args, **kwargs)
+
+    def making_mkdir(path, *args, **kwargs):
+        refuse(path)
+        return real["os.mkdir"](path, *args, **kwargs)
+
+    def making_file(file, mode="r", *args, **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)) and set(mode) & set("wax"):
+            refuse(file)
+        return real["open"](file, mode, *args, **kwargs)
+
+    real = {"os.open": os.open, "os.mkdir": os.mkdir, "open": builtins.open}
+    monkeypatch.setattr(os, "open", making_open)
+    monkeypatch.setattr(os, "mkdir", making_mkdir)
+    monkeypatch.setattr(builtins, "open", making_file)
+    monkeypatch.setattr(io, "open", making_file)
+
+
+# With no inode free, fetch said `<parent>: cannot write in it`, naming neither the snapshot
+# nor a file of it; refresh-carbon and regenerate `<lock>: No space left on device` (the lock
+# beside the vendored folder or --out, through the last-resort handler), and a file's
+# temporary that could not be made `<folder>: cannot write CHANGELOG.md`: three wordings for
+# one fault, none of them the `<file>: cannot be written` of a full disk.
+
+
+def test_no_inode_free_while_fetch_makes_its_snapshot_replaces_nothing(
+    standin, tmp_path, monkeypatch
+):
+    to = tmp_path / "snap"
+    assert fetch_to(standin, to).exit_code == 0
+    standin.publish({"public/data/tasks/gpqa.json": b'{"configurations": []}'})
+    before = tree(tmp_path)
+    _no_inode_free(monkeypatch)
+    result = fetch_to(standin, to)
+    monkeypatch.undo()
+    _said_disk_full(result, inside=tmp_path)
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("from_making", [None, *CARBON_WRITES])
+def test_no_inode_free_while_refresh_carbon_writes_replaces_nothing(
+    codecarbon,  # noqa: F811
+    tmp_path,
+    monkeypatch,
+    from_making,
+):
+    vendored, output = tmp_path / "carbon", tmp_path / "output"
+    shutil.copytree(CARBON_FIXTURE, vendored)
+    output.mkdir()
+    (output / "CHANGELOG.md").write_text("# Changes to the index\n\nearlier entries\n")
+    publish_france_at(codecarbon, 44.5)
+    before = {"carbon": tree(vendored), "output": tree(output)}
+    _no_inode_free(monkeypatch, from_making=from_making)
+    result = refresh(codecarbon, tmp_path)
+    monkeypatch.undo()
+    _said_disk_full(result, inside=tmp_path)
+    assert {"carbon": tree(vendored), "output": tree(output)} == before
+    assert [p for p in tmp_path.rglob("*energy-index*")] == []
+    assert [p for p in tmp_path.rglob("*.lock")] == []
+
+
+@pytest.mark.parametrize("from_making", [None, *REGENERATION_WRITES])
+def test_no_inode_free_while_regenerate_writes_its_set_replaces_nothing(
+    tmp_path, monkeypatch, from_making
+):
+    checkout = Checkout(tmp_path / "checkout")
+    source = upstream(tmp_path, power_changed())
+    before = checkout.state()
+    _no_inode_free(monkeypatch, from_making=from_making)
+    result = checkout.regenerate("--from", source, "--date", "2027-01-01")
+    monkeypatch.undo()
+    _said_disk_full(result, inside=checkout.root)
+    assert checkout.state() == before
+    assert [p for p in checkout.root.rglob("*energy-index*")] == []
+    assert [p for p in checkout.root.rglob("*.lock")] == []
 
 
 def test_two_builds_into_one_folder_at_once_leave_one_whole_set(tmp_path):

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import IO
 
 from energy_index.errors import (
     QUOTED_CHARACTERS,
@@ -258,10 +259,8 @@ def _staged_copy(target: Path, data: bytes) -> str:
         descriptor, temporary = tempfile.mkstemp(
             dir=target.parent, prefix=f".{target.name}.{TEMPORARY_MARK}-", suffix=".tmp"
         )
-    except OSError as error:
-        raise OutputError(
-            f"{shown_path(target.parent)}: cannot write {target.name} ({error.strerror})"
-        ) from None
+    except OSError as error:  # no inode left: the same words as a disk full at the write
+        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -324,10 +323,8 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
                 dir=target.parent, prefix=f".{target.name}.{TEMPORARY_MARK}-", suffix=".tmp"
             )
         )
-    except OSError as error:
-        raise OutputError(
-            f"{shown_path(target.parent)}: cannot write in it ({error.strerror})"
-        ) from None
+    except OSError as error:  # no inode left, say: the folder is what cannot be written
+        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
     relative = ""
     try:
         for relative, data in files.items():
@@ -559,10 +556,9 @@ def exclusive_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[No
     it behind; a waiter that then gets the lock of the removed file sees that ``path`` is no
     longer that file and starts again on the new one.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_seconds
     while True:
-        handle = open(path, "a+")  # noqa: SIM115 - closed below or after the lock is released
+        handle = _lock_file(path)
         try:
             while True:
                 try:
@@ -584,6 +580,17 @@ def exclusive_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[No
         path.unlink(missing_ok=True)
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
+
+
+def _lock_file(path: Path) -> IO[str]:
+    # A full disk or inode table stops a run here first: named as any output that cannot be.
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return open(path, "a+")
+    except OSError as error:
+        raise OutputError(
+            f"{shown_path(error.filename or path)}: cannot be written ({error.strerror})"
+        ) from None
 
 
 def _same_file(descriptor: int, path: Path) -> bool:
