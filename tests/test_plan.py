@@ -507,9 +507,9 @@ def test_the_steps_the_api_and_the_command_refuse_a_deadline_in_the_same_words(d
     words = set()
     for call in (
         lambda: energy_index.plan(source=GOLDEN, tokens_per_second=10,
-                                  itl_deadline_ms=float(deadline)),
+                                  itl_deadline_ms=deadline),  # as typed: 0 is shown as 0
         lambda: planned(curves, tokens_per_second=10, itl_statistic="median",
-                        itl_deadline_ms=float(deadline)),
+                        itl_deadline_ms=deadline),
     ):  # fmt: skip
         with pytest.raises(UsageError) as refused:
             call()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -202,3 +203,19 @@ def test_a_deadline_given_as_text_to_the_api_is_read_as_the_command_line_reads_i
     assert checked_deadlines("500,100") == (100.0, 500.0)
     assert checked_deadlines([250, 50.0]) == (50.0, 250.0)
     assert energy_index.build(itl_deadline_ms="100", out=None).document["itl_deadline_ms"] == 100
+
+
+@pytest.mark.parametrize(("typed", "shown"), [("0", "0"), ("-5", "-5"), ("100,-2.50", "-2.50")])
+def test_a_deadline_refused_is_shown_as_typed_by_the_command_and_the_api(typed: str, shown: str):
+    """A new user's finding: --itl-deadline-ms 0 was refused as '0.0: every deadline must be …',
+    a value nobody typed (the API, given 0, said 0.0 too)."""
+    from click.testing import CliRunner
+
+    from energy_index.errors import UsageError
+
+    words = f"{shown}: every deadline must be a positive, finite number of milliseconds"
+    result = CliRunner().invoke(main, ["build", "--itl-deadline-ms", typed, "--out", "x/i.json"])
+    assert result.exit_code == 2 and result.stderr == f"error: --itl-deadline-ms: {words}\n"
+    given = [int(p) if p.lstrip("-").isdigit() else p for p in typed.split(",")]
+    with pytest.raises(UsageError, match=f"^{re.escape(words)}$"):
+        energy_index.build(out=None, itl_deadline_ms=given[0] if len(given) == 1 else typed)

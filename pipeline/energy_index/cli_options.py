@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -241,10 +242,7 @@ class Deadline(click.ParamType):  # type: ignore[type-arg]
     name = "MS"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        try:
-            return float(value)
-        except (TypeError, ValueError):
-            return value  # the API refuses it, in its words
+        return _read_deadlines(value, one=True)
 
 
 deadline_option = click.option(
@@ -273,12 +271,21 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
     name = "MS[,MS…]"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        if isinstance(value, tuple):
-            return value
-        try:
-            return tuple(float(part) for part in str(value).split(","))
-        except ValueError:
-            return value  # the API refuses it, in its words
+        return _read_deadlines(value, one=False)
+
+
+def _read_deadlines(value: Any, *, one: bool) -> Any:
+    """Deadlines that hold as numbers; any other value as typed, for the API to refuse in its
+    words showing what was typed (0, not 0.0)."""
+    if isinstance(value, tuple | float):
+        return value
+    try:
+        parsed = tuple(float(part) for part in str(value).split(","))
+    except ValueError:
+        return value
+    if not all(0 < deadline < math.inf for deadline in parsed) or (one and len(parsed) > 1):
+        return value
+    return parsed[0] if one else parsed
 
 
 class Statistic(click.ParamType):  # type: ignore[type-arg]

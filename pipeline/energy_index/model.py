@@ -497,10 +497,11 @@ def checked_deadlines(value: Any) -> tuple[float, ...]:
         ) from None
     if not deadlines:
         raise UsageError("no deadline given", parameter="itl_deadline_ms")
-    for deadline in deadlines:
+    for part, deadline in zip(parts, deadlines, strict=True):
         if not 0 < deadline < math.inf:
+            said = part.strip() if isinstance(part, str) else repr(part)  # as typed, not 0.0 for 0
             raise UsageError(
-                f"{deadline!r}: every deadline must be a positive, finite number of milliseconds",
+                f"{said}: every deadline must be a positive, finite number of milliseconds",
                 parameter="itl_deadline_ms",
             )
     return tuple(sorted(set(deadlines)))
