@@ -632,3 +632,14 @@ def test_a_sweep_deadline_no_configuration_meets_is_an_empty_column_of_the_sweep
     }
     assert len(at_1_ms) == 32
     assert len(json.loads(out.read_bytes())["rows"]) == 32
+
+
+def test_docs_cli_md_s_exit_codes_are_those_of_the_help():
+    """A new user's finding: --help lists exit code 141 (stdout closed early); the prose of
+    docs/cli.md's 'Exit codes' did not."""
+    from energy_index.cli import EXIT_CODES
+
+    helped = set(re.findall(r"^\s+(\d+) ", EXIT_CODES, flags=re.M))
+    prose = (REPO / "docs" / "cli.md").read_text("utf-8").split("## Exit codes", 1)[1]
+    paragraph = prose.strip().split("\n\n", 1)[0]
+    assert helped and helped == set(re.findall(r"`(\d+)`", paragraph))
