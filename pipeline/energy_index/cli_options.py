@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from energy_index.model import ITL_STATISTICS, NetworkSettings, json_number
+from energy_index.errors import UsageError
+from energy_index.model import ITL_STATISTICS, NetworkSettings, checked_deadlines, json_number
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     DEFAULT_CACHE,
@@ -275,15 +275,16 @@ class Deadlines(click.ParamType):  # type: ignore[type-arg]
 
 
 def _read_deadlines(value: Any, *, one: bool) -> Any:
-    """Deadlines that hold as numbers; any other value as typed, for the API to refuse in its
-    words showing what was typed (0, not 0.0)."""
+    """Deadlines as the API reads them (``model.checked_deadlines``, the one rule); a value it
+    refuses goes on as typed, for the API to refuse in its words showing what was typed (0,
+    not 0.0)."""
     if isinstance(value, tuple | float):
         return value
     try:
-        parsed = tuple(float(part) for part in str(value).split(","))
-    except ValueError:
+        parsed = checked_deadlines(value)
+    except UsageError:
         return value
-    if not all(0 < deadline < math.inf for deadline in parsed) or (one and len(parsed) > 1):
+    if one and len(parsed) > 1:
         return value
     return parsed[0] if one else parsed
 

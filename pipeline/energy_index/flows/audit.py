@@ -291,11 +291,10 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         if "rows" in document or "version" in document:
             return index_schema(document), index_problems(document)
         # Neither an index nor a kind: the index's schema would list every field it lacks.
-        what = next((said for key, said in UNCHECKED_BY_KEY.items() if key in document), "")
         return "", Problems(
             [
                 "$: no 'kind', no 'rows' and no 'version': not a kind of file validate knows"
-                + (f" ({what})" if what else "")
+                + _said_by_keys(document)
                 + f"; it knows {known}, the index and its build report"
             ]
         )
@@ -327,8 +326,14 @@ def other_than_an_index(document: dict[str, Any]) -> str | None:
         return "the build report, beside the index it describes"
     if "rows" in document or "version" in document:
         return None
+    return "no 'kind', no 'rows' and no 'version'" + _said_by_keys(document)
+
+
+def _said_by_keys(document: dict[str, Any]) -> str:
+    """What a document without a 'kind' is, told by a key only it has (``UNCHECKED_BY_KEY``),
+    in brackets after a space; empty when no key tells."""
     what = next((said for key, said in UNCHECKED_BY_KEY.items() if key in document), "")
-    return "no 'kind', no 'rows' and no 'version'" + (f" ({what})" if what else "")
+    return f" ({what})" if what else ""
 
 
 def refuse_invalid(location: str, document: dict[str, Any]) -> None:

@@ -251,7 +251,7 @@ def _replaced(temporary: str, target: Path) -> None:
     try:
         os.replace(temporary, target)
     except OSError as error:
-        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
+        raise unwritable(target, error) from None
 
 
 def _staged_copy(target: Path, data: bytes) -> str:
@@ -260,7 +260,7 @@ def _staged_copy(target: Path, data: bytes) -> str:
             dir=target.parent, prefix=f".{target.name}.{TEMPORARY_MARK}-", suffix=".tmp"
         )
     except OSError as error:  # no inode left: the same words as a disk full at the write
-        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
+        raise unwritable(target, error) from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(data)
@@ -269,7 +269,7 @@ def _staged_copy(target: Path, data: bytes) -> str:
         os.chmod(temporary, 0o644)
     except OSError as error:
         os.unlink(temporary)
-        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
+        raise unwritable(target, error) from None
     except BaseException:
         os.unlink(temporary)
         raise
@@ -324,7 +324,7 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
             )
         )
     except OSError as error:  # no inode left, say: the folder is what cannot be written
-        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
+        raise unwritable(target, error) from None
     relative = ""
     try:
         for relative, data in files.items():
@@ -337,9 +337,7 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
         os.chmod(staging, 0o755)
     except OSError as error:
         shutil.rmtree(staging, ignore_errors=True)
-        raise OutputError(
-            f"{shown_path(target / relative)}: cannot be written ({error.strerror})"
-        ) from None
+        raise unwritable(target / relative, error) from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -350,7 +348,7 @@ def _tree_swapped(staging: Path, target: Path) -> None:
     try:
         _swapped_in(staging, target)
     except OSError as error:
-        raise OutputError(f"{shown_path(target)}: cannot be written ({error.strerror})") from None
+        raise unwritable(target, error) from None
 
 
 def writable_directory(
@@ -588,9 +586,14 @@ def _lock_file(path: Path) -> IO[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         return open(path, "a+")
     except OSError as error:
-        raise OutputError(
-            f"{shown_path(error.filename or path)}: cannot be written ({error.strerror})"
-        ) from None
+        raise unwritable(error.filename or path, error) from None
+
+
+def unwritable(path: Path | str, error: OSError) -> OutputError:
+    """The one refusal of an output that cannot be written (a full disk or inode table, a
+    read-only filesystem), naming it: ``out/index.json: cannot be written (No space left on
+    device)``."""
+    return OutputError(f"{shown_path(path)}: cannot be written ({error.strerror})")
 
 
 def _same_file(descriptor: int, path: Path) -> bool:
