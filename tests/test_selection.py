@@ -195,3 +195,16 @@ def test_the_runner_up_is_the_next_other_key_of_the_fully_sorted_rows(eligible):
             row["max_num_seqs"],
         )
         assert runner_up["joules_per_output_token"] == round(row["energy_per_token_joules"], 7)
+
+
+def test_an_ineligible_configuration_tied_on_energy_is_never_picked(tie_breaks):
+    """On a tail statistic, a configuration over the deadline may lead the tie-break order (the
+    median ITL comes before the statistic): the energy ties are looked for among the eligible
+    only (the mask of first_in_order), never among every configuration of the group."""
+    group = tie_breaks.filter(pl.col("model_id") == "org/by-itl")
+    assert group.get_column("energy_per_token_joules").n_unique() == 1  # tied on energy
+    fastest = pl.col("median_itl_ms") == pl.col("median_itl_ms").min()
+    tails = group.with_columns(p99_itl_ms=pl.when(fastest).then(900.0).otherwise(100.0))
+    picked = selected_configurations(tails, itl_deadline_ms=500.0, itl_column="p99_itl_ms")
+    assert picked.eligible_configurations == group.height - 1
+    assert picked.selected.get_column("p99_itl_ms").to_list() == [100.0]
