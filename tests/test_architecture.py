@@ -109,6 +109,39 @@ def test_each_module_imports_only_what_its_layer_may(path: Path):
     assert wrong == [], f"{module} ({layer}) imports {wrong}"
 
 
+def _circle(graph: dict[str, set[str]]) -> list[str]:
+    """One import circle of ``graph`` (module to the modules it imports), as the path that
+    closes it; empty when there is none."""
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> list[str]:
+        if module in path:
+            return [*path[path.index(module) :], module]
+        if module in done:
+            return []
+        for imported in sorted(graph.get(module, ())):
+            circle = visit(imported, [*path, module])
+            if circle:
+                return circle
+        done.add(module)
+        return []
+
+    for module in sorted(graph):
+        circle = visit(module, [])
+        if circle:
+            return circle
+    return []
+
+
+def test_no_module_imports_itself_through_others():
+    """No import circle, not even through an import made only for type checking or inside a
+    function: each module can be read, and moved, after what it imports (the flow records live
+    in flows/records.py so that build, extras and outputs need not import one another)."""
+    graph = {_name(path): _imports(path) - {_name(path)} for path in _modules()}
+    circle = _circle(graph)
+    assert circle == [], " imports ".join(circle)
+
+
 def test_every_module_lives_in_a_layer():
     loose = [
         _name(p)

@@ -293,6 +293,7 @@ OFFLINE_BUILD_MODULES = {
     "energy_index.flows.build",
     "energy_index.flows.extras",  # what the extras are; their modules load only when asked for
     "energy_index.flows.outputs",
+    "energy_index.flows.records",
     "energy_index.io",
     "energy_index.io.files",
     "energy_index.io.local",

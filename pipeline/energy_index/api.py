@@ -191,8 +191,9 @@ def build(
     into ``cache`` first. Several deadlines also write the deadline sweep; the index uses the
     largest. Dates not given come from the snapshot (see docs/design.md, *Dates*).
     """
-    from energy_index.flows.build import BuildSettings, build_in_memory, build_index
-    from energy_index.flows.extras import Extras, profile_deadlines
+    from energy_index.flows.build import build_in_memory, build_index
+    from energy_index.flows.extras import profile_deadlines
+    from energy_index.flows.records import BuildSettings, Extras
 
     deadlines = checked_deadlines(itl_deadline_ms)
     itl_statistic = checked_statistic(itl_statistic)
@@ -306,7 +307,7 @@ def regenerate(
     the default output) only if upstream changed. ``today`` stamps a change (default: today,
     UTC). ``.changelog`` is None when nothing changed. A file where an output goes that is not
     this tool's output of that kind is refused (UsageError) unless ``force``."""
-    from energy_index.flows.build import BuildSettings
+    from energy_index.flows.records import BuildSettings
     from energy_index.flows.regenerate import regenerate_index
 
     target = _path(out, parameter="out")

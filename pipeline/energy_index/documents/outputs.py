@@ -95,7 +95,7 @@ def _parquet(columns: tuple[str, ...]) -> Callable[[Ends], bool]:
 _INDEX = _json(("version", None), ("updated", None))  # the index or the extended index
 _TABLES = {"": INDEX_COLUMNS, "impacts ": IMPACTS_COLUMNS, "profiles ": PROFILES_COLUMNS}
 
-# Each output, by the role its path is given under (flows/build.py ``output_paths``,
+# Each output, by the role its path is given under (flows/outputs.py ``output_paths``,
 # flows/regenerate.py ``regeneration_paths``, flows/report.py), and how it is told.
 RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     "index": _INDEX,

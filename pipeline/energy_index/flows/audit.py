@@ -35,8 +35,9 @@ from energy_index.errors import (
     masked_url,
     quoted,
 )
-from energy_index.flows.build import BuildSettings, assembled, index_stages
+from energy_index.flows.build import assembled, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
+from energy_index.flows.records import BuildSettings
 from energy_index.io.manifest import is_commit
 from energy_index.io.snapshots import upstream_snapshot
 from energy_index.io.source import (

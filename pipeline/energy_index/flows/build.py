@@ -1,11 +1,11 @@
 """build: the pipeline, top to bottom: fetch → validate → stability filter → selection → derive
-→ emit. The extras beside the index are flows/extras.py's, the output-path guard
-flows/outputs.py's, build --all-tasks flows/tasks.py's."""
+→ emit. The records it passes on are flows/records.py's, the extras beside the index
+flows/extras.py's, the output-path guard flows/outputs.py's, build --all-tasks flows/tasks.py's."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,8 +31,9 @@ from energy_index.errors import (
     ValidationFailed,
     quoted,
 )
-from energy_index.flows.extras import NO_EXTRAS, Extras, extra_files, sweep_of
+from energy_index.flows.extras import extra_files, sweep_of
 from energy_index.flows.outputs import fetched, output_paths, refuse_outputs
+from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, Extras, Stages
 from energy_index.io.files import write_files
 from energy_index.io.snapshots import leaderboard_index, model_path, upstream_snapshot
 from energy_index.io.source import resolved_snapshot
@@ -45,9 +46,6 @@ from energy_index.model import (
     report_path,
 )
 from energy_index.settings import (
-    DEFAULT_ITL_DEADLINE_MS,
-    DEFAULT_ITL_STATISTIC,
-    DEFAULT_TASK,
     REPORT_DEADLINES_MS,
 )
 from energy_index.steps.checks import data_checks
@@ -59,14 +57,11 @@ from energy_index.steps.responses import (
     response_energy,
 )
 from energy_index.steps.robustness import robustness_figures
-from energy_index.steps.selection import Selection, selected_configurations
+from energy_index.steps.selection import selected_configurations
 from energy_index.steps.stability import (
-    StabilityThresholds,
-    StableConfigurations,
     stable_configurations,
 )
 from energy_index.steps.validate import (
-    ValidatedConfigurations,
     leaderboard_compiled,
     refuse_unsupported_task,
     validated_configurations,
@@ -74,76 +69,6 @@ from energy_index.steps.validate import (
 
 if TYPE_CHECKING:  # the page's modules are imported where a page is drawn: a build rarely does
     from energy_index.pages.page import PageInputs
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    """What a build may be told; dates left unset come from the snapshot (see ``dates``)."""
-
-    task: str = DEFAULT_TASK
-    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
-    itl_statistic: str = DEFAULT_ITL_STATISTIC
-    thresholds: StabilityThresholds = field(default_factory=StabilityThresholds)
-    retrieved: str | None = None
-    updated: str | None = None
-    data_version: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.retrieved and self.updated:  # refused before anything is read
-            _refuse_updated_before_retrieved(self.updated, self.retrieved)
-
-    def dates(self, snapshot: UpstreamSnapshot) -> Dates:
-        """Explicit dates win; else the dates the snapshot records for the index built from it
-        (``index_dates``); else its retrieval date. Never the clock, nor a file already at the
-        output path: the same input and options give the same bytes, in any folder."""
-        carried = snapshot.index_dates
-        retrieved = self.retrieved or (carried.retrieved if carried else snapshot.retrieved)
-        updated = self.updated or (carried.updated if carried else retrieved)
-        data_version = self.data_version or (carried.data_version if carried else updated)
-        _refuse_updated_before_retrieved(updated, retrieved)
-        return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
-
-
-def _refuse_updated_before_retrieved(updated: str, retrieved: str) -> None:
-    if updated < retrieved:
-        raise UsageError(
-            f"updated {updated} is earlier than retrieved {retrieved}: a file cannot be "
-            "written before its data was retrieved",
-            parameter="updated",
-        )
-
-
-@dataclass(frozen=True)
-class Build:
-    """An index built in memory, with its report, and the bytes each would be written as."""
-
-    document: dict[str, Any]
-    report: dict[str, Any]
-    index_bytes: bytes
-    report_bytes: bytes
-    # The files written, the index first then its report and the extras; none when in memory.
-    written: tuple[Path, ...] = ()
-    # What the deadline left out, in words (``documents.index.selection_notes``).
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Stages:
-    """What the stages computed, before dates are put on it."""
-
-    snapshot: UpstreamSnapshot
-    validated: ValidatedConfigurations
-    stability: StableConfigurations
-    selection: Selection
-    rows: tuple[dict[str, Any], ...]
-    compiled: str
-    editorial: dict[str, Any]
-    wording: dict[str, Any]
-    robustness: dict[str, dict[str, Any]]
-    # Per pick: energy per response, or why it was skipped (``per_response``).
-    responses: tuple[dict[str, Any], ...] = ()
-    # Upstream's data checked (steps.checks.data_checks): each check and its findings.
-    checks: dict[str, Any] = field(default_factory=dict)
 
 
 def index_stages(

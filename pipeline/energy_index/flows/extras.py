@@ -4,9 +4,8 @@ changes the index itself."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from energy_index.documents.index import (
     curves_document,
@@ -25,32 +24,9 @@ from energy_index.documents.schemas import (
     checked,
 )
 from energy_index.flows.outputs import output_paths
+from energy_index.flows.records import Build, Extras, Stages
 from energy_index.model import ITL_STATISTICS
-from energy_index.settings import CARBON_SNAPSHOT, PROFILE_DEADLINES_MS
-
-if TYPE_CHECKING:
-    from energy_index.flows.build import Build, Stages
-
-
-@dataclass(frozen=True)
-class Extras:
-    """What a build may write beside the index; none of it changes the index itself."""
-
-    sweep_deadlines_ms: tuple[float, ...] = ()
-    curves: bool = False
-    extended: bool = False
-    formats: tuple[str, ...] = ()
-    # impacts.json (and impacts.<format>): estimated system energy and carbon beside the index,
-    # from the cited factors and the carbon snapshot at ``carbon``.
-    impacts: bool = False
-    carbon: Path = Path(CARBON_SNAPSHOT)
-    # The latency profiles' deadlines; empty: no profiles. See ``profile_deadlines``.
-    profile_deadlines_ms: tuple[float, ...] = ()
-    # responses.json: energy per response of each pick (from the per-model files).
-    responses: bool = False
-
-
-NO_EXTRAS = Extras()  # the index and its report alone
+from energy_index.settings import PROFILE_DEADLINES_MS
 
 
 def profile_deadlines(given_ms: tuple[float, ...]) -> tuple[float, ...]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from energy_index.documents.outputs import Ends, foreign_outputs
 from energy_index.errors import UsageError
+from energy_index.flows.records import Extras
 from energy_index.io.files import checked_targets, existing_ends
 from energy_index.io.source import is_url
 from energy_index.model import errors_path, report_path
@@ -23,9 +23,6 @@ from energy_index.settings import (
     RECOGNISED_BYTES,
     RESPONSES_NAME,
 )
-
-if TYPE_CHECKING:
-    from energy_index.flows.extras import Extras
 
 
 def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:

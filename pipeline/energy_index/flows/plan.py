@@ -10,7 +10,8 @@ from typing import Any
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.plan import plan_document, plan_grid_document
 from energy_index.errors import UsageError, shown
-from energy_index.flows.build import BuildSettings, Stages, index_stages
+from energy_index.flows.build import index_stages
+from energy_index.flows.records import BuildSettings, Stages
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access

@@ -24,14 +24,11 @@ from energy_index.documents.invariants import index_problems
 from energy_index.documents.outputs import HISTORY_TITLE
 from energy_index.errors import SourceError, UsageError, shown_path
 from energy_index.flows.build import (
-    Build,
-    BuildSettings,
     assembled,
     build,
     refuse_unpublishable,
     staged_or_errors_file,
 )
-from energy_index.flows.extras import Extras
 from energy_index.flows.outputs import (
     fetched,
     output_paths,
@@ -39,6 +36,7 @@ from energy_index.flows.outputs import (
     refuse_outputs,
     refuse_outputs_inside,
 )
+from energy_index.flows.records import Build, BuildSettings, Extras
 from energy_index.io.files import (
     checked_targets,
     exclusive_lock,

@@ -18,9 +18,10 @@ from typing import Any
 
 from energy_index.documents.schemas import REPORT_SCHEMA, schema_problems
 from energy_index.errors import SourceError, UsageError, listed_problems, shown_path
-from energy_index.flows.build import BuildSettings, Stages, index_stages, inputs_of
+from energy_index.flows.build import index_stages, inputs_of
 from energy_index.flows.impacts import impacts_of
 from energy_index.flows.outputs import refuse_before_resolving, refuse_outputs_inside
+from energy_index.flows.records import BuildSettings, Stages
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
 from energy_index.io.source import resolved_snapshot

@@ -6,15 +6,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from energy_index.documents.editorial import editorial_text, indexed_tasks
-from energy_index.flows.build import (
-    Build,
-    BuildSettings,
-    assembled,
-    refuse_unpublishable,
-    staged_or_errors_file,
-)
-from energy_index.flows.extras import NO_EXTRAS, Extras, extra_files
+from energy_index.flows.build import assembled, refuse_unpublishable, staged_or_errors_file
+from energy_index.flows.extras import extra_files
 from energy_index.flows.outputs import fetched, output_paths, refuse_outputs
+from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, Extras
 from energy_index.io.files import refuse_links_below, write_files
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access, report_path

@@ -1,0 +1,113 @@
+"""The records a build passes between its flows (what it is told, what its stages computed, what
+it made, what it writes beside the index), in one module that imports no flow: flows/build.py,
+flows/extras.py and flows/outputs.py each read them without importing one another in a circle
+(tests/test_architecture.py refuses any circle)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from energy_index.errors import UsageError
+from energy_index.model import Dates, UpstreamSnapshot
+from energy_index.settings import (
+    CARBON_SNAPSHOT,
+    DEFAULT_ITL_DEADLINE_MS,
+    DEFAULT_ITL_STATISTIC,
+    DEFAULT_TASK,
+)
+from energy_index.steps.selection import Selection
+from energy_index.steps.stability import StabilityThresholds, StableConfigurations
+from energy_index.steps.validate import ValidatedConfigurations
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """What a build may be told; dates left unset come from the snapshot (see ``dates``)."""
+
+    task: str = DEFAULT_TASK
+    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
+    itl_statistic: str = DEFAULT_ITL_STATISTIC
+    thresholds: StabilityThresholds = field(default_factory=StabilityThresholds)
+    retrieved: str | None = None
+    updated: str | None = None
+    data_version: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.retrieved and self.updated:  # refused before anything is read
+            _refuse_updated_before_retrieved(self.updated, self.retrieved)
+
+    def dates(self, snapshot: UpstreamSnapshot) -> Dates:
+        """Explicit dates win; else the dates the snapshot records for the index built from it
+        (``index_dates``); else its retrieval date. Never the clock, nor a file already at the
+        output path: the same input and options give the same bytes, in any folder."""
+        carried = snapshot.index_dates
+        retrieved = self.retrieved or (carried.retrieved if carried else snapshot.retrieved)
+        updated = self.updated or (carried.updated if carried else retrieved)
+        data_version = self.data_version or (carried.data_version if carried else updated)
+        _refuse_updated_before_retrieved(updated, retrieved)
+        return Dates(retrieved=retrieved, updated=updated, data_version=data_version)
+
+
+def _refuse_updated_before_retrieved(updated: str, retrieved: str) -> None:
+    if updated < retrieved:
+        raise UsageError(
+            f"updated {updated} is earlier than retrieved {retrieved}: a file cannot be "
+            "written before its data was retrieved",
+            parameter="updated",
+        )
+
+
+@dataclass(frozen=True)
+class Build:
+    """An index built in memory, with its report, and the bytes each would be written as."""
+
+    document: dict[str, Any]
+    report: dict[str, Any]
+    index_bytes: bytes
+    report_bytes: bytes
+    # The files written, the index first then its report and the extras; none when in memory.
+    written: tuple[Path, ...] = ()
+    # What the deadline left out, in words (``documents.index.selection_notes``).
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Stages:
+    """What the stages computed, before dates are put on it."""
+
+    snapshot: UpstreamSnapshot
+    validated: ValidatedConfigurations
+    stability: StableConfigurations
+    selection: Selection
+    rows: tuple[dict[str, Any], ...]
+    compiled: str
+    editorial: dict[str, Any]
+    wording: dict[str, Any]
+    robustness: dict[str, dict[str, Any]]
+    # Per pick: energy per response, or why it was skipped (``per_response``).
+    responses: tuple[dict[str, Any], ...] = ()
+    # Upstream's data checked (steps.checks.data_checks): each check and its findings.
+    checks: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Extras:
+    """What a build may write beside the index; none of it changes the index itself."""
+
+    sweep_deadlines_ms: tuple[float, ...] = ()
+    curves: bool = False
+    extended: bool = False
+    formats: tuple[str, ...] = ()
+    # impacts.json (and impacts.<format>): estimated system energy and carbon beside the index,
+    # from the cited factors and the carbon snapshot at ``carbon``.
+    impacts: bool = False
+    carbon: Path = Path(CARBON_SNAPSHOT)
+    # The latency profiles' deadlines; empty: no profiles. See ``profile_deadlines``.
+    profile_deadlines_ms: tuple[float, ...] = ()
+    # responses.json: energy per response of each pick (from the per-model files).
+    responses: bool = False
+
+
+NO_EXTRAS = Extras()  # the index and its report alone
