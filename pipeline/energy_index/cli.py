@@ -27,7 +27,6 @@ from energy_index.cli_options import (
     REPORT_OPTIONS,
     SITE_OPTIONS,
     VALIDATE_OPTIONS,
-    former,
 )
 
 OFFLINE_HINT = (
@@ -270,7 +269,6 @@ def regenerate(exit_code: bool, **options: Any) -> None:
     """
     from energy_index import api
 
-    options["vendored"] = former("--vendored", options["vendored"])
     outcome = api.regenerate(**options, notify=_notify)
     upstream = outcome.upstream
     if outcome.changelog is None:
@@ -307,7 +305,6 @@ def refresh_carbon(exit_code: bool, **options: Any) -> None:
     """
     from energy_index import api
 
-    options["vendored"] = former("--vendored", options["vendored"])
     outcome = api.refresh_carbon(**options, notify=_notify)
     if outcome.changelog is None:
         click.echo(f"unchanged (upstream {outcome.commit})")

@@ -1,9 +1,10 @@
 """The command line's options, declared once each and grouped per command (``BUILD_OPTIONS``
 and so on), so that cli.py holds only what each command does with them.
 
-Click only: the values are checked where the Python API checks them (api.py, the flows), so
-that both refuse the same values with the same words; cli.py names the flag of a refused value.
-The network options are made from model.NetworkSettings, the defaults read from settings.py.
+Click only: an option's value goes on as typed (a load's text read as the number it is), and
+the Python API checks it, so that both refuse the same values with the same words; cli.py names
+the flag of a refused value. The network options are made from model.NetworkSettings, the
+defaults read from settings.py. A former name of an option is declared with ``former_option``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from energy_index.errors import UsageError
-from energy_index.model import ITL_STATISTICS, NetworkSettings, checked_deadlines, json_number
+from energy_index.model import ITL_STATISTICS, NetworkSettings, json_number
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     DEFAULT_CACHE,
@@ -49,16 +49,6 @@ def stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
     return apply
 
 
-class IsoDate(click.ParamType):  # type: ignore[type-arg]
-    """A date, as given: the API checks it (model.checked_day), so that the command line refuses
-    what the API does, in its words, naming the flag."""
-
-    name = "YYYY-MM-DD"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        return value
-
-
 def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
     """The option of one network setting, as its field in model.NetworkSettings describes it."""
     spec, default = setting.metadata["option"], setting.default
@@ -68,19 +58,18 @@ def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
     if default is None:
         return click.option(flag, setting.name, help=spec["help"])
     kind = _kind_of(spec, default)
-    envvar = f"ENERGY_INDEX_{flag[2:].replace('-', '_').upper()}" if spec["envvar"] else None
+    envvar = _envvar(flag) if spec["envvar"] else None
     option = click.option(
         flag, setting.name, type=kind, default=default, show_default=True, envvar=envvar,
         show_envvar=envvar is not None, help=spec["help"],
     )  # fmt: skip
     if not spec["old_flag"]:
         return option
-    old_envvar = f"ENERGY_INDEX_{spec['old_flag'][2:].replace('-', '_').upper()}"
-    old = click.option(
-        spec["old_flag"], f"old_{setting.name}", type=kind, default=None, hidden=True,
-        envvar=old_envvar if spec["envvar"] else None,
+    renamed = former_option(
+        spec["old_flag"], flag, kind, name=setting.name, envvar=spec["envvar"],
+        why=spec["old_why"],
     )  # fmt: skip
-    return lambda command: option(old(command))
+    return lambda command: renamed(option(command))
 
 
 def _kind_of(spec: dict[str, Any], default: Any) -> Any:
@@ -89,36 +78,6 @@ def _kind_of(spec: dict[str, Any], default: Any) -> Any:
     if isinstance(default, float):
         return click.FloatRange(min=spec["min"], min_open=spec["min_open"])
     return None
-
-
-def _renamed(setting: dataclasses.Field[Any], kwargs: dict[str, Any]) -> None:
-    """A network setting given under its former name (``old_flag``: --deadline, or its
-    environment variable) is taken, with a warning on stderr; under both names, refused."""
-    spec = setting.metadata["option"]
-    if not spec["old_flag"]:
-        return
-    value = kwargs.pop(f"old_{setting.name}")
-    if value is None:
-        return
-    context = click.get_current_context()
-    new_source = context.get_parameter_source(setting.name)
-    if new_source not in (None, click.core.ParameterSource.DEFAULT):
-        raise click.UsageError(
-            f"{spec['old_flag']} is the former name of {spec['flag']}: give {spec['flag']} alone"
-        )
-    by_environment = (
-        context.get_parameter_source(f"old_{setting.name}")
-        is click.core.ParameterSource.ENVIRONMENT
-    )
-    old, new = spec["old_flag"], spec["flag"]
-    if by_environment:
-        old, new = (f"ENERGY_INDEX_{f[2:].replace('-', '_').upper()}" for f in (old, new))
-    click.echo(
-        f"warning: {old} is now {new} (seconds for all the command's downloads: not a latency "
-        f"target, which is --itl-deadline-ms); {old} stops working in the next release",
-        err=True,
-    )
-    kwargs[setting.name] = value
 
 
 # The network settings the command line offers: those whose field says how.
@@ -138,33 +97,48 @@ REPLACE_OPTION = click.option(
 )
 
 
-def former_option(old: str, new: str) -> Callable[[F], F]:
-    """``old``, the former name of the option ``new`` (before 1.1), working for one release:
-    ``former(new)`` takes its value, with a warning on stderr; both given, refused."""
-    name = new[2:].replace("-", "_")
-
-    def remembered(ctx: click.Context, param: click.Parameter, value: Any) -> None:
-        if value is not None:
-            ctx.meta[f"former {name}"] = (old, value)
-
-    return click.option(
-        old, f"former_{name}", type=click.Path(path_type=Path), default=None, hidden=True,
-        expose_value=False, callback=remembered,
-    )  # fmt: skip
+def _envvar(flag: str) -> str:
+    return f"ENERGY_INDEX_{flag[2:].replace('-', '_').upper()}"
 
 
-def former(new: str, value: Any) -> Any:
-    """The value of the option ``new``, or of its former name (``former_option``) if given."""
+def former_option(
+    old: str, new: str, kind: Any, *, name: str | None = None, envvar: bool = False, why: str = ""
+) -> Callable[[F], F]:
+    """``old``, the former name of the option ``new`` (of the parameter ``name``), working for
+    one release: its value (of click type ``kind``; also read from ENERGY_INDEX_<OLD> when
+    ``envvar``) is taken as ``new``'s, with a warning on stderr saying ``why`` the name changed;
+    both given, refused."""
+    name = name or new[2:].replace("-", "_")
+    former = f"former_{name}"
+
+    def decorate(command: F) -> F:
+        @functools.wraps(command)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            value = kwargs.pop(former)
+            if value is not None:
+                kwargs[name] = value
+                _warn_former(old, new, name, former, why)
+            return command(*args, **kwargs)
+
+        option = click.option(
+            old, former, type=kind, default=None, hidden=True,
+            envvar=_envvar(old) if envvar else None,
+        )  # fmt: skip
+        return option(wrapper)  # type: ignore[return-value]
+
+    return decorate
+
+
+def _warn_former(old: str, new: str, name: str, former: str, why: str) -> None:
     context = click.get_current_context()
-    name = new[2:].replace("-", "_")
-    given = context.meta.get(f"former {name}")
-    if given is None:
-        return value
-    old, former_value = given
     if context.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT):
         raise click.UsageError(f"{old} is the former name of {new}: give {new} alone")
-    click.echo(f"warning: {old} is now {new}; {old} stops working in the next release", err=True)
-    return former_value
+    if context.get_parameter_source(former) is click.core.ParameterSource.ENVIRONMENT:
+        old, new = _envvar(old), _envvar(new)
+    because = f" ({why})" if why else ""
+    click.echo(
+        f"warning: {old} is now {new}{because}; {old} stops working in the next release", err=True
+    )
 
 
 def network_options(command: F) -> F:
@@ -172,8 +146,6 @@ def network_options(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        for setting in _NETWORK_SETTINGS:
-            _renamed(setting, kwargs)
         network = NetworkSettings(**{f.name: kwargs.pop(f.name) for f in _NETWORK_SETTINGS})
         return command(*args, network=network, **kwargs)
 
@@ -235,19 +207,12 @@ task_option = click.option(
 )
 
 
-class Deadline(click.ParamType):  # type: ignore[type-arg]
-    """One deadline in milliseconds, as given: the API reads and checks it (api.checked_deadline),
-    so that the command line refuses what the API does, in its words, naming the flag."""
-
-    name = "MS"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        return _read_deadlines(value, one=True)
-
-
+# A deadline goes on as typed (click.UNPROCESSED: text, or the default's number): the API reads
+# it (model.checked_deadline), so that a refusal shows what was typed (0, not 0.0).
 deadline_option = click.option(
     "--itl-deadline-ms",
-    type=Deadline(),
+    type=click.UNPROCESSED,
+    metavar="MS",
     default=DEFAULT_ITL_DEADLINE_MS,
     show_default=True,
     help="Inter-token latency deadline in milliseconds, inclusive: the latency target a pick "
@@ -264,43 +229,6 @@ out_option = click.option(
 )
 
 
-class Deadlines(click.ParamType):  # type: ignore[type-arg]
-    """One deadline, or several separated by commas (a sweep), as given: the API reads and checks
-    them (api.checked_deadlines), so that both refuse the same values in the same words."""
-
-    name = "MS[,MS…]"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        return _read_deadlines(value, one=False)
-
-
-def _read_deadlines(value: Any, *, one: bool) -> Any:
-    """Deadlines as the API reads them (``model.checked_deadlines``, the one rule); a value it
-    refuses goes on as typed, for the API to refuse in its words showing what was typed (0,
-    not 0.0)."""
-    if isinstance(value, tuple | float):
-        return value
-    try:
-        parsed = checked_deadlines(value)
-    except UsageError:
-        return value
-    if one and len(parsed) > 1:
-        return value
-    return parsed[0] if one else parsed
-
-
-class Statistic(click.ParamType):  # type: ignore[type-arg]
-    """An ITL statistic, shown as a choice, as given: the API checks it (api.checked_statistic)."""
-
-    name = "statistic"
-
-    def get_metavar(self, param: Any, ctx: Any = None) -> str:
-        return f"[{'|'.join(ITL_STATISTICS)}]"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        return value
-
-
 index_option = path_option(
     "--index",
     default=DEFAULT_OUT,
@@ -311,7 +239,7 @@ index_option = path_option(
 
 itl_statistic_option = click.option(
     "--itl-statistic",
-    type=Statistic(),
+    metavar=f"[{'|'.join(ITL_STATISTICS)}]",
     default=DEFAULT_ITL_STATISTIC,
     show_default=True,
     help="Which inter-token latency statistic the deadline applies to: the median (the "
@@ -329,7 +257,10 @@ def exit_code_option(what: str) -> Callable[[F], F]:
 
 
 date_option = click.option(
-    "--date", "today", type=IsoDate(), help="Date to stamp a change with [default: today, UTC]."
+    "--date",
+    "today",
+    metavar="YYYY-MM-DD",
+    help="Date to stamp a change with [default: today, UTC].",
 )
 
 
@@ -360,8 +291,9 @@ BUILD_OPTIONS = stacked(
     task_option,
     click.option(
         "--itl-deadline-ms",
-        type=Deadlines(),
-        default=str(json_number(DEFAULT_ITL_DEADLINE_MS)),
+        type=click.UNPROCESSED,
+        metavar="MS[,MS…]",
+        default=json_number(DEFAULT_ITL_DEADLINE_MS),
         show_default=True,
         help="Inter-token latency deadline in milliseconds, inclusive. Several, comma-separated "
         "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
@@ -371,13 +303,13 @@ BUILD_OPTIONS = stacked(
     out_option,
     click.option(
         "--retrieved",
-        type=IsoDate(),
+        metavar="YYYY-MM-DD",
         help="Date the data was retrieved [default: the one --from's snapshot.json records for its "
         "index (index_dates), else the snapshot's retrieval date].",
     ),
     click.option(
         "--updated",
-        type=IsoDate(),
+        metavar="YYYY-MM-DD",
         help="Date the file is written [default: the one --from's snapshot.json records for its "
         "index (index_dates), else --retrieved].",
     ),
@@ -445,7 +377,7 @@ REGENERATE_OPTIONS = stacked(
         show_default=True,
         help="Seconds to wait for another regeneration of the same --out to finish.",
     ),
-    former_option("--snapshot", "--vendored"),
+    former_option("--snapshot", "--vendored", click.Path(path_type=Path)),
     path_option(
         "--vendored",
         "vendored",
@@ -460,7 +392,7 @@ REGENERATE_OPTIONS = stacked(
 
 # refresh-carbon
 REFRESH_CARBON_OPTIONS = stacked(
-    former_option("--snapshot", "--vendored"),
+    former_option("--snapshot", "--vendored", click.Path(path_type=Path)),
     path_option(
         "--vendored",
         default=CARBON_SNAPSHOT,
@@ -548,37 +480,34 @@ SITE_OPTIONS = stacked(
 
 
 # plan
-class Load(click.ParamType):  # type: ignore[type-arg]
-    """A load (tokens or requests per second, tokens per request), as typed: an integer stays
-    one, so that a refusal shows 0 and not 0.0, and text that is no number goes to the API,
-    which refuses it in its words (click's FLOAT said "is not a valid float")."""
+def _load(context: click.Context, param: click.Parameter, value: Any) -> Any:
+    """A load (tokens or requests per second, tokens per request) as typed: text that is an
+    integer stays one, so that a refusal shows 0 and not 0.0, and text that is no number goes on
+    as text, for the API to refuse in its words (click's FLOAT said "is not a valid float")."""
+    for number in (int, float):
+        try:
+            return number(value)
+        except (TypeError, ValueError):
+            pass
+    return value
 
-    name = "FLOAT"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
-        for number in (int, float):
-            try:
-                return number(value)
-            except (TypeError, ValueError):
-                pass
-        return value
+def load_option(flag: str, help: str) -> Callable[[F], F]:
+    return click.option(flag, metavar="FLOAT", callback=_load, help=help)
 
 
 PLAN_OPTIONS = stacked(
-    click.option(
+    load_option(
         "--tokens-per-second",
-        type=Load(),
-        help="The total load, in output tokens per second (or give --requests-per-second).",
+        "The total load, in output tokens per second (or give --requests-per-second).",
     ),
-    click.option(
+    load_option(
         "--requests-per-second",
-        type=Load(),
-        help="The total load in requests per second, × --output-tokens-per-request.",
+        "The total load in requests per second, × --output-tokens-per-request.",
     ),
-    click.option(
+    load_option(
         "--output-tokens-per-request",
-        type=Load(),
-        help="Output tokens per request [default: each family's measured mean output length].",
+        "Output tokens per request [default: each family's measured mean output length].",
     ),
     deadline_option,
     itl_statistic_option,

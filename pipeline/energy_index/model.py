@@ -60,11 +60,12 @@ def _option(
     open_minimum: bool = False,
     flag: str | None = None,
     old_flag: str | None = None,
+    old_why: str = "",
 ) -> dict[str, Any]:
     """How a network setting is offered on the command line (cli.py makes its option from it):
     ``flag`` (default ``--<name>``), read from ENERGY_INDEX_<FLAG> too when ``envvar``, no less
     than ``minimum`` (greater, when ``open_minimum``); ``old_flag``, a former name that still
-    works for one release, with a warning."""
+    works for one release, with a warning saying ``old_why``."""
     return {
         "option": {
             "help": help,
@@ -73,6 +74,7 @@ def _option(
             "min_open": open_minimum,
             "flag": flag,
             "old_flag": old_flag,
+            "old_why": old_why,
         }
     }
 
@@ -128,6 +130,8 @@ class NetworkSettings:
             # word is the latency target's (--itl-deadline-ms).
             flag="--network-timeout-total",
             old_flag="--deadline",
+            old_why="seconds for all the command's downloads: not a latency target, which is "
+            "--itl-deadline-ms",
         ),
     )
     quiet: bool = field(  # no progress display
@@ -460,31 +464,20 @@ def utf8_text(content: bytes) -> str:
         raise NotUtf8(f"not UTF-8 text (byte {error.start} is not); {_RFC_8259}") from None
 
 
-# -- the latency target, checked once for the command line, the API and the steps ------------
+# -- the latency target, checked once, where the API receives it ------------------------------
 _BYTES = (bytes, bytearray, memoryview)
 
 
 def checked_deadlines(value: Any) -> tuple[float, ...]:
-    """The deadlines asked for, sorted, once each: a number, text (``"100"``, ``"100,500"``: how
-    the command line reads ``--itl-deadline-ms``, with this same function) or several numbers.
+    """The deadlines asked for, sorted, once each: a number, text (``"100"``, ``"100,500"``: the
+    command line hands ``--itl-deadline-ms`` on as typed) or several numbers.
     Each must be a positive, finite number of milliseconds (NaN passes every range comparison,
     and nothing is measured at infinity). The command line and the API refuse the same values in
     the same words (UsageError naming ``itl_deadline_ms``).
 
     Example: ``checked_deadlines("500,100")`` → ``(100.0, 500.0)``.
     """
-    if isinstance(value, str):
-        parts: list[Any] = value.split(",")
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        parts = [value]
-    elif isinstance(value, (*_BYTES, Mapping)):
-        # Not iterated: b"500" is the bytes 53, 48, 48 and a mapping its keys; refused below.
-        parts = [value]
-    else:
-        try:
-            parts = list(value)
-        except TypeError:
-            parts = [value]
+    parts = _deadline_parts(value)
     try:
         # True is no 1 ms (a bool is no number), nor b"5" text: float() takes either.
         if any(isinstance(part, (bool, *_BYTES)) for part in parts):
@@ -505,6 +498,19 @@ def checked_deadlines(value: Any) -> tuple[float, ...]:
                 parameter="itl_deadline_ms",
             )
     return tuple(sorted(set(deadlines)))
+
+
+def _deadline_parts(value: Any) -> list[Any]:
+    if isinstance(value, str):
+        return value.split(",")
+    # A number is one; bytes and a mapping are not iterated (b"500" is the bytes 53, 48, 48 and
+    # a mapping its keys): each is one part, refused by checked_deadlines.
+    if isinstance(value, (int, float, *_BYTES, Mapping)):
+        return [value]
+    try:
+        return list(value)
+    except TypeError:
+        return [value]
 
 
 def checked_deadline(value: Any) -> float:

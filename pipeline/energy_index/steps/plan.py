@@ -36,13 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from energy_index.errors import UsageError, quoted, shown
-from energy_index.model import (
-    ITL_STATISTICS,
-    SERVER_GROUP,
-    checked_deadline,
-    checked_statistic,
-    json_number,
-)
+from energy_index.model import ITL_STATISTICS, SERVER_GROUP, json_number
 from energy_index.settings import (
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
@@ -319,9 +313,6 @@ def ranked_plans(
     _check_load(tokens_per_second, "tokens_per_second", "output tokens per second")
     _check_load(requests_per_second, "requests_per_second", "requests per second")
     _check_load(output_tokens_per_request, "output_tokens_per_request", "output tokens")
-    # The command line's and the API's checks, so that all three say the same words.
-    itl_statistic = checked_statistic(itl_statistic)
-    itl_deadline_ms = checked_deadline(itl_deadline_ms)
     chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
     chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
     return _ranked(
@@ -355,8 +346,6 @@ def ranked_plans_at_loads(
     """
     for load in loads:
         _check_load(load, "tokens_per_second", "output tokens per second")
-    itl_statistic = checked_statistic(itl_statistic)
-    itl_deadline_ms = checked_deadline(itl_deadline_ms)
     families = _families(curves, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms)
     return [
         _ranked(
