@@ -209,9 +209,15 @@ def test_audit_at_the_commit_of_a_snapshot_on_disk_runs_offline(tmp_path: Path, 
 
 
 def test_a_short_sha_no_snapshot_on_disk_begins_is_refused_naming_what_is(tmp_path, monkeypatch):
+    from energy_index.io.packaged import located
+    from energy_index.settings import VENDORED_SNAPSHOT
+
     cache, commit = _cache_at_golden(tmp_path)
     monkeypatch.chdir(tmp_path)
-    other = "f" * 7 if not commit.startswith("f") else "e" * 7
+    # The package's vendored snapshot is on disk too, at whatever commit regeneration brought.
+    vendored = located(VENDORED_SNAPSHOT, default=VENDORED_SNAPSHOT) / "snapshot.json"
+    on_disk = (commit, json.loads(vendored.read_bytes())["commit"])
+    other = next(d * 7 for d in "0123456789abcdef" if not any(c.startswith(d) for c in on_disk))
     result = invoke("audit", "--published", PUBLISHED, "--at", other, "--cache", cache)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith(f"error: --at: '{other}': a short sha")
