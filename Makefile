@@ -31,7 +31,10 @@ regenerate: $(VENV)/.installed ## Fetch the live upstream; on change replace the
 refresh-carbon: $(VENV)/.installed ## Fetch CodeCarbon's grid intensities; on change replace snapshots/codecarbon-energy-mix, changelog
 	$(BIN)/energy-index refresh-carbon --changelog-dir $(dir $(OUT))
 
+# The browser tests' Debian packages are installed first where this can (root with apt-get);
+# elsewhere the tests that need them skip, naming the package.
 test: $(VENV)/.installed ## Run the whole test suite, browser tests too (what CI runs; about 9 minutes)
+	bash scripts/browser_packages.sh || true
 	$(BIN)/python -m pytest -q
 
 test-quick: $(VENV)/.installed ## Run the tests that drive no browser (-m "not slow"): the edit loop (about 3½ minutes)
