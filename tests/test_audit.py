@@ -309,3 +309,19 @@ def test_a_file_the_tool_writes_that_is_not_an_index_is_named_in_one_line(
     assert result.output.startswith(f"error: {path}: not an index: "), result.output
     assert says in result.output and "required property" not in result.output, result.output
     assert len(result.output.splitlines()) == 1, result.output
+
+
+def test_a_key_or_item_on_one_side_only_is_shown_against_null_and_json_types_count():
+    from energy_index.documents.compare import Difference, differences
+
+    published = {"a": 1, "b": [1, 2, True], "c": {"d": None}, "e": 691.0}
+    rebuilt = {"a": 1, "b": [1, 2, 1, 4], "c": {}, "e": 691, "f": "new"}
+    assert differences(published, rebuilt, prefix="") == [
+        Difference("b[2]", True, 1),
+        Difference("b[3]", None, 4),
+        Difference("c.d", None, None),
+        Difference("f", None, "new"),
+    ]
+    assert [str(d) for d in differences({"x": [0]}, {"x": []}, prefix="rows")] == [
+        "rows.x[0]: published 0, rebuilt null"
+    ]

@@ -134,34 +134,49 @@ def header(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference]:
-    if isinstance(published, dict) and isinstance(rebuilt, dict):
-        found = []
-        for key in [*published, *(k for k in rebuilt if k not in published)]:
-            where = f"{prefix}.{key}" if prefix else key
-            if key not in published or key not in rebuilt:
-                found.append(Difference(where, published.get(key), rebuilt.get(key)))
-            else:
-                found += differences(published[key], rebuilt[key], prefix=where)
-        return found
-    if isinstance(published, list) and isinstance(rebuilt, list):
-        # Item by item, by the same rules (== on lists would make [true] and [1] equal); an item
-        # on one side only is shown against null, as a key on one side only is.
-        found = []
-        for number in range(max(len(published), len(rebuilt))):
-            where = f"{prefix}[{number}]"
-            if number >= len(published) or number >= len(rebuilt):
-                found.append(Difference(where, _item(published, number), _item(rebuilt, number)))
-            else:
-                found += differences(published[number], rebuilt[number], prefix=where)
-        return found
+    children = _children(published, rebuilt, prefix=prefix)
+    if children is not None:
+        # A key or item on one side only is shown against null; the rest by the same rules.
+        return [
+            found
+            for where, one, other in children
+            for found in (
+                [Difference(where, _or_none(one), _or_none(other))]
+                if one is _ABSENT or other is _ABSENT
+                else differences(one, other, prefix=where)
+            )
+        ]
     # bool is an int to Python: compare JSON types too, so that 1 and true differ.
     if type(published) is not type(rebuilt) and not (_is_number(published) and _is_number(rebuilt)):
         return [Difference(prefix, published, rebuilt)]
     return [] if published == rebuilt else [Difference(prefix, published, rebuilt)]
 
 
-def _item(items: list[Any], number: int) -> Any:
-    return items[number] if number < len(items) else None
+_ABSENT = object()  # a key or item that one side does not have
+
+
+def _children(published: Any, rebuilt: Any, *, prefix: str) -> list[tuple[str, Any, Any]] | None:
+    # Arrays item by item too: == on lists would make [true] and [1] equal.
+    if isinstance(published, dict) and isinstance(rebuilt, dict):
+        keys = [*published, *(k for k in rebuilt if k not in published)]
+        return [
+            (f"{prefix}.{k}" if prefix else k, published.get(k, _ABSENT), rebuilt.get(k, _ABSENT))
+            for k in keys
+        ]
+    if isinstance(published, list) and isinstance(rebuilt, list):
+        return [
+            (f"{prefix}[{n}]", _at(published, n), _at(rebuilt, n))
+            for n in range(max(len(published), len(rebuilt)))
+        ]
+    return None
+
+
+def _at(items: list[Any], number: int) -> Any:
+    return items[number] if number < len(items) else _ABSENT
+
+
+def _or_none(value: Any) -> Any:
+    return None if value is _ABSENT else value
 
 
 def _is_number(value: Any) -> bool:
@@ -172,7 +187,7 @@ def _lookup(document: dict[str, Any], path: str) -> Any:
     value: Any = document
     for part in path.split("."):
         value = value.get(part) if isinstance(value, dict) else None
-    return value
+    return None if value is _ABSENT else value
 
 
 def _shown(value: Any) -> str:
