@@ -312,15 +312,6 @@ def _formatted(field: str, value: Any) -> str:
 
 def _index_table(configurations: Configurations, document: Mapping[str, Any]) -> str:
     picks = picks_at(configurations, float(document["itl_deadline_ms"]), index_statistic(document))
-    order = sorted(
-        range(len(picks)),
-        key=lambda g: (
-            picks[g] is None,
-            _pick_key(configurations, picks[g]),
-            configurations.groups[g]["model_id"],
-            configurations.groups[g]["gpu"],
-        ),
-    )
     statistic = index_statistic(document)
     columns = [
         (f, label) for f, label in _TABLE_COLUMNS if f != DECIDING_ITL or configurations.tails
@@ -333,33 +324,71 @@ def _index_table(configurations: Configurations, document: Mapping[str, Any]) ->
         else f"<th>{escape(label)}</th>"
         for field, label in columns
     )
-    lines = []
-    for g in order:
-        group, pick = configurations.groups[g], picks[g]
-        row = configurations.rows[pick] if pick is not None else None
-        cells = []
-        for field, _ in columns:
-            if field == DECIDING_ITL:
-                value = None if pick is None or hidden else _tail(configurations, statistic, pick)
-                text = "—" if value is None else _formatted(DECIDING_ITL, value)
-                cells.append(f'<td class="num" data-field="{field}"{hidden}>{escape(text)}</td>')
-            elif field in _GROUP_COLUMNS:
-                cells.append(f"<td>{escape(str(group[field]))}</td>")
-            else:
-                text = "—" if row is None else _formatted(field, row[field])
-                cells.append(f'<td class="num" data-field="{field}">{escape(text)}</td>')
-        status = "" if row is not None else "none within the deadline"
-        row_id = escape(row["row_id"]) if row is not None else ""
-        lines.append(
-            f'<tr data-group="{g}" data-gpu="{escape(group["gpu"])}" data-row-id="{row_id}"'
-            f"{'' if row is not None else ' class=none'}>"
-            + "".join(cells)
-            + f'<td class="status">{status}</td></tr>'
-        )
+    lines = [
+        _index_line(configurations, g, picks[g], columns, statistic, hidden)
+        for g in _index_order(configurations, picks)
+    ]
     return (
         f'<table class="sortable" id="index-table"><thead><tr>{head}<th>Pick</th></tr></thead>'
         "<tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
     )
+
+
+def _index_line(
+    configurations: Configurations,
+    g: int,
+    pick: int | None,
+    columns: list[tuple[str, str]],
+    statistic: str,
+    hidden: str,
+) -> str:
+    group = configurations.groups[g]
+    if pick is None:
+        row, deciding, row_id, none, status = (
+            None,
+            None,
+            "",
+            " class=none",
+            "none within the deadline",
+        )
+    else:
+        row = configurations.rows[pick]
+        deciding = None if hidden else _tail(configurations, statistic, pick)
+        row_id, none, status = escape(row["row_id"]), "", ""
+    cells = "".join(_index_cell(field, group, row, deciding, hidden) for field, _ in columns)
+    return (
+        f'<tr data-group="{g}" data-gpu="{escape(group["gpu"])}" data-row-id="{row_id}"{none}>'
+        f'{cells}<td class="status">{status}</td></tr>'
+    )
+
+
+def _index_order(configurations: Configurations, picks: tuple[int | None, ...]) -> list[int]:
+    """The groups in the index's order: picks by energy, then the groups with none."""
+    return sorted(
+        range(len(picks)),
+        key=lambda g: (
+            picks[g] is None,
+            _pick_key(configurations, picks[g]),
+            configurations.groups[g]["model_id"],
+            configurations.groups[g]["gpu"],
+        ),
+    )
+
+
+def _index_cell(
+    field: str,
+    group: Mapping[str, Any],
+    row: Mapping[str, Any] | None,
+    deciding: float | None,
+    hidden: str,
+) -> str:
+    if field in _GROUP_COLUMNS:
+        return f"<td>{escape(str(group[field]))}</td>"
+    if field == DECIDING_ITL:
+        text = "—" if deciding is None else _formatted(DECIDING_ITL, deciding)
+        return f'<td class="num" data-field="{field}"{hidden}>{escape(text)}</td>'
+    text = "—" if row is None else _formatted(field, row[field])
+    return f'<td class="num" data-field="{field}">{escape(text)}</td>'
 
 
 def _tail(configurations: Configurations, statistic: str, pick: int) -> float | None:
