@@ -22,26 +22,36 @@ import energy_index
 from energy_index.documents.factors import impact_factors
 from energy_index.errors import UsageError
 from energy_index.flows.build import BuildSettings, index_stages
-from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
+from energy_index.model import Load, Target
+from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND, PLAN_SAME_THROUGHPUT
+from energy_index.steps.impacts import significant
 from energy_index.steps.plan import (
     BRACKETED,
     MEASURED,
     UPPER_BOUND_ONLY,
-    family_plan,
     meeting_target,
-    placed,
     plan_curves,
-    planned,
+    ranked_plans,
 )
 from tests.conftest import GOLDEN, invoke
 
-TARGET = {"itl_statistic": "median", "itl_deadline_ms": 500.0}
+TARGET = Target("median", 500.0)
 
 
 @cache
 def curves_and_rows(source: Path) -> tuple[list[dict[str, Any]], tuple[dict[str, Any], ...]]:
     stages = index_stages(source, settings=BuildSettings())
     return plan_curves(stages.stability.stable.to_dicts()), stages.rows
+
+
+def planned(
+    curves: Sequence[Mapping[str, Any]], target: Target = TARGET, **options: Any
+) -> list[dict[str, Any]]:
+    """Every family that carries the load (the fields of Load among ``options``), best first:
+    steps.plan.ranked_plans at that one load."""
+    load = Load(**{k: options.pop(k) for k in list(options) if k in Load.__dataclass_fields__})
+    ((_, plans),) = ranked_plans(curves, target, [load], **options)
+    return plans
 
 
 def _loads(points: Sequence[Mapping[str, Any]]) -> list[float]:
@@ -52,62 +62,84 @@ def _loads(points: Sequence[Mapping[str, Any]]) -> list[float]:
 
 
 def plan_relation_problems(source: Path) -> list[str]:
-    """What must hold on any upstream: every placement names the measured configurations that
-    bracket its load and its bounds are theirs; within one bracket neither bound falls as the load
-    falls, and the range at a lower load is never wholly below the range at a higher load that
-    shares a configuration with it; at each index pick's throughput the plan's lower bound is the
-    index figure; more load than the fastest point is not carried by one replica."""
+    """What must hold on any upstream, of each family's plan (ranked_plans on its curve alone)
+    at every load of ``_loads``: every placement names the measured configurations that bracket
+    the load one replica carries and its bounds are theirs (× the replicas); within one bracket
+    neither bound falls as the load falls, and the range at a lower load is never wholly below
+    the range at a higher load that shares a configuration with it; at each index pick's
+    throughput the plan is one replica at the index figure; more load than the fastest point is
+    not carried by one replica."""
     curves, rows = curves_and_rows(source)
     problems: list[str] = []
     for curve in curves:
-        points = meeting_target(curve["points"], **TARGET)
+        points = meeting_target(curve["points"], TARGET)
         if not points:
             continue
         t = [p["output_tokens_per_second"] for p in points]
+        # A row_id can name two runs of one configuration: told apart by their throughput.
+        by_id = {(p["row_id"], p["output_tokens_per_second"]): p for p in points}
         name = f"{curve['model_id']}/{curve['gpu']}/{curve['num_gpus']}"
+        loads = _loads(points)
+        plans = [
+            p
+            for _, (p,) in ranked_plans([curve], TARGET, [Load(tokens_per_second=x) for x in loads])
+        ]
+        for x, plan in zip(loads, plans, strict=True):
+            if x > t[-1] and plan["replicas"] == 1:
+                problems.append(f"{name} at {x}: carried beyond the fastest point {t[-1]}")
+        placements = sorted(
+            ((p["output_tokens_per_second_per_replica"], p) for p in plans), key=lambda xp: xp[0]
+        )
         previous: tuple[float, dict[str, Any]] | None = None
-        for x in _loads(points):
-            place = placed(points, x, itl_statistic="median")
-            if x > t[-1]:
-                if place is not None:
-                    problems.append(f"{name} at {x}: carried beyond the fastest point {t[-1]}")
-                continue
-            assert place is not None
-            read = place["configurations"]
+        for x, plan in placements:
+            n = plan["replicas"]
+            read = [
+                by_id[c["row_id"], c["output_tokens_per_second"]] for c in plan["configurations"]
+            ]
             powers = [p["avg_power_watts"] for p in read]
             speeds = [p["output_tokens_per_second"] for p in read]
-            low, high = place["power_watts"]["low"], place["power_watts"]["high"]
-            status = place["status"]
+            low, high = (
+                plan["gpu_energy"]["power_watts"]["low"],
+                plan["gpu_energy"]["power_watts"]["high"],
+            )
+            status = plan["status"]
+            of_n = [significant(n * w) for w in powers]  # the figures' rounding
             expected = {
-                MEASURED: len(read) == 1 and speeds[0] == x and low == high == powers[0],
+                MEASURED: len(read) == 1 and speeds[0] == x and low == high == of_n[0],
                 BRACKETED: len(read) == 2 and speeds[0] < x < speeds[1]
-                and (low, high) == (min(powers), max(powers))
-                and place["itl_ms_at_most"] == max(p["median_itl_ms"] for p in read),
+                and (low, high) == (min(of_n), max(of_n))
+                and plan["itl_ms_at_most"] == significant(max(p["median_itl_ms"] for p in read)),
                 UPPER_BOUND_ONLY: read == [points[0]] and x < t[0] and low is None
-                and high == powers[0],
+                and high == of_n[0],
             }  # fmt: skip
             if not expected[status]:
                 problems.append(f"{name} at {x}: {status} does not bracket {speeds} {powers}")
-            if any(not (low or 0) / x <= w / x <= high / x for w in powers):
+            if any(not (low or 0) <= w <= high for w in of_n):
                 problems.append(f"{name} at {x}: a named point lies outside its bounds")
+            joules = plan["gpu_energy"]["joules_per_output_token"]
             if previous is not None:
-                x0, before = previous  # x0 < x
+                x0, before = previous  # x0 <= x
                 same = [p["row_id"] for p in before["configurations"]] == [
                     p["row_id"] for p in read
                 ]
-                shared = {p["row_id"] for p in before["configurations"]} & {
-                    p["row_id"] for p in read
-                }
-                b_low, b_high = before["power_watts"]["low"], before["power_watts"]["high"]
+                shared = (
+                    {p["row_id"] for p in before["configurations"]}
+                    & set(by_id)
+                    & {p["row_id"] for p in read}
+                )
+                b_joules = before["gpu_energy"]["joules_per_output_token"]
                 if (
                     same
                     and before["status"] == status
-                    and (b_high / x0 < high / x or (low is not None and b_low / x0 < low / x))
+                    and (
+                        b_joules["high"] < joules["high"]
+                        or (joules["low"] is not None and b_joules["low"] < joules["low"])
+                    )
                 ):
                     problems.append(f"{name}: energy per token falls as load falls {x} → {x0}")
-                if shared and low is not None and b_high / x0 < low / x:
+                if shared and joules["low"] is not None and b_joules["high"] < joules["low"]:
                     problems.append(f"{name}: the range at {x0} lies below the range at {x}")
-            previous = (x, place)
+            previous = (x, plan)
     for row in rows:
         family = next(
             c
@@ -116,14 +148,12 @@ def plan_relation_problems(source: Path) -> list[str]:
             == (row["model_id"], row["gpu"], row["num_gpus"])
         )
         pick = next(p for p in family["points"] if p["row_id"] == row["row_id"])
-        load = pick["output_tokens_per_second"]
-        plan = family_plan(family, load, **TARGET)
-        assert plan is not None
-        joules = plan["power_watts"]["low"] / load
+        (plan,) = planned([family], tokens_per_second=pick["output_tokens_per_second"])
         if not (
             plan["replicas"] == 1
             and plan["status"] == MEASURED
-            and round(joules, 7) == row["joules_per_output_token"]
+            and plan["gpu_energy"]["joules_per_output_token"]["low"]
+            == row["joules_per_output_token"]
         ):
             problems.append(f"{row['row_id']}: at its throughput the plan is not the index figure")
     return problems
@@ -137,23 +167,22 @@ def test_the_relations_find_a_broken_placement(monkeypatch):
     # Proof of strength: a placement that reads the wrong neighbour is caught.
     import energy_index.steps.plan as plan
 
-    original = plan.placed
+    original = plan._placed
 
-    def shifted(points, load, *, itl_statistic):
-        place = original(points, load, itl_statistic=itl_statistic)
+    def shifted(points, limits, load, *, itl_statistic):
+        place = original(points, limits, load, itl_statistic=itl_statistic)
         if place and place["status"] == BRACKETED:
             place["power_watts"] = {"low": place["power_watts"]["low"] * 0.9, "high": 1e9}
         return place
 
-    monkeypatch.setattr(plan, "placed", shifted)
-    monkeypatch.setitem(globals(), "placed", shifted)
+    monkeypatch.setattr(plan, "_placed", shifted)
     curves_and_rows.cache_clear()
     assert plan_relation_problems(GOLDEN)
 
 
 def qwen(**options: Any) -> list[dict[str, Any]]:
     curves, _ = curves_and_rows(GOLDEN)
-    return planned(curves, model="Qwen 3 14B", gpu="B200", **{**TARGET, **options})
+    return planned(curves, model="Qwen 3 14B", gpu="B200", **options)
 
 
 def test_qwen_14b_on_b200_at_2000_tokens_per_second_is_bracketed_by_16_and_32():
@@ -203,20 +232,37 @@ def test_a_load_past_one_replica_takes_the_replicas_with_the_lowest_upper_bound(
     assert [c["max_num_seqs"] for c in plan["configurations"]] == [512, 1024]
 
 
-def test_the_replica_candidates_find_the_minimum_of_every_count():
+def _one_replica_high(points: Sequence[Mapping[str, Any]], load: float) -> float | None:
+    """The upper bound of one replica's power at ``load``, read off the points as the module's
+    docstring states it, point by point (None: beyond the fastest)."""
+    for k, point in enumerate(points):
+        throughput, power = point["output_tokens_per_second"], point["avg_power_watts"]
+        if load <= throughput * (1 + PLAN_SAME_THROUGHPUT):
+            measured = abs(load - throughput) <= throughput * PLAN_SAME_THROUGHPUT
+            return power if measured or k == 0 else max(power, points[k - 1]["avg_power_watts"])
+    return None
+
+
+def test_the_replicas_chosen_are_the_fewest_of_the_lowest_upper_bound_of_any_count():
     curves, _ = curves_and_rows(GOLDEN)
-    for curve in curves[:12]:
-        points = meeting_target(curve["points"], **TARGET)
-        for load in (3e3, 4.4e4, 2e5):
-            plan = family_plan(curve, load, **TARGET)
-            assert plan is not None
-            totals = {}
-            for n in range(1, 400):
-                place = placed(points, load / n, itl_statistic="median")
-                if place is not None:
-                    totals[n] = n * place["power_watts"]["high"]
+    for curve in curves:
+        points = meeting_target(curve["points"], TARGET)
+        if not points:
+            continue
+        lowest = min(p["avg_power_watts"] for p in points)
+        for load in (*PLAN_GRID_TOKENS_PER_SECOND, 3e3, 4.4e4, 2e5):
+            (plan,) = planned([curve], tokens_per_second=load)
+            # Every count, until even the lowest power of any point n times is no better.
+            totals: dict[int, float] = {}
+            n = 0
+            while not totals or (n + 1) * lowest <= min(totals.values()):
+                n += 1
+                high = _one_replica_high(points, load / n)
+                if high is not None:
+                    totals[n] = n * high
             best = min(totals.values())
             assert plan["replicas"] == min(n for n, v in totals.items() if v == best)
+            assert plan["gpu_energy"]["power_watts"]["high"] == significant(best)
 
 
 def test_requests_per_second_use_the_familys_measured_output_length():
@@ -232,7 +278,7 @@ def test_requests_per_second_use_the_familys_measured_output_length():
 
 def test_plans_are_ranked_by_the_upper_bound_of_total_power():
     curves, _ = curves_and_rows(GOLDEN)
-    plans = planned(curves, tokens_per_second=2000, **TARGET)
+    plans = planned(curves, tokens_per_second=2000)
     highs = [p["gpu_energy"]["power_watts"]["high"] for p in plans]
     assert highs == sorted(highs) and len(plans) > 10
 
@@ -265,9 +311,8 @@ def test_plans_are_ranked_by_the_upper_bound_of_total_power():
     ],
 )
 def test_bad_values_are_refused_naming_them(options: dict[str, Any], words: str):
-    curves, _ = curves_and_rows(GOLDEN)
     with pytest.raises(UsageError) as raised:
-        planned(curves, **{**TARGET, **options})
+        energy_index.plan(source=GOLDEN, **options)
     assert words in str(raised.value)
     assert raised.value.exit_code == 2
 
@@ -403,8 +448,7 @@ def identity_problems(load_of: Any) -> list[str]:
     problems = []
     for row, throughput in upstream_throughputs():
         load = load_of(row, throughput)
-        plan = planned(curves, tokens_per_second=load, model=row["model_id"], gpu=row["gpu"],
-                       **TARGET)[0]  # fmt: skip
+        plan = planned(curves, tokens_per_second=load, model=row["model_id"], gpu=row["gpu"])[0]
         energy = plan["gpu_energy"]["joules_per_output_token"]
         got = (plan["num_gpus"], plan["replicas"], plan["status"], energy["low"])
         if got != (row["num_gpus"], 1, MEASURED, row["joules_per_output_token"]):
@@ -422,8 +466,9 @@ def test_at_the_throughput_the_plan_prints_the_plan_is_the_index_figure():
     curves, _ = curves_and_rows(GOLDEN)
 
     def printed(row: Mapping[str, Any], throughput: float) -> float:
-        plan = planned(curves, tokens_per_second=throughput, model=row["model_id"],
-                       gpu=row["gpu"], **TARGET)[0]  # fmt: skip
+        plan = planned(curves, tokens_per_second=throughput, model=row["model_id"], gpu=row["gpu"])[
+            0
+        ]
         (configuration,) = plan["configurations"]
         return float(configuration["output_tokens_per_second"])
 
@@ -447,8 +492,7 @@ def test_a_brackets_latency_is_true_of_both_its_points():
     # (4570 tokens/s, median ITL 26.66 ms) and 64 (5589 tokens/s, 8.997 ms); the power bounds come
     # from both, so the latency statement must hold for both: at most 26.66 ms, not 8.997.
     curves, _ = curves_and_rows(GOLDEN)
-    (plan,) = planned(curves, tokens_per_second=5000, model="Llama 3.1 8B Instruct", gpu="B200",
-                      **TARGET)  # fmt: skip
+    (plan,) = planned(curves, tokens_per_second=5000, model="Llama 3.1 8B Instruct", gpu="B200")
     assert plan["status"] == BRACKETED
     assert [c["max_num_seqs"] for c in plan["configurations"]] == [128, 64]
     assert plan["itl_ms_at_most"] == 26.66

@@ -483,7 +483,8 @@ def test_a_300_character_model_name_gets_a_short_file_name_and_the_site_is_writt
 
 def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
     from energy_index.flows.build import BuildSettings, index_stages
-    from energy_index.steps.plan import plan_curves, planned
+    from energy_index.model import Load, Target
+    from energy_index.steps.plan import plan_curves, ranked_plans
 
     grid = [m * 10**e for e in range(2, 7) for m in (1, 2, 5) if m * 10**e <= 10**6]
     for task in TASKS:
@@ -495,7 +496,7 @@ def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
     document = json.loads((site / "api/v1/tasks/lm-arena-chat/plan.json").read_bytes())
     at_2000 = next(x for x in document["loads"] if x["output_tokens_per_second"] == 2000)
     curves = plan_curves(index_stages(GOLDEN, settings=BuildSettings()).stability.stable.to_dicts())
-    plans = planned(curves, tokens_per_second=2000, itl_statistic="median", itl_deadline_ms=500)
+    ((_, plans),) = ranked_plans(curves, Target("median", 500), [Load(tokens_per_second=2000)])
     assert at_2000["families"] == len(plans) == 38
     for mine, theirs in zip((at_2000["plan"], at_2000["alternative"]), plans[:2], strict=True):
         assert {k: v for k, v in mine.items() if k != "estimated"} == theirs

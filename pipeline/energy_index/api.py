@@ -29,7 +29,9 @@ from energy_index.model import (  # the checks are shared with the steps: one ch
     checked_day,
     checked_deadline,
     checked_deadlines,
+    checked_load,
     checked_statistic,
+    checked_target,
 )
 from energy_index.settings import (
     CARBON_SNAPSHOT,
@@ -404,11 +406,12 @@ def plan(
         document=plan_at(
             _source(source),
             task=task,
-            tokens_per_second=tokens_per_second,
-            requests_per_second=requests_per_second,
-            output_tokens_per_request=output_tokens_per_request,
-            itl_statistic=checked_statistic(itl_statistic),
-            itl_deadline_ms=checked_deadline(itl_deadline_ms),
+            target=checked_target(itl_statistic, itl_deadline_ms),
+            load=checked_load(
+                tokens_per_second=tokens_per_second,
+                requests_per_second=requests_per_second,
+                output_tokens_per_request=output_tokens_per_request,
+            ),
             model=model,
             gpu=gpu,
             countries=_countries(countries),

@@ -532,3 +532,65 @@ def checked_statistic(value: Any) -> str:
         f"{quoted(value)} is not an ITL statistic; known: {', '.join(ITL_STATISTICS)}",
         parameter="itl_statistic",
     )
+
+
+@dataclass(frozen=True)
+class Target:
+    """The latency target a configuration meets: its ``itl_statistic`` at most
+    ``itl_deadline_ms`` (inclusive, as the index's rule)."""
+
+    itl_statistic: str
+    itl_deadline_ms: float
+
+
+def checked_target(itl_statistic: Any, itl_deadline_ms: Any) -> Target:
+    """The planner's target, each value by its one rule (``checked_statistic``,
+    ``checked_deadline``)."""
+    return Target(checked_statistic(itl_statistic), checked_deadline(itl_deadline_ms))
+
+
+# -- the planner's load, checked once, where the API receives it -------------------------------
+@dataclass(frozen=True, kw_only=True)
+class Load:
+    """A load the planner is asked to carry: output tokens per second, or requests per second ×
+    output tokens per request (None: each family's measured mean output length)."""
+
+    tokens_per_second: float | None = None
+    requests_per_second: float | None = None
+    output_tokens_per_request: float | None = None
+
+
+_LOAD_UNITS = {
+    "tokens_per_second": "output tokens per second",
+    "requests_per_second": "requests per second",
+    "output_tokens_per_request": "output tokens",
+}
+
+
+def checked_load(**given: Any) -> Load:
+    """The load given to the planner (the fields of Load): output tokens or requests per second,
+    one of them, each value a positive, finite number (UsageError naming it otherwise; how far
+    the planner goes is its own rule, for it depends on each family's output length)."""
+    load = Load(**given)
+    if (load.tokens_per_second is None) == (load.requests_per_second is None):
+        raise UsageError(
+            "give the load as output tokens per second or as requests per second (one of them)",
+            parameter="tokens_per_second",
+        )
+    for parameter, unit in _LOAD_UNITS.items():
+        _check_positive(getattr(load, parameter), parameter, unit)
+    return load
+
+
+def _check_positive(value: Any, parameter: str, unit: str) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise UsageError(f"{quoted(value)} is not a number of {unit}", parameter=parameter)
+    try:
+        finite = math.isfinite(value)
+    except OverflowError:  # an int beyond the largest float (10**400) is no load either
+        finite = False
+    if not (finite and value > 0):
+        said = repr(value) if isinstance(value, float) else quoted(value)  # a 401-digit int is cut
+        raise UsageError(f"{said} is not a positive number of {unit}", parameter=parameter)

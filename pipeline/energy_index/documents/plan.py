@@ -11,7 +11,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from energy_index.model import json_number
+from energy_index.model import Load, Target, json_number
 
 FORMAT_VERSION = "1"
 TEXT_KEYS = ("method", "assumption", "not_measured", "estimated")
@@ -26,17 +26,15 @@ def planner_text() -> dict[str, str]:
     return {key: document[key] for key in TEXT_KEYS}
 
 
-def _header(
-    *, task: str, source: Mapping[str, Any], itl_statistic: str, itl_deadline_ms: float
-) -> dict[str, Any]:
+def _header(*, task: str, source: Mapping[str, Any], target: Target) -> dict[str, Any]:
     return {
         "version": FORMAT_VERSION,
         "task": task,
         **planner_text(),
         "source": dict(source),
         "latency_target": {
-            "itl_statistic": itl_statistic,
-            "itl_deadline_ms": json_number(itl_deadline_ms),
+            "itl_statistic": target.itl_statistic,
+            "itl_deadline_ms": json_number(target.itl_deadline_ms),
         },
     }
 
@@ -46,21 +44,22 @@ def plan_document(
     *,
     task: str,
     source: Mapping[str, Any],
-    load: Mapping[str, Any],
-    itl_statistic: str,
-    itl_deadline_ms: float,
+    target: Target,
+    load: Load,
     model: str | None,
     gpu: str | None,
     countries: Sequence[str],
 ) -> dict[str, Any]:
     """The plan at one load: the best family, the runner-up as the alternative, and how many
-    families carry it (``plans``: steps.plan.planned's, best first)."""
+    families carry it (``plans``: every family's, best first, steps.plan.ranked_plans')."""
     return {
         "kind": "plan",
-        **_header(
-            task=task, source=source, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
-        ),
-        "load": dict(load),
+        **_header(task=task, source=source, target=target),
+        "load": {
+            "output_tokens_per_second": load.tokens_per_second,
+            "requests_per_second": load.requests_per_second,
+            "output_tokens_per_request": load.output_tokens_per_request,
+        },
         "model": model,
         "gpu": gpu,
         "countries": list(countries),
@@ -75,16 +74,13 @@ def plan_grid_document(
     *,
     task: str,
     source: Mapping[str, Any],
-    itl_statistic: str,
-    itl_deadline_ms: float,
+    target: Target,
 ) -> dict[str, Any]:
     """The plans at each load of the site's grid (output tokens/s): how many families carry
     it, the best and the runner-up."""
     return {
         "kind": "plan-grid",
-        **_header(
-            task=task, source=source, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
-        ),
+        **_header(task=task, source=source, target=target),
         "loads": [
             {
                 "output_tokens_per_second": json_number(load),

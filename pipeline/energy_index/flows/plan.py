@@ -14,10 +14,10 @@ from energy_index.flows.build import index_stages
 from energy_index.flows.records import BuildSettings, Stages
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.io.source import resolved_snapshot
-from energy_index.model import Access
+from energy_index.model import Access, Load, Target
 from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
-from energy_index.steps.plan import plan_curves, planned, ranked_plans_at_loads
+from energy_index.steps.plan import plan_curves, ranked_plans
 
 
 def curves_of(stages: Stages) -> list[dict[str, Any]]:
@@ -55,11 +55,8 @@ def plan_at(
     source: str,
     *,
     task: str,
-    tokens_per_second: float | None,
-    requests_per_second: float | None,
-    output_tokens_per_request: float | None,
-    itl_statistic: str,
-    itl_deadline_ms: float,
+    target: Target,
+    load: Load,
     model: str | None,
     gpu: str | None,
     countries: Sequence[str],
@@ -70,65 +67,31 @@ def plan_at(
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     stages = index_stages(snapshot, settings=BuildSettings(task=task))
     grid = _grid(carbon, countries)
-    plans = planned(
-        curves_of(stages),
-        tokens_per_second=tokens_per_second,
-        requests_per_second=requests_per_second,
-        output_tokens_per_request=output_tokens_per_request,
-        itl_statistic=itl_statistic,
-        itl_deadline_ms=itl_deadline_ms,
-        model=model,
-        gpu=gpu,
-        factors=impact_factors()["factors"],
-        grid=grid,
-    )
+    ((_, plans),) = ranked_plans(
+        curves_of(stages), target, [load], model=model, gpu=gpu,
+        factors=impact_factors()["factors"], grid=grid,
+    )  # fmt: skip
     return plan_document(
-        plans,
-        task=task,
-        source=source_of(stages),
-        load={
-            "output_tokens_per_second": tokens_per_second,
-            "requests_per_second": requests_per_second,
-            "output_tokens_per_request": output_tokens_per_request,
-        },
-        itl_statistic=itl_statistic,
-        itl_deadline_ms=itl_deadline_ms,
-        model=model,
-        gpu=gpu,
-        countries=sorted(grid) if countries else [],
-    )
+        plans, task=task, source=source_of(stages), target=target, load=load, model=model,
+        gpu=gpu, countries=sorted(grid) if countries else [],
+    )  # fmt: skip
 
 
 def plan_grid(
-    stages: Stages,
-    *,
-    itl_statistic: str,
-    itl_deadline_ms: float,
-    curves: Sequence[Mapping[str, Any]] | None = None,
+    stages: Stages, target: Target, *, curves: Sequence[Mapping[str, Any]] | None = None
 ) -> dict[str, Any]:
     """The site's plan.json of one task: the plan at each load of the grid, with the facility
     estimates (carbon by country is left to the command: 213 countries at every load).
     ``curves``: the stages' planner curves (``curves_of``) when the caller has them already."""
     curves = curves_of(stages) if curves is None else curves
-    factors = impact_factors()["factors"]
+    loads = [Load(tokens_per_second=load) for load in PLAN_GRID_TOKENS_PER_SECOND]
     try:  # the best and the runner-up are published, with how many families there are
-        ranked = ranked_plans_at_loads(
-            curves,
-            loads=PLAN_GRID_TOKENS_PER_SECOND,
-            first=2,
-            itl_statistic=itl_statistic,
-            itl_deadline_ms=itl_deadline_ms,
-            factors=factors,
-        )
+        ranked = ranked_plans(curves, target, loads, first=2, factors=impact_factors()["factors"])
     except UsageError:  # no family of the task meets the target: no plan at any load
-        ranked = [(0, [])] * len(PLAN_GRID_TOKENS_PER_SECOND)
+        ranked = [(0, [])] * len(loads)
     by_load = [
         (load, *plans) for load, plans in zip(PLAN_GRID_TOKENS_PER_SECOND, ranked, strict=True)
     ]
     return plan_grid_document(
-        by_load,
-        task=stages.snapshot.task,
-        source=source_of(stages),
-        itl_statistic=itl_statistic,
-        itl_deadline_ms=itl_deadline_ms,
+        by_load, task=stages.snapshot.task, source=source_of(stages), target=target
     )

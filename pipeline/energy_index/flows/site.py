@@ -70,7 +70,7 @@ from energy_index.io.files import write_directory
 from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.io.vendored import snapshot_tasks
-from energy_index.model import Access
+from energy_index.model import Access, Target
 from energy_index.pages.cards import card_html, card_path
 from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, task_links
 from energy_index.pages.page import page_style, page_title, report_html
@@ -158,8 +158,7 @@ def site_files(
         files[f"{base}/impacts.csv"] = impacts_table_bytes(impacts, format="csv")
         plans = plan_grid(
             stages,
-            itl_statistic=task_settings.itl_statistic,
-            itl_deadline_ms=task_settings.itl_deadline_ms,
+            Target(task_settings.itl_statistic, task_settings.itl_deadline_ms),
             curves=inputs.plan_curves,  # the page's planner's: the same stages' curves
         )
         checked(plans, schema=PLAN_GRID_SCHEMA)

@@ -16,7 +16,7 @@ the task file's validated columns give it exactly). A replica carrying x output 
                               power is not measured
     x > the largest T         the family cannot carry it on one replica
 
-Over replicas (``family_plan``): n replicas each carry load ÷ n; the n whose upper bound of
+Over replicas (``_plan_on``): n replicas each carry load ÷ n; the n whose upper bound of
 total power (n × the replica's highest power) is lowest wins, the fewest replicas on a tie. The
 upper bound is constant between two measured throughputs, so only the smallest n reaching each
 measured point (and the one after it) can win: those are the candidates, not every n.
@@ -36,7 +36,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from energy_index.errors import UsageError, quoted, shown
-from energy_index.model import ITL_STATISTICS, SERVER_GROUP, json_number
+from energy_index.model import ITL_STATISTICS, SERVER_GROUP, Load, Target, json_number
 from energy_index.settings import (
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
@@ -49,8 +49,8 @@ from energy_index.steps.row_fields import ROW
 
 HOURS_PER_YEAR = 8760.0  # a constant load all year: 365 days
 MEASURED, BRACKETED, UPPER_BOUND_ONLY = "measured", "bracketed", "upper_bound_only"
-# How much more than its throughput a point carries: the one factor of ``carries``, of the
-# limits bisected and of the replica counts, so that all three agree to the last digit.
+# How much more than its throughput a point carries (the same number, ``is_measured``): the one
+# factor of the limits bisected and of the replica counts, so that both agree to the last digit.
 _CARRIED = 1 + PLAN_SAME_THROUGHPUT
 # The columns of a stable configuration a curve keeps.
 CURVE_COLUMNS = (
@@ -99,23 +99,11 @@ def plan_curves(configurations: Iterable[Mapping[str, Any]]) -> list[dict[str, A
     return curves
 
 
-def meeting_target(
-    points: Sequence[Mapping[str, Any]], *, itl_statistic: str, itl_deadline_ms: float
-) -> list[Mapping[str, Any]]:
+def meeting_target(points: Sequence[Mapping[str, Any]], target: Target) -> list[Mapping[str, Any]]:
     """The points whose ITL statistic is at most the target (inclusive, as the index's rule); a
     point without a value for it is not eligible."""
-    key = f"{itl_statistic}_itl_ms"
-    return [p for p in points if (itl := p.get(key)) is not None and itl <= itl_deadline_ms]
-
-
-def placed(
-    points: Sequence[Mapping[str, Any]], load: float, *, itl_statistic: str
-) -> dict[str, Any] | None:
-    """Where a replica's load (tokens/s) falls on a curve (points ordered by throughput, all
-    meeting the target): status, power bounds (W; ``low`` None without a measured lower bound),
-    the ITL it stays within, and the points read. None: beyond the fastest point."""
-    limits = [p["output_tokens_per_second"] * _CARRIED for p in points]
-    return _placed(points, limits, load, itl_statistic=itl_statistic)
+    key = f"{target.itl_statistic}_itl_ms"
+    return [p for p in points if (itl := p.get(key)) is not None and itl <= target.itl_deadline_ms]
 
 
 def _placed(
@@ -125,9 +113,13 @@ def _placed(
     *,
     itl_statistic: str,
 ) -> dict[str, Any] | None:
-    # The first point that carries the load: carries() is monotone in the throughput, which the
-    # points ascend by, so a bisection of the limits finds it (a scan was a third of the plans
-    # of a 10⁵-configuration site).
+    """Where a replica's load (tokens/s) falls on a curve (points ordered by throughput, all
+    meeting the target, each carrying up to its limit): status, power bounds (W; ``low`` None
+    without a measured lower bound), the ITL it stays within, and the points read. None: beyond
+    the fastest point."""
+    # The first point that carries the load: a point carries up to its throughput × _CARRIED,
+    # which the points ascend by, so a bisection of the limits finds it (a scan was a third of
+    # the plans of a 10⁵-configuration site).
     above = bisect_left(limits, load)
     if above == len(points):
         return None
@@ -150,29 +142,18 @@ def _placed(
     }
 
 
-def carries(throughput: float, load: float) -> bool:
-    """Whether a point of ``throughput`` carries ``load``: at most it, or the same number
-    (``is_measured``)."""
-    return load <= throughput * _CARRIED
-
-
 def is_measured(throughput: float, load: float) -> bool:
     """Whether ``load`` is the measured ``throughput``: within the relative PLAN_SAME_THROUGHPUT,
     which the last binary digits of two computations of one throughput differ by."""
     return abs(load - throughput) <= throughput * PLAN_SAME_THROUGHPUT
 
 
-def replica_candidates(points: Sequence[Mapping[str, Any]], load: float) -> list[int]:
+def _candidates(throughputs: Sequence[float], limits: Sequence[float], load: float) -> list[int]:
     """The replica counts that can minimise the upper bound of total power, ascending: for each
     measured throughput T, the fewest replicas each carrying at most T, and one more."""
-    throughputs = [p["output_tokens_per_second"] for p in points]
-    return _candidates(throughputs, [t * _CARRIED for t in throughputs], load)
-
-
-def _candidates(throughputs: Sequence[float], limits: Sequence[float], load: float) -> list[int]:
-    # For each point the fewest replicas n each carrying load ÷ n (``carries``, as the division
-    # is computed), in the loop (1.3 million points at 10⁵ configurations); fastest point first:
-    # its count is the fewest of all, the least of every candidate.
+    # For each point the fewest replicas n each carrying load ÷ n (up to its limit, as the
+    # division is computed), in the loop (1.3 million points at 10⁵ configurations); fastest
+    # point first: its count is the fewest of all, the least of every candidate.
     counts: set[int] = set()
     fewest = 0
     for throughput, limit in zip(reversed(throughputs), reversed(limits), strict=True):
@@ -187,22 +168,6 @@ def _candidates(throughputs: Sequence[float], limits: Sequence[float], load: flo
     return sorted(counts)
 
 
-def family_plan(
-    curve: Mapping[str, Any],
-    tokens_per_second: float,
-    *,
-    itl_statistic: str,
-    itl_deadline_ms: float,
-) -> dict[str, Any] | None:
-    """The replicas of one family that carry the load with the lowest upper bound of total
-    power, and where each replica sits on the curve; None when no configuration of the family
-    meets the target."""
-    family = _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms)
-    if family is None:
-        return None
-    return _plan_on(family, tokens_per_second, itl_statistic=itl_statistic)
-
-
 class _Family(NamedTuple):
     """A curve's points that meet the target, with each one's throughput and carrying limit:
     what does not change with the load, found once for all the loads asked (plan.json asks 13
@@ -215,12 +180,8 @@ class _Family(NamedTuple):
     powers: list[float]
 
 
-def _eligible(
-    curve: Mapping[str, Any], *, itl_statistic: str, itl_deadline_ms: float
-) -> _Family | None:
-    points = meeting_target(
-        curve["points"], itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms
-    )
+def _eligible(curve: Mapping[str, Any], target: Target) -> _Family | None:
+    points = meeting_target(curve["points"], target)
     if not points:
         return None
     throughputs = [p["output_tokens_per_second"] for p in points]
@@ -250,190 +211,96 @@ def _plan_on(family: _Family, load: float, *, itl_statistic: str) -> dict[str, A
     return {"replicas": replicas, **place}
 
 
-def planned(
-    curves: Sequence[Mapping[str, Any]],
-    *,
-    tokens_per_second: float | None = None,
-    requests_per_second: float | None = None,
-    output_tokens_per_request: float | None = None,
-    itl_statistic: str,
-    itl_deadline_ms: float,
-    model: str | None = None,
-    gpu: str | None = None,
-    factors: Mapping[str, Any] | None = None,
-    grid: Mapping[str, GridIntensity] | None = None,
-) -> list[dict[str, Any]]:
-    """Every family that carries the load, best first (lowest upper bound of total power, then
-    lowest lower bound, then fewer GPUs, then model, GPU and GPU count), each with its figures;
-    UsageError naming the value for a load that is not a positive finite number or too large,
-    an unknown model or GPU, or a load no family carries.
-
-    The load is ``tokens_per_second`` (output tokens/s), or ``requests_per_second`` ×
-    ``output_tokens_per_request`` (default: each family's mean measured output length). With
-    ``factors`` (documents/factors.json's) and ``grid``, each plan also has the estimated
-    facility energy and, per country of ``grid``, carbon.
-    """
-    return ranked_plans(
-        curves,
-        first=None,
-        tokens_per_second=tokens_per_second,
-        requests_per_second=requests_per_second,
-        output_tokens_per_request=output_tokens_per_request,
-        itl_statistic=itl_statistic,
-        itl_deadline_ms=itl_deadline_ms,
-        model=model,
-        gpu=gpu,
-        factors=factors,
-        grid=grid,
-    )[1]
-
-
 def ranked_plans(
     curves: Sequence[Mapping[str, Any]],
+    target: Target,
+    loads: Sequence[Load],
     *,
-    first: int | None,
-    tokens_per_second: float | None = None,
-    requests_per_second: float | None = None,
-    output_tokens_per_request: float | None = None,
-    itl_statistic: str,
-    itl_deadline_ms: float,
+    first: int | None = None,
     model: str | None = None,
     gpu: str | None = None,
     factors: Mapping[str, Any] | None = None,
     grid: Mapping[str, GridIntensity] | None = None,
-) -> tuple[int, list[dict[str, Any]]]:
-    """How many families carry the load, and the ``first`` of them (None: all) with their
-    figures, ranked and refused as ``planned`` says. The others' figures are not computed: the
-    site's plan.json keeps two of ~10⁴ families at each load at 10⁵ configurations."""
-    if (tokens_per_second is None) == (requests_per_second is None):
-        raise UsageError(
-            "give the load as output tokens per second or as requests per second (one of them)",
-            parameter="tokens_per_second",
-        )
-    _check_load(tokens_per_second, "tokens_per_second", "output tokens per second")
-    _check_load(requests_per_second, "requests_per_second", "requests per second")
-    _check_load(output_tokens_per_request, "output_tokens_per_request", "output tokens")
+) -> list[tuple[int, list[dict[str, Any]]]]:
+    """At each of ``loads``, in order: how many families carry it, and the ``first`` of them
+    (None: all), best first (lowest upper bound of total power, then lowest lower bound, then
+    fewer GPUs, then model, GPU and GPU count), each with its figures. ``model`` and ``gpu``
+    narrow the families; with ``factors`` (documents/factors.json's) and ``grid``, each plan also
+    has the estimated facility energy and, per country of ``grid``, carbon. UsageError naming the
+    value for an unknown model or GPU, a load beyond or below what the planner takes, or a load
+    no family carries.
+
+    Each family's points that meet the target are found once for all the loads (the site's
+    plan.json asks 13), and only the ``first`` families' figures are computed (plan.json keeps
+    two of ~10⁴ families at each load at 10⁵ configurations).
+
+    Example: ``ranked_plans(curves, Target("median", 500), [Load(tokens_per_second=1e4)],
+    first=2)[0][0]``, how many families carry 10⁴ output tokens/s.
+    """
     chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
     chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
-    return _ranked(
-        _families(chosen, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms),
-        first=first,
-        tokens_per_second=tokens_per_second,
-        requests_per_second=requests_per_second,
-        output_tokens_per_request=output_tokens_per_request,
-        itl_statistic=itl_statistic,
-        itl_deadline_ms=itl_deadline_ms,
-        scope=_scope(model, gpu),
-        factors=factors,
-        grid=grid,
-    )
-
-
-def ranked_plans_at_loads(
-    curves: Sequence[Mapping[str, Any]],
-    *,
-    loads: Sequence[float],
-    first: int | None,
-    itl_statistic: str,
-    itl_deadline_ms: float,
-    factors: Mapping[str, Any] | None = None,
-) -> list[tuple[int, list[dict[str, Any]]]]:
-    """``ranked_plans`` at each of ``loads`` (output tokens/s), in order, each family's points
-    that meet the target found once for all of them (the site's plan.json: 13 loads).
-
-    Example: ``ranked_plans_at_loads(curves, loads=[1e3, 1e4], first=2, itl_statistic="median",
-    itl_deadline_ms=500)[1][0]``, how many families carry 10⁴ output tokens/s.
-    """
-    for load in loads:
-        _check_load(load, "tokens_per_second", "output tokens per second")
-    families = _families(curves, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms)
+    families = [(curve, _eligible(curve, target)) for curve in chosen]
     return [
-        _ranked(
-            families,
-            first=first,
-            tokens_per_second=load,
-            requests_per_second=None,
-            output_tokens_per_request=None,
-            itl_statistic=itl_statistic,
-            itl_deadline_ms=itl_deadline_ms,
-            scope=_scope(None, None),
-            factors=factors,
-            grid=None,
-        )
+        _ranked(families, load, target, first=first, scope=_scope(model, gpu), factors=factors,
+                grid=grid or {})
         for load in loads
-    ]
-
-
-def _families(
-    curves: Iterable[Mapping[str, Any]], *, itl_statistic: str, itl_deadline_ms: float
-) -> list[tuple[Mapping[str, Any], _Family | None]]:
-    """Each curve with its points that meet the target (None: none does)."""
-    return [
-        (curve, _eligible(curve, itl_statistic=itl_statistic, itl_deadline_ms=itl_deadline_ms))
-        for curve in curves
-    ]
+    ]  # fmt: skip
 
 
 def _ranked(
     families: Sequence[tuple[Mapping[str, Any], _Family | None]],
+    load: Load,
+    target: Target,
     *,
     first: int | None,
-    tokens_per_second: float | None,
-    requests_per_second: float | None,
-    output_tokens_per_request: float | None,
-    itl_statistic: str,
-    itl_deadline_ms: float,
     scope: str,
     factors: Mapping[str, Any] | None,
-    grid: Mapping[str, GridIntensity] | None,
+    grid: Mapping[str, GridIntensity],
 ) -> tuple[int, list[dict[str, Any]]]:
     plans = []
     for curve, family in families:
-        tokens_per_request = output_tokens_per_request or curve["output_tokens_per_request"]
-        load = (
-            tokens_per_second
-            if tokens_per_second is not None
-            else requests_per_second * tokens_per_request  # type: ignore[operator]
-        )
-        parameter = "tokens_per_second" if tokens_per_second is not None else "requests_per_second"
-        if load > MAX_PLAN_TOKENS_PER_SECOND:
-            raise UsageError(
-                f"{json_number(load)} output tokens per second is beyond the "
-                f"{MAX_PLAN_TOKENS_PER_SECOND:.0e} the planner takes "
-                "(no deployment's load; check the unit)",
-                parameter=parameter,
-            )
-        if load < MIN_PLAN_TOKENS_PER_SECOND:
-            raise UsageError(
-                f"{json_number(load)} output tokens per second is below the "
-                f"{MIN_PLAN_TOKENS_PER_SECOND:g} the planner takes (check the unit)",
-                parameter=parameter,
-            )
-        if family is None:
-            continue
-        plan = _plan_on(family, load, itl_statistic=itl_statistic)
-        plans.append((_rank(curve, plan), curve, plan, load, tokens_per_request))
+        tokens_per_request = load.output_tokens_per_request or curve["output_tokens_per_request"]
+        carried = _carried(load, tokens_per_request)  # refused for any family, eligible or not
+        if family is not None:
+            plan = _plan_on(family, carried, itl_statistic=target.itl_statistic)
+            plans.append((_rank(curve, plan), curve, plan, carried, tokens_per_request))
     if not plans:
-        what = _what(tokens_per_second, requests_per_second)
         raise UsageError(
-            f"no family ({scope}) meets the {itl_statistic} ITL target of "
-            f"{itl_deadline_ms:g} ms, so none carries {what}",
+            f"no family ({scope}) meets the {target.itl_statistic} ITL target of "
+            f"{target.itl_deadline_ms:g} ms, so none carries {_what(load)}",
             parameter="itl_deadline_ms",
         )
     plans.sort(key=lambda ranked: ranked[0])
-    kept = []
-    for _, curve, plan, load, tokens_per_request in plans[:first]:
-        figures = _figures(
-            curve,
-            plan,
-            load=load,
-            tokens_per_request=tokens_per_request,
-            tokens_given=output_tokens_per_request is not None,
-            factors=factors,
-            grid=grid or {},
+    given = load.output_tokens_per_request is not None
+    return len(plans), [
+        _figures(curve, plan, load=carried, tokens_per_request=tokens_per_request,
+                 tokens_given=given, factors=factors, grid=grid)
+        for _, curve, plan, carried, tokens_per_request in plans[:first]
+    ]  # fmt: skip
+
+
+def _carried(load: Load, tokens_per_request: float) -> float:
+    """The output tokens/s a family carries: the load's, or its requests × the tokens per
+    request; refused beyond or below what the planner takes."""
+    if load.tokens_per_second is not None:
+        carried, parameter = load.tokens_per_second, "tokens_per_second"
+    else:
+        carried = load.requests_per_second * tokens_per_request  # type: ignore[operator]
+        parameter = "requests_per_second"
+    if carried > MAX_PLAN_TOKENS_PER_SECOND:
+        raise UsageError(
+            f"{json_number(carried)} output tokens per second is beyond the "
+            f"{MAX_PLAN_TOKENS_PER_SECOND:.0e} the planner takes "
+            "(no deployment's load; check the unit)",
+            parameter=parameter,
         )
-        kept.append(figures)
-    return len(plans), kept
+    if carried < MIN_PLAN_TOKENS_PER_SECOND:
+        raise UsageError(
+            f"{json_number(carried)} output tokens per second is below the "
+            f"{MIN_PLAN_TOKENS_PER_SECOND:g} the planner takes (check the unit)",
+            parameter=parameter,
+        )
+    return carried
 
 
 def _rank(curve: Mapping[str, Any], plan: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -445,27 +312,15 @@ def _rank(curve: Mapping[str, Any], plan: Mapping[str, Any]) -> tuple[Any, ...]:
             curve["num_gpus"])  # fmt: skip
 
 
-def _what(tokens: float | None, requests: float | None) -> str:
-    return f"{tokens:g} output tokens/s" if tokens is not None else f"{requests:g} requests/s"
+def _what(load: Load) -> str:
+    if load.tokens_per_second is not None:
+        return f"{load.tokens_per_second:g} output tokens/s"
+    return f"{load.requests_per_second:g} requests/s"
 
 
 def _scope(model: str | None, gpu: str | None) -> str:
     named = [f"model {shown(model)}" if model else "", f"GPU {shown(gpu)}" if gpu else ""]
     return ", ".join(n for n in named if n) or "any model and GPU"
-
-
-def _check_load(value: float | None, parameter: str, unit: str) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(f"{quoted(value)} is not a number of {unit}", parameter=parameter)
-    try:
-        finite = math.isfinite(value)
-    except OverflowError:  # an int beyond the largest float (10**400) is no load either
-        finite = False
-    if not (finite and value > 0):
-        said = repr(value) if isinstance(value, float) else quoted(value)  # a 401-digit int is cut
-        raise UsageError(f"{said} is not a positive number of {unit}", parameter=parameter)
 
 
 _NAMED = {"model": "model", "gpu": "GPU type"}  # what a refusal calls the value it names
