@@ -1,7 +1,8 @@
 """The weekly loop, closed (issue 20, item 7): a stand-in GitHub on 127.0.0.1 publishes each kind
 of upstream change in turn; in a clone of this repository with nothing beside it, `regenerate`
 takes it, the result is committed as the weekly pull request would commit it, and the offline
-checks of that commit pass: the relational tests (tests/test_committed.py), the audit, the site.
+checks of that commit pass: the relational tests (tests/test_committed.py: the rebuild, the
+report and the site, the audit from the snapshot), and the audit with no source named.
 """
 
 from __future__ import annotations
@@ -146,15 +147,15 @@ def test_each_kind_of_upstream_change_regenerates_to_a_green_publishable_commit(
             manifest = json.loads((snapshot / "snapshot.json").read_bytes())
             assert manifest["commit"] == standin.head, change.__name__
 
+            # On the clone itself only: test_committed's own regenerated copy (a changed figure
+            # and a removed model on top of this change) would regenerate once more per kind.
             relational = clone.run(
                 "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_committed.py",
-                "-k", "not fresh_clone",
+                "-k", "not fresh_clone and not regenerated",
             )  # fmt: skip
             assert relational.returncode == 0, (change.__name__, relational.stdout[-3000:])
             audited = clone.energy_index("audit", "--published", "output/index.json")
             assert audited.returncode == 0, (change.__name__, audited.stdout + audited.stderr)
-            site = clone.energy_index("site", "--out", str(tmp_path / f"site-{day}"))
-            assert site.returncode == 0, (change.__name__, site.stdout + site.stderr)
         assert GPQA not in json.loads((snapshot / "snapshot.json").read_bytes())["files"]
         history = history_path.read_text("utf-8")
         assert history.count("\n## ") == entries + len(CHANGES)
