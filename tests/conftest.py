@@ -91,6 +91,17 @@ def write_snapshot(
     return directory
 
 
+def script(name: str) -> Any:
+    """The module scripts/<name>.py, imported as running it would (its neighbours importable)."""
+    import importlib
+
+    sys.path.insert(0, str(REPO / "scripts"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(REPO / "scripts"))
+
+
 def fixture_bytes(name: str) -> bytes:
     return (FIXTURES / "tasks" / name).read_bytes()
 

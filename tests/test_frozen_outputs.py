@@ -1,7 +1,7 @@
 """Every output of a build on the stress fixture, byte for byte as frozen before the third
 performance round (issue #16) rewrote selection, the quick parse, derive and serialisation.
 
-fixtures/tasks/stress.json is `bench/generate.py 640 --shape stress --seed 1` (compact): cascades,
+fixtures/tasks/stress.json is `bench/generate.py 640 --shape stress --seed 1` (one line): cascades,
 runs exactly at the utilization threshold and at the deadline, repeated runs, and energy ties
 broken by every key of the tie-break order. fixtures/stress/ holds what the code before that
 round wrote for it (fixtures/README.md).
@@ -13,22 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from energy_index.flows.build import BuildSettings, run
-from energy_index.flows.extras import Extras
-from tests.conftest import FIXTURES, fixture_bytes, write_snapshot
+from tests.conftest import FIXTURES, script
 
 EXPECTED = FIXTURES / "stress"
-EXTRAS = Extras(sweep_deadlines_ms=(50.0, 100.0, 250.0, 500.0), curves=True, extended=True,
-                formats=("csv",))  # fmt: skip
 
 
 @pytest.fixture(scope="module")
 def written(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("stress")
-    snapshot = write_snapshot(folder / "snapshot", fixture_bytes("stress.json"))
-    out = folder / "out" / "index.json"
-    run(snapshot, out=out, settings=BuildSettings(itl_deadline_ms=500.0), extras=EXTRAS)
-    return out.parent
+    # The build scripts/rebuild_fixtures.py runs to rebuild fixtures/stress/.
+    out = tmp_path_factory.mktemp("stress")
+    script("rebuild_fixtures").stress(out)
+    return out
 
 
 def test_the_stress_build_writes_exactly_the_frozen_files(written: Path):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, script
 
 GIT = shutil.which("git")
 # The sibling folder a development machine may have; spelled in two parts so this file does not
@@ -36,22 +35,13 @@ def test_no_file_but_markdown_prose_refers_to_a_folder_outside_the_repository():
 
 
 def test_the_command_line_reference_in_docs_is_what_help_prints():
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from cli_reference import CLI_DOC, with_reference
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
-    current = CLI_DOC.read_text("utf-8")
-    assert with_reference(current) == current, "run `make docs` to regenerate it"
+    cli_reference = script("cli_reference")
+    current = cli_reference.CLI_DOC.read_text("utf-8")
+    assert cli_reference.with_reference(current) == current, "run `make docs` to regenerate it"
 
 
 def test_the_row_schema_and_field_table_are_what_row_fields_declares():
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        from row_reference import GENERATED
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
-    for path, regenerated in GENERATED:
+    for path, regenerated in script("row_reference").GENERATED:
         current = path.read_text("utf-8")
         assert regenerated(current) == current, (
             f"{path.relative_to(REPO)} is stale against pipeline/energy_index/steps/row_fields.py: "

@@ -6,12 +6,11 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 import yaml
 
-from tests.conftest import REPO
+from tests.conftest import REPO, script
 
 WORKFLOWS = REPO / ".github" / "workflows"
 ZIZMOR = REPO / ".venv" / "bin" / "zizmor"
@@ -160,15 +159,6 @@ def test_zizmor_finds_nothing_of_medium_severity_or_above():
     assert json.loads(result.stdout) == []
 
 
-def _pr_body():
-    sys.path.insert(0, str(REPO / "scripts"))
-    try:
-        import pr_body
-    finally:
-        sys.path.remove(str(REPO / "scripts"))
-    return pr_body
-
-
 PR_HOSTILE = [
     "  added evil/B200: ```\n@maintainers #1 [click](https://x.example) ",
     "\x1b[31mred\x1b[0m \u202eabc ::error::boom <img src=x onerror=alert(1)> &amp; ",
@@ -184,7 +174,7 @@ def test_the_pull_request_text_is_one_code_block_of_exactly_the_log():
 
     from markdown_it import MarkdownIt
 
-    pr_body = _pr_body()
+    pr_body = script("pr_body")
     log = "changed (upstream abc): wrote output/index.json\n" + "".join(PR_HOSTILE) + "\n"
     text = pr_body.body(log)
     rendered = MarkdownIt("gfm-like").render(text.removeprefix(pr_body.HEADER))
@@ -206,7 +196,7 @@ def test_the_pull_request_text_is_one_code_block_of_exactly_the_log():
 
 def test_the_pull_request_text_is_written_by_the_markdown_writers_own_function(monkeypatch):
     """One code path for every Markdown writer: the block is documents/markdown.inert_block."""
-    pr_body = _pr_body()
+    pr_body = script("pr_body")
     monkeypatch.setattr(pr_body, "inert_block", lambda text: f"<<{text}>>")
     assert pr_body.body("a\n").endswith("<<a>>")
 
@@ -218,7 +208,7 @@ def test_the_pull_request_text_stays_within_github_s_limit_with_the_workflow_s_n
     started by hand). The lines shown stop within the budget; the rest are counted."""
     from markdown_it import MarkdownIt
 
-    pr_body = _pr_body()
+    pr_body = script("pr_body")
     workflow = (REPO / ".github/workflows/regenerate.yml").read_text("utf-8")
     note = re.search(r"printf '\\n%s\\n' \"(.*?)\" >> pr-body.md", workflow)
     assert note
