@@ -287,3 +287,31 @@ def alarm():
     yield lambda seconds: signal.setitimer(signal.ITIMER_REAL, seconds)
     signal.setitimer(signal.ITIMER_REAL, 0)
     signal.signal(signal.SIGALRM, previous)
+
+
+# -- a changed row field: what the failed tests need ---------------------------------------------
+# Outputs frozen with the index's rows, which a new or changed field of steps/row_fields.py makes
+# stale, and what rebuilds them (fixtures/README.md).
+ROWS_FROZEN_IN = (PUBLISHED, FIXTURES / "stress" / "index.json", REPO / "output" / "index.json")
+REBUILD_ROWS = "make docs index && .venv/bin/python scripts/rebuild_fixtures.py stress published"
+
+
+def stale_rows(names: tuple[str, ...]) -> list[str]:
+    """The outputs of ROWS_FROZEN_IN whose rows do not have the fields ``names``, in order."""
+    return [
+        str(path.relative_to(REPO))
+        for path in ROWS_FROZEN_IN
+        if tuple(json.loads(path.read_bytes())["rows"][0]) != names
+    ]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    from energy_index.steps.row_fields import ROW_NAMES
+
+    stale = stale_rows(ROW_NAMES) if terminalreporter.stats.get("failed") else []
+    if stale:
+        terminalreporter.write_line(
+            f"The rows of {', '.join(stale)} do not have the fields steps/row_fields.py declares: "
+            f"a changed row field reaches them by their rebuild, {REBUILD_ROWS}",
+            yellow=True,
+        )

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import re
 
-from tests.conftest import FIXTURES, PUBLISHED, REPO, script
+from energy_index.steps.row_fields import ROW_NAMES
+from tests.conftest import (
+    FIXTURES,
+    PUBLISHED,
+    REBUILD_ROWS,
+    REPO,
+    ROWS_FROZEN_IN,
+    script,
+    stale_rows,
+)
 
 rebuild_fixtures = script("rebuild_fixtures")
 
@@ -35,3 +44,13 @@ def test_the_published_copy_is_its_command_s_bytes():
 
 def test_the_stress_task_is_its_command_s_bytes():
     assert rebuild_fixtures.stress_task() == (FIXTURES / "tasks" / "stress.json").read_bytes()
+
+
+def test_a_changed_row_field_names_the_stale_outputs_and_what_rebuilds_them():
+    # What the summary of a run with failures says (conftest: pytest_terminal_summary).
+    assert stale_rows(ROW_NAMES) == []
+    frozen = [str(path.relative_to(REPO)) for path in ROWS_FROZEN_IN]
+    assert stale_rows((*ROW_NAMES, "new_field")) == frozen
+    assert "fixtures/published/index.json" in frozen and "fixtures/stress/index.json" in frozen
+    assert "make docs index" in REBUILD_ROWS  # the schema first: a build is checked against it
+    assert REBUILD_ROWS.endswith("scripts/rebuild_fixtures.py stress published")
