@@ -7,10 +7,12 @@ import pytest
 
 from energy_index.documents.editorial import editorial_text
 from energy_index.errors import DerivationError
+from energy_index.steps import derive
 from energy_index.steps.derive import (
     SLUG_LENGTH,
     index_row,
     index_rows,
+    rows_in_order,
     slug,
     unprintable_characters,
     wh_per_million_tokens,
@@ -90,6 +92,12 @@ def test_a_long_slug_is_cut_with_a_hash_of_the_whole():
     assert "--" not in cut and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cut)
 
 
+def test_a_precision_without_a_label_names_the_model_and_gpu():
+    frame = two_configurations(weight_precision=["bfloat16", "int3"])
+    with pytest.raises(DerivationError, match=r"^a/x on H100: weight_precision 'int3' has no"):
+        index_rows(frame, precision_labels=LABELS)
+
+
 def test_a_precision_without_a_label_is_a_clear_error():
     with pytest.raises(DerivationError, match="weight_precision 'int3' has no label"):
         rows_of("unknown-precision.json")
@@ -122,10 +130,55 @@ def two_configurations(**columns: list) -> pl.DataFrame:
 
 def test_a_frame_that_is_not_a_selection_is_refused_by_row_id():
     # A repeated run of one model: two rows with one row_id. Only a selection reaches index_rows.
-    with pytest.raises(
-        DerivationError, match=r"^row_id model-x/H100/1/8 stands for two models \(a/x and a/x\)"
-    ):
+    with pytest.raises(DerivationError) as caught:
         index_rows(two_configurations(), precision_labels=LABELS)
+    assert str(caught.value) == (
+        "row_id model-x/H100/1/8 stands for two models (a/x and a/x): their nicknames give the "
+        "same slug"
+    )
+
+
+def test_a_repeated_row_beside_another_gpu_is_named_by_its_row_id_not_the_gpus():
+    # The GPUs' slugs (b200, h100) are apart: only the row_id is shared.
+    frame = pl.concat([two_configurations(), two_configurations(gpu_model=["B200", "B200"])[:1]])
+    with pytest.raises(DerivationError, match=r"^row_id model-x/H100/1/8 stands for two models"):
+        index_rows(frame, precision_labels=LABELS)
+
+
+def test_models_apart_by_slug_on_gpus_whose_slugs_collide_are_refused_naming_the_gpus():
+    frame = two_models(nickname=["Model X", "Model Y"], gpu_model=["H100", "h100"])
+    with pytest.raises(DerivationError, match=r"^GPUs H100 and h100 have the same slug h100: "):
+        index_rows(frame, precision_labels=LABELS)
+
+
+def test_rows_are_walked_for_collisions_only_when_the_columns_find_one(monkeypatch):
+    # The collision check asks the columns at once; the rows are walked (and a collision named)
+    # only when the columns find one: not for distinct rows, nor for no rows at all.
+    walked: list = []
+    monkeypatch.setattr(derive, "_refuse_collisions", walked.append)
+    index_rows(two_models(nickname=["Model X", "Model Y"]), precision_labels=LABELS)
+    index_rows(two_models().head(0), precision_labels=LABELS)
+    assert walked == []
+    for colliding in (
+        two_models(nickname=["Model X", "Model-X"], gpu_model=["H100", "B200"]),
+        two_models(nickname=["Model X", "Model Y"], gpu_model=["H100", "h100"]),
+        two_configurations(),
+    ):
+        index_rows(colliding, precision_labels=LABELS)
+    assert len(walked) == 3
+
+
+def test_index_row_is_asked_only_of_the_configurations_it_may_refuse(monkeypatch):
+    # index_rows derives whole columns; a configuration goes to index_row (for its refusal, word
+    # for word) only if a name is unprintable or its precision has no label. A no-break space is
+    # unprintable yet allowed: that configuration is asked, refused not, and published.
+    asked: list = []
+    monkeypatch.setattr(derive, "index_row", lambda c, labels: asked.append(c["nickname"]))
+    rows = index_rows(two_models(nickname=["Model X", "Model\u00a0Y"]), precision_labels=LABELS)
+    assert asked == ["Model\u00a0Y"]
+    assert [row["slug"] for row in rows] == ["model-x", "model-y"]
+    index_rows(two_models(nickname=["Model X", "Model Y"]), precision_labels=LABELS)
+    assert asked == ["Model\u00a0Y"]
 
 
 def test_a_name_with_control_or_bidirectional_characters_is_refused():
@@ -175,6 +228,18 @@ def test_two_gpus_whose_slugs_collide_are_refused():
 def test_distinct_slugs_give_distinct_row_ids():
     rows = index_rows(two_models(nickname=["Model X", "Model Y"]), precision_labels=LABELS)
     assert [row["row_id"] for row in rows] == ["model-x/H100/1/8", "model-y/H100/1/8"]
+
+
+def test_a_name_with_many_refused_characters_names_the_first_five_and_counts_the_rest():
+    def refusal(nickname: str) -> str:
+        with pytest.raises(DerivationError) as caught:
+            index_rows(two_configurations(nickname=["Model X", nickname]), precision_labels=LABELS)
+        return str(caught.value)
+
+    five = "U+0001, U+0002, U+0003, U+0004, U+0005"
+    assert f"character(s) {five}; refused" in refusal("M\x01\x02\x03\x04\x05")
+    assert f"character(s) {five} and 1 more; refused" in refusal("M\x01\x02\x03\x04\x05\x06")
+    assert f"character(s) {five} and 2 more; refused" in refusal("M\x01\x02\x03\x04\x05\x06\x07")
 
 
 def test_unprintable_characters_are_named_by_code_point():
@@ -254,3 +319,15 @@ def test_no_selected_configuration_gives_no_rows():
     # starts at 50 ms): index_rows stopped on None > 1 asking the empty columns for collisions.
     frame = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
     assert index_rows(frame.head(0), precision_labels=LABELS) == ()
+
+
+@pytest.mark.parametrize("itl_column", [None, "median_itl_ms", "p99_itl_ms"])
+def test_rows_in_order_are_index_row_of_every_configuration_repeats_kept(itl_column):
+    # The configurations page shows every configuration, repeated runs too (one row_id each).
+    frame = validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
+    chosen = {} if itl_column is None else {"itl_column": itl_column}
+    deciding = "p99_itl_ms" if itl_column == "p99_itl_ms" else None
+    rows = rows_in_order(frame, precision_labels=LABELS, **chosen)
+    expected = [index_row(c, LABELS, deciding=deciding) for c in frame.iter_rows(named=True)]
+    assert [list(row.items()) for row in rows] == [list(row.items()) for row in expected]
+    assert len({row["row_id"] for row in rows}) < len(rows) == frame.height

@@ -112,7 +112,7 @@ def _rows_and_frame(
 ) -> tuple[list[dict[str, Any]], pl.DataFrame]:
     deciding = itl_column if itl_column in OPTIONAL_NAMES else None
     columns = configurations.select(*ROW_COLUMNS, *((deciding,) if deciding else ()))
-    _refuse_as_index_row(columns, precision_labels, deciding=deciding)
+    _refuse_as_index_row(columns, precision_labels)
     labels = pl.col("weight_precision").replace_strict(
         list(precision_labels), list(precision_labels.values()), return_dtype=pl.String
     )
@@ -137,16 +137,14 @@ def _rows_and_frame(
     return rows, frame
 
 
-def _refuse_as_index_row(
-    columns: pl.DataFrame, labels: Mapping[str, str], *, deciding: str | None
-) -> None:
+def _refuse_as_index_row(columns: pl.DataFrame, labels: Mapping[str, str]) -> None:
     """``index_row``'s refusal of the first configuration (in the frame's order) it refuses: only
     a configuration with a name that is not all printable, or a precision without a label, may
-    be refused, and only those are handed to it."""
+    be refused, and only those are handed to it (the row it gives is not needed)."""
     suspect = [
         pl.col(name).is_in(bad)
         for name in NAME_FIELDS
-        if (bad := [v for v in columns.get_column(name).unique().to_list() if _suspect(v)])
+        if (bad := [v for v in columns.get_column(name).unique().to_list() if not v.isprintable()])
     ]
     unlabelled = [
         p for p in columns.get_column("weight_precision").unique().to_list() if p not in labels
@@ -155,11 +153,7 @@ def _refuse_as_index_row(
         suspect.append(pl.col("weight_precision").is_in(unlabelled))
     if suspect:
         for c in columns.filter(pl.any_horizontal(suspect)).iter_rows(named=True):
-            index_row(c, labels, deciding=deciding)
-
-
-def _suspect(value: Any) -> bool:
-    return not (isinstance(value, str) and value.isprintable())
+            index_row(c, labels)
 
 
 def _may_collide(frame: pl.DataFrame) -> bool:
@@ -233,9 +227,9 @@ def _first(found: list[str], limit: int = 5) -> str:
 
 
 def _checked_names(configuration: Mapping[str, Any]) -> None:
-    for name in NAME_FIELDS:
+    for name in NAME_FIELDS:  # non-null text: validate's String columns
         value = configuration[name]
-        found = unprintable_characters(value) if isinstance(value, str) else []
+        found = unprintable_characters(value)
         if found:
             raise DerivationError(
                 f"{quoted(configuration['model_id'])} on {quoted(configuration['gpu_model'])}: "
