@@ -33,7 +33,7 @@ from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import UpstreamFile
 from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import grid_intensities
-from energy_index.steps.impacts import carbon_in
+from energy_index.steps.impacts import carbon_in, impact_row, impact_rows
 from tests.conftest import FIXTURES, GOLDEN, PUBLISHED, REPO, TASK_PATH, changed_snapshot
 
 CARBON_FIXTURE = FIXTURES / "codecarbon-energy-mix"
@@ -552,3 +552,43 @@ def test_a_gpu_power_the_index_rounds_to_zero_is_refused_naming_the_row(tmp_path
     assert not isinstance(result.exception, ZeroDivisionError)
     assert "qwen-3-14b/B200/1/" in result.output and "gpu_power_watts_total 0" in result.output
     assert not out.parent.exists() or list(out.parent.iterdir()) == []
+
+
+def test_a_row_without_its_response_lengths_has_the_mean_length_s_figures_only() -> None:
+    # Where the pick's output lengths are unknown (no responses.json entry), the blocks carry
+    # the energy per response of the mean output length, and no quantiles.
+    row = json.loads(PUBLISHED.read_bytes())["rows"][0]
+    factors = impact_factors()["factors"]
+    for impacts in (impact_row(row, factors), *impact_rows([row], factors)):
+        assert "wh_per_response" not in impacts["measured"]
+        for boundary in ("server", "facility"):
+            block = impacts["estimated"][boundary]
+            assert "wh_per_response_quantiles" not in block
+            assert block["wh_per_response"]["low"] <= block["wh_per_response"]["high"]
+
+
+def test_wh_per_million_tokens_is_joules_times_a_million_over_3600_to_the_last_digit() -> None:
+    # With no host energy, no idle capacity and a PUE of 1, server and facility energy are the
+    # measured GPU energy: 4.44419856 J/token is 1234.4996 Wh per million output tokens,
+    # published as 1234 (one part in a million more would be 1235).
+    zero, one = {"value": 0.0}, {"value": 1.0}
+    factors = {
+        "host_power_per_gpu": {"low": zero, "high": zero},
+        "host_ratio_to_gpu": {"low": zero, "high": zero},
+        "idle_capacity": {"low": one, "high": one},
+        "pue": {"low": one, "high": one},
+    }
+    row = {
+        "row_id": "x/H100/1/8", "model": "X", "model_id": "a/x", "gpu": "H100", "num_gpus": 1,
+        "joules_per_output_token": 4.44419856, "gpu_power_watts_total": 700,
+        "avg_output_tokens": 1000, "wh_per_million_output_tokens": 1234.5,
+    }  # fmt: skip
+    estimated = impact_row(row, factors)["estimated"]
+    for boundary in ("server", "facility"):
+        assert estimated[boundary]["wh_per_million_output_tokens"] == {
+            "low": 1234.0,
+            "high": 1234.0,
+        }
+    # Carbon: the same Wh at 1000 gCO2e/kWh is as many grams.
+    carbon = carbon_in(row, factors, 1000.0)["g_per_million_output_tokens"]
+    assert carbon == {"low": 1234.0, "high": 1234.0}
