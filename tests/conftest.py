@@ -26,6 +26,11 @@ def _mutated_package_first() -> None:
     mutated = Path(__file__).resolve().parent.parent / "pipeline"  # mutants/pipeline
     if not (mutated / "energy_index").is_dir() or mutated.parent.name != "mutants":
         return
+    if str(mutated) in sys.path:
+        # Done already: a test's ``from tests.conftest import`` runs this module a second time,
+        # and purging again would orphan the mutated modules that test has imported (msgspec
+        # then cannot resolve a Struct's annotations: its module is gone from sys.modules).
+        return
     checkout = mutated.parent.parent / "pipeline"
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != checkout.resolve()]
     sys.path.insert(0, str(mutated))
