@@ -114,7 +114,9 @@ def test_request_energy_is_broken_in_a_per_model_file():
         c["energy_per_request_joules"] *= 1.001
 
     findings = by_check(run_checks(frame, _changed_model_file(files, more)))
-    assert len(findings["energy_per_request_is_energy_per_token_times_output_length"]) == 1
+    [finding] = findings["energy_per_request_is_energy_per_token_times_output_length"]
+    assert finding["subject"] == "Qwen/Qwen3-8B on 1×B200, max_num_seqs 8 (per-model file)"
+    assert finding["detail"].startswith("energy per request 275.157 J, per token × average ")
     # The copy no longer agrees with the task file either: both are said.
     assert len(findings["model_file_agrees_with_task_file"]) == 1
 
@@ -126,7 +128,7 @@ def test_percentiles_out_of_order_are_a_finding_not_a_refusal():
     changed = _changed_task(swapped)
     findings = by_check(run_checks(changed, {}))
     [finding] = findings["itl_percentiles_ordered"]
-    assert finding["subject"].startswith("Qwen/Qwen3-8B on 1×H100")
+    assert finding["subject"] == "Qwen/Qwen3-8B on 1×H100, max_num_seqs 8"
     assert "p95_itl_ms" in finding["detail"]
 
 
@@ -145,6 +147,79 @@ def test_a_model_file_that_disagrees_with_the_task_file_is_named_by_field():
     missing = by_check(run_checks(frame, {**files, QWEN_FILE: json.dumps(lost).encode()}))
     [gone] = missing["model_file_agrees_with_task_file"]
     assert gone["detail"] == f"in the task file, not in {QWEN_FILE}"
+
+
+def test_a_per_model_file_with_another_energy_per_token_is_its_configuration_differing():
+    # Same key, another energy per token: the task file's configuration of that key is still its
+    # twin, and the difference is named (not "in the file, not in the task file").
+    frame, files = golden_inputs()
+
+    def other(c):
+        c["energy_per_token_joules"] *= 2
+
+    [finding] = by_check(run_checks(frame, _changed_model_file(files, other)))[
+        "model_file_agrees_with_task_file"
+    ]
+    assert finding["subject"] == "Qwen/Qwen3-8B on 1×B200, max_num_seqs 8"
+    assert finding["detail"] == (
+        "energy_per_token_joules 0.8607902191698907 here, 0.43039510958494537 in the task file"
+    )
+
+
+def test_a_repeated_run_is_matched_to_its_twin_by_energy_per_token_in_any_order():
+    # Two runs of one key (B200, 1 GPU, 8 sequences), listed in one order in the task file and
+    # in the other in the per-model file: each is compared with the run of its energy.
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    runs = document["configurations"]
+    first = next(i for i, c in enumerate(runs) if c["model_id"] == "Qwen/Qwen3-8B")
+    repeat = {
+        **runs[first],
+        "energy_per_token_joules": runs[first]["energy_per_token_joules"] * 1.1,
+    }
+    repeat["energy_per_request_joules"] = (
+        repeat["energy_per_token_joules"] * repeat["avg_output_len"]
+    )
+    runs.insert(first, repeat)
+    frame = validated_configurations(upstream_file(json.dumps(document).encode())).frame
+    _, files = golden_inputs()
+    model_file = json.loads(files[QWEN_FILE])
+    own = model_file["configurations"][0]
+    model_file["configurations"].insert(1, {**own, **{k: repeat[k] for k in own if k in repeat}})
+    findings = by_check(run_checks(frame, {**files, QWEN_FILE: json.dumps(model_file).encode()}))
+    assert findings["model_file_agrees_with_task_file"] == []
+
+
+def test_figures_apart_by_float_noise_are_the_same_value():
+    frame, files = golden_inputs()
+
+    def noisy(c):
+        c["avg_power_watts"] *= 1 + 1e-12
+
+    findings = by_check(run_checks(frame, _changed_model_file(files, noisy)))
+    assert findings["model_file_agrees_with_task_file"] == []
+
+
+def test_a_figure_null_in_the_task_file_and_given_in_the_per_model_file_is_a_finding():
+    def unknown(c):
+        c["p99_itl_ms"] = None
+
+    _, files = golden_inputs()
+    [finding] = by_check(run_checks(_changed_task(unknown), files))[
+        "model_file_agrees_with_task_file"
+    ]
+    assert finding["subject"] == "Qwen/Qwen3-8B on 1×H100, max_num_seqs 8"
+    assert finding["detail"] == "p99_itl_ms 13.145123086869724 here, null in the task file"
+
+
+def test_a_zero_power_in_a_per_model_file_is_a_finding_not_a_division_by_zero():
+    frame, files = golden_inputs()
+
+    def unpowered(c):
+        c["avg_power_watts"] = 0
+
+    findings = by_check(run_checks(frame, _changed_model_file(files, unpowered)))
+    [finding] = findings["energy_per_token_is_power_over_throughput"]
+    assert finding["detail"].endswith("power ÷ throughput 0 J (relative difference inf)")
 
 
 def test_output_lengths_within_the_factor_are_no_finding_and_beyond_it_are():
