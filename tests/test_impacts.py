@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
-from energy_index.errors import ChecksumMismatch, UpstreamFormatError
+from energy_index.errors import ChecksumMismatch, DerivationError, UpstreamFormatError
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.flows.extras import Extras
 from energy_index.flows.impacts import audit_impacts, impacts_of
@@ -33,7 +33,7 @@ from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import UpstreamFile
 from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import grid_intensities
-from energy_index.steps.impacts import carbon_in, impact_row, impact_rows
+from energy_index.steps.impacts import carbon_in, host_joules, impact_row, impact_rows
 from tests.conftest import FIXTURES, GOLDEN, PUBLISHED, REPO, TASK_PATH, changed_snapshot
 
 CARBON_FIXTURE = FIXTURES / "codecarbon-energy-mix"
@@ -565,6 +565,30 @@ def test_a_row_without_its_response_lengths_has_the_mean_length_s_figures_only()
             block = impacts["estimated"][boundary]
             assert "wh_per_response_quantiles" not in block
             assert block["wh_per_response"]["low"] <= block["wh_per_response"]["high"]
+
+
+def test_the_time_form_takes_one_watt_and_refuses_zero_naming_the_row_or_the_plan() -> None:
+    # The index's watts are whole: 1 W is the least power that gives a throughput. The planner
+    # asks of a row without a row_id: its refusal names the plan.
+    factors = impact_factors()["factors"]
+    row = {"joules_per_output_token": 0.5, "gpu_power_watts_total": 1, "num_gpus": 2}
+    per_gpu = factors["host_power_per_gpu"]["low"]["value"]
+    assert host_joules(row, factors, form="time", bound="low") == per_gpu * 2 * 0.5 / 1
+    message = (
+        "gpu_power_watts_total 0 W gives no throughput, and the host's time form divides by it: "
+        "no impacts"
+    )
+    with pytest.raises(DerivationError) as caught:
+        host_joules({**row, "gpu_power_watts_total": 0}, factors, form="time", bound="low")
+    assert str(caught.value) == f"the plan: {message}"
+    with pytest.raises(DerivationError) as caught:
+        host_joules(
+            {**row, "gpu_power_watts_total": 0, "row_id": "x/H100/2/8"},
+            factors,
+            form="time",
+            bound="low",
+        )
+    assert str(caught.value) == f"x/H100/2/8: {message}"
 
 
 def test_wh_per_million_tokens_is_joules_times_a_million_over_3600_to_the_last_digit() -> None:

@@ -113,7 +113,7 @@ def impact_row(
     bounds = energy_bounds(row, factors)
     low, high = bounds["low"], bounds["high"]
     tokens = float(row["avg_output_tokens"])
-    lengths = response.get("output_tokens") if response else None
+    lengths = response["output_tokens"] if response else None
 
     def block(boundary: str, key: str, extra: list[str]) -> dict[str, Any]:
         return {
@@ -158,7 +158,7 @@ def impact_row(
             "wh_per_million_output_tokens": row["wh_per_million_output_tokens"],
             "gpu_power_watts_total": row["gpu_power_watts_total"],
             "avg_output_tokens": row["avg_output_tokens"],
-            **({"wh_per_response": response["wh_per_response"]} if lengths and response else {}),
+            **({"wh_per_response": response["wh_per_response"]} if response else {}),
         },
         "estimated": {
             "server": server,
