@@ -8,11 +8,12 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import polars as pl
 import pytest
 
 from energy_index.flows.build import BuildSettings, build
 from energy_index.io.snapshots import upstream_snapshot
-from energy_index.steps.checks import CHECKS, data_checks
+from energy_index.steps.checks import CHECKS, FINDINGS_SHOWN, data_checks
 from energy_index.steps.responses import ModelFileProblem, parsed_model_file
 from energy_index.steps.validate import validated_configurations
 from tests.conftest import GOLDEN, TASK_PATH, changed_snapshot, upstream_file
@@ -199,6 +200,26 @@ def test_figures_apart_by_float_noise_are_the_same_value():
     assert findings["model_file_agrees_with_task_file"] == []
 
 
+def test_figures_apart_by_the_tolerance_itself_are_the_same_value():
+    # 10⁹ + 1 against 10⁹: a relative difference of exactly SAME_VALUE_TOLERANCE (10⁻⁹).
+    def billion(c):
+        c["avg_power_watts"] = 1e9
+
+    _, files = golden_inputs()
+    qwen = json.loads(files[QWEN_FILE])
+    h100 = next(i for i, c in enumerate(qwen["configurations"]) if c["gpu_model"] == "H100")
+    qwen["configurations"][h100]["avg_power_watts"] = 1e9 + 1
+    changed = {**files, QWEN_FILE: json.dumps(qwen).encode()}
+    findings = by_check(run_checks(_changed_task(billion), changed))
+    assert findings["model_file_agrees_with_task_file"] == []
+    qwen["configurations"][h100]["avg_power_watts"] = 1e9 + 2
+    changed = {**files, QWEN_FILE: json.dumps(qwen).encode()}
+    [finding] = by_check(run_checks(_changed_task(billion), changed))[
+        "model_file_agrees_with_task_file"
+    ]
+    assert finding["detail"] == "avg_power_watts 1000000002.0 here, 1000000000.0 in the task file"
+
+
 def test_a_figure_null_in_the_task_file_and_given_in_the_per_model_file_is_a_finding():
     def unknown(c):
         c["p99_itl_ms"] = None
@@ -230,6 +251,19 @@ def test_output_lengths_within_the_factor_are_no_finding_and_beyond_it_are():
     findings = by_check(run_checks(_changed_task(doubled), {}))
     subjects = [f["subject"] for f in findings["output_length_consistent_across_gpus"]]
     assert "Qwen 3 8B (Qwen/Qwen3-8B)" in subjects
+    # One configuration broken: each GPU's length is one number, not a range.
+    [qwen] = [
+        f for f in findings["output_length_consistent_across_gpus"] if "Qwen3-8B" in f["subject"]
+    ]
+    lengths = {
+        c["gpu_model"]: c["avg_output_len"]
+        for c in json.loads((GOLDEN / TASK_PATH).read_bytes())["configurations"]
+        if c["model_id"] == "Qwen/Qwen3-8B" and c["num_gpus"] == 1 and c["max_num_seqs"] == 8
+    }
+    assert qwen["detail"].startswith(
+        f"average output tokens {round(2 * lengths['H100']):,} on H100 against "
+        f"{round(lengths['B200']):,} on B200, in 1 configuration(s)"
+    )
 
     def a_little_longer(c):
         c["avg_output_len"] *= 1.2
@@ -309,3 +343,30 @@ def test_findings_quote_upstream_values_cut_short():
     assert "avg_power_watts 1e+300 here" in details
     assert any("(100004 characters)" in f["subject"] for f in findings)
     assert max(len(f["subject"]) + len(f["detail"]) for f in findings) < 500
+
+
+def test_a_check_with_more_violations_than_it_shows_counts_them_all():
+    # 25 models, each measured on two GPUs, each with an output length 10 times as long on one
+    # and an energy per request off by half: both checks show FINDINGS_SHOWN findings and count 25.
+    models = [f"org/m{i:02}" for i in range(25)]
+    frame = pl.DataFrame(
+        {
+            "model_id": models * 2,
+            "nickname": models * 2,
+            "gpu_model": ["H100"] * 25 + ["B200"] * 25,
+            "num_gpus": [1] * 50,
+            "max_num_seqs": [8] * 50,
+            "avg_output_len": [100.0] * 25 + [1000.0] * 25,
+            "energy_per_token_joules": [1.0] * 50,
+            "energy_per_request_joules": [150.0] * 25 + [1000.0] * 25,
+        }
+    )
+    result = data_checks(frame, {})
+    counted = {c["name"]: c["violations"] for c in result["checks"]}
+    assert counted["output_length_consistent_across_gpus"] == 25
+    assert counted["energy_per_request_is_energy_per_token_times_output_length"] == 25
+    found = by_check(result)
+    assert len(found["output_length_consistent_across_gpus"]) == FINDINGS_SHOWN
+    assert (
+        len(found["energy_per_request_is_energy_per_token_times_output_length"]) == FINDINGS_SHOWN
+    )
