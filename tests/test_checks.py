@@ -105,7 +105,66 @@ def test_power_over_throughput_is_broken_by_a_throughput_off_by_a_percent():
 
     findings = by_check(run_checks(frame, _changed_model_file(files, slower)))
     [finding] = findings["energy_per_token_is_power_over_throughput"]
-    assert "Qwen/Qwen3-8B" in finding["subject"] and "relative difference 0.01" in finding["detail"]
+    assert finding["subject"] == "Qwen/Qwen3-8B on 1×B200, max_num_seqs 8"
+    c = json.loads(files[QWEN_FILE])["configurations"][0]
+    power_over_throughput = c["avg_power_watts"] / (c["output_throughput_tokens_per_sec"] * 0.99)
+    assert finding["detail"] == (
+        f"energy per token {c['energy_per_token_joules']:.6g} J, power ÷ throughput "
+        f"{power_over_throughput:.6g} J (relative difference 0.01)"
+    )
+
+
+def test_a_per_model_configuration_without_power_or_throughput_is_not_checked():
+    frame, files = golden_inputs()
+    checked = {c["name"]: c["checked"] for c in run_checks(frame, files)["checks"]}
+
+    def unpowered(c):
+        del c["avg_power_watts"]
+
+    def still(c):
+        c["output_throughput_tokens_per_sec"] = 0
+
+    for change in (unpowered, still):
+        result = run_checks(frame, _changed_model_file(files, change))
+        assert by_check(result)["energy_per_token_is_power_over_throughput"] == []
+        name = "energy_per_token_is_power_over_throughput"
+        assert {c["name"]: c["checked"] for c in result["checks"]}[name] == checked[name] - 1
+
+
+def test_a_ratio_off_by_the_tolerance_itself_is_no_finding():
+    # 10⁶ + 1 against 10⁶: a relative difference of exactly RELATIVE_TOLERANCE (10⁻⁶), in the
+    # task file (energy per request) and in a per-model file (power over throughput).
+    def exactly(c):
+        c["energy_per_token_joules"], c["avg_output_len"] = 1000.0, 1000.0
+        c["energy_per_request_joules"] = 1e6 + 1
+
+    def a_joule_more(c):
+        c["avg_power_watts"], c["output_throughput_tokens_per_sec"] = 1e6, 1.0
+        c["energy_per_token_joules"] = 1e6 + 1
+        c["energy_per_request_joules"] = (1e6 + 1) * c["avg_output_len"]
+
+    _, files = golden_inputs()
+    found = by_check(run_checks(_changed_task(exactly), _changed_model_file(files, a_joule_more)))
+    assert found["energy_per_request_is_energy_per_token_times_output_length"] == []
+    assert found["energy_per_token_is_power_over_throughput"] == []
+
+
+def test_request_energy_is_broken_in_the_task_file_within_what_validation_lets_through():
+    # Validation allows 10⁻⁶ of the request energy, the check 10⁻⁶ of the product: a request
+    # energy above the product by 1.0000005 in 10⁶ passes the first and breaks the second.
+    def more(c):
+        c["energy_per_token_joules"], c["avg_output_len"] = 1000.0, 1000.0
+        c["energy_per_request_joules"] = 1e6 + 1.0000005
+
+    [finding] = by_check(run_checks(_changed_task(more), {}))[
+        "energy_per_request_is_energy_per_token_times_output_length"
+    ]
+    assert finding == {
+        "check": "energy_per_request_is_energy_per_token_times_output_length",
+        "subject": "Qwen/Qwen3-8B on 1×H100, max_num_seqs 8 (task file)",
+        "detail": "energy per request 1e+06 J, per token × average output length 1e+06 J "
+        "(relative difference 1e-06)",
+    }
 
 
 def test_request_energy_is_broken_in_a_per_model_file():
@@ -277,10 +336,13 @@ def test_output_lengths_within_the_factor_are_no_finding_and_beyond_it_are():
 def test_without_per_model_files_the_checks_that_need_them_say_they_were_skipped():
     frame, _ = golden_inputs()
     result = run_checks(frame, {})
-    skipped = {c["name"]: c.get("skipped") for c in result["checks"]}
-    assert skipped["energy_per_token_is_power_over_throughput"]
-    assert skipped["model_file_agrees_with_task_file"]
-    assert skipped["itl_percentiles_ordered"] is None
+    skipped = {c["name"]: (c["checked"], c.get("skipped")) for c in result["checks"]}
+    assert skipped["energy_per_token_is_power_over_throughput"] == (
+        0,
+        "no per-model files (the task files publish no throughput)",
+    )
+    assert skipped["model_file_agrees_with_task_file"] == (0, "no per-model files in the snapshot")
+    assert skipped["itl_percentiles_ordered"] == (328, None)
 
 
 # Issue 19 (H2, M3, M1): every per-model file of the snapshot is read once, by the reader the
