@@ -201,6 +201,7 @@ CSV_COLUMNS = (
     "output_tokens_per_request", "status", "configurations", "itl_ms_at_most",
 )  # fmt: skip
 RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
+CARBON_RANGES = ("g_per_response", "tonnes_per_year")
 
 
 def plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -210,26 +211,26 @@ def plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     plans = [document["plan"], document["alternative"]]
     for rank, plan in enumerate((p for p in plans if p is not None), start=1):
-        row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in CSV_COLUMNS[1:11]}}
+        row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in CSV_COLUMNS[1:]}}
         row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
-        row["itl_ms_at_most"] = plan["itl_ms_at_most"]
-        for name in RANGES:
-            for end in ("low", "high"):
-                row[f"gpu_{name}_{end}"] = plan["gpu_energy"][name][end]
+        row.update(_ends("gpu", plan["gpu_energy"], RANGES))
         estimated = plan.get("estimated")
         if estimated:
-            for name in RANGES[1:]:
-                for end in ("low", "high"):
-                    row[f"estimated_facility_{name}_{end}"] = estimated[name][end]
+            row.update(_ends("estimated_facility", estimated, RANGES[1:]))
             by_country = estimated["carbon"]["by_country"]
             # --country's, else every country the estimates cover (the option's default).
             for code in document["countries"] or sorted(by_country):
-                carbon = by_country[code]
-                for name in ("g_per_response", "tonnes_per_year"):
-                    for end in ("low", "high"):
-                        row[f"estimated_carbon_{code}_{name}_{end}"] = carbon[name][end]
+                row.update(_ends(f"estimated_carbon_{code}", by_country[code], CARBON_RANGES))
         rows.append(row)
     return rows
+
+
+def _ends(prefix: str, figures: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """Each range of ``figures`` named in ``names`` as two cells, ``<prefix>_<name>_low`` and
+    ``_high``."""
+    return {
+        f"{prefix}_{name}_{end}": figures[name][end] for name in names for end in ("low", "high")
+    }
 
 
 def plan_csv(document: Mapping[str, Any]) -> bytes:
