@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,16 +44,16 @@ def files_under(folder: Path) -> dict[str, bytes]:
     }
 
 
-def _full_disk(monkeypatch, *, from_writing: str | None = None) -> None:
-    """Every write fails with ENOSPC; with ``from_writing``, only from the first write of a
+def _full_disk(monkeypatch, *, from_output: str | None = None) -> None:
+    """Every write fails with ENOSPC; with ``from_output``, only from the first write of a
     temporary of that output (``.<name>.energy-index-…``, a file or a folder's tree) on: the
     disk fills up as that output is written, the earlier ones having fitted."""
-    full = from_writing is None
+    full = from_output is None
 
     def fsync(descriptor: int) -> None:
         nonlocal full
         written = os.readlink(f"/proc/self/fd/{descriptor}")
-        full = full or f"/.{from_writing}.energy-index-" in written
+        full = full or f"/.{from_output}.energy-index-" in written
         if full:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_fsync(descriptor)
@@ -104,82 +105,16 @@ def test_a_full_disk_replaces_nothing_and_says_so(tmp_path, monkeypatch, command
 # snapshot and changelogs, regenerate's vendored snapshot and set; upstream on 127.0.0.1.
 
 
-def test_a_full_disk_while_fetch_writes_its_snapshot_replaces_nothing(
-    standin, tmp_path, monkeypatch
-):
-    """It named the folder (`snap: cannot be written`), not the file of it being written."""
-    to = tmp_path / "snap"
-    assert fetch_to(standin, to).exit_code == 0
-    standin.publish({"public/data/tasks/gpqa.json": b'{"configurations": []}'})
-    before = tree(tmp_path)
-    _full_disk(monkeypatch)
-    result = fetch_to(standin, to)
-    monkeypatch.undo()
-    _said_disk_full(result, inside=to)
-    assert tree(tmp_path) == before  # no temporary either
-
-
-CARBON_WRITES = ["upstream-carbon", "carbon", "carbon.changelog.json", "CHANGELOG.md"]
-
-
-@pytest.mark.parametrize("from_writing", CARBON_WRITES)
-def test_a_full_disk_while_refresh_carbon_writes_replaces_nothing(
-    codecarbon,  # noqa: F811
-    tmp_path,
-    monkeypatch,
-    from_writing,
-):
-    """The disk fills as each of its four outputs is written, in turn. It was the changelogs':
-    the vendored snapshot had been swapped in, and putting the old one back needed the space
-    that was not there, so the new snapshot stayed with the old changelogs."""
-    vendored, output = tmp_path / "carbon", tmp_path / "output"
-    shutil.copytree(CARBON_FIXTURE, vendored)
-    output.mkdir()
-    (output / "CHANGELOG.md").write_text("# Changes to the index\n\nearlier entries\n")
-    publish_france_at(codecarbon, 44.5)
-    before = {"carbon": tree(vendored), "output": tree(output)}
-    _full_disk(monkeypatch, from_writing=from_writing)
-    result = refresh(codecarbon, tmp_path)
-    monkeypatch.undo()
-    _said_disk_full(result, inside=tmp_path)
-    assert {"carbon": tree(vendored), "output": tree(output)} == before
-    cache = tmp_path / "cache" / "upstream-carbon"
-    if cache.exists():  # written whole before the disk filled: the new upstream, checked
-        assert carbon_snapshot(cache).commit == codecarbon.head
-    assert [p for p in tmp_path.rglob("*energy-index*")] == []
-
-
-REGENERATION_WRITES = [
-    "ml-energy-leaderboard", "index.report.json", "index.changelog.json", "CHANGELOG.md",
-    "index.json",
-]  # fmt: skip
-
-
-@pytest.mark.parametrize("from_writing", REGENERATION_WRITES)
-def test_a_full_disk_while_regenerate_writes_its_set_replaces_nothing(
-    tmp_path, monkeypatch, from_writing
-):
-    checkout = Checkout(tmp_path / "checkout")
-    source = upstream(tmp_path, power_changed())
-    before = checkout.state()
-    _full_disk(monkeypatch, from_writing=from_writing)
-    result = checkout.regenerate("--from", source, "--date", "2027-01-01")
-    monkeypatch.undo()
-    _said_disk_full(result, inside=checkout.root)
-    assert checkout.state() == before
-    assert [p for p in checkout.root.rglob("*energy-index*")] == []
-
-
-def _no_inode_free(monkeypatch, *, from_making: str | None = None) -> None:
+def _no_inode_free(monkeypatch, *, from_output: str | None = None) -> None:
     """The filesystem's inodes are all used (a tmpfs at its nr_inodes): a file that exists can
     still be written, but making any new file or folder fails with ENOSPC, at its open or mkdir
-    rather than at a write; with ``from_making``, from the first temporary of that output on."""
-    full = from_making is None
+    rather than at a write; with ``from_output``, from the first temporary of that output on."""
+    full = from_output is None
 
     def refuse(path) -> None:
         nonlocal full
         name = os.fsdecode(os.fspath(path))
-        full = full or f"/.{from_making}.{TEMPORARY_MARK}-" in name
+        full = full or f"/.{from_output}.{TEMPORARY_MARK}-" in name
         if full and not os.path.lexists(name):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), name)
 
@@ -211,50 +146,83 @@ def _no_inode_free(monkeypatch, *, from_making: str | None = None) -> None:
 # one fault, none of them the `<file>: cannot be written` of a full disk.
 
 
-def test_no_inode_free_while_fetch_makes_its_snapshot_replaces_nothing(
-    standin, tmp_path, monkeypatch
+def _faults(outputs: list[str]) -> list[Any]:
+    """A full disk as each output is written in turn, and no inode free from the start and as
+    each output's first temporary is made: (fault, output)."""
+    return [
+        pytest.param(fault, name, id=f"{fault.__name__.strip('_')}-{name}")
+        for fault, names in ((_full_disk, outputs), (_no_inode_free, [None, *outputs]))
+        for name in names
+    ]
+
+
+@pytest.mark.parametrize(
+    ("fault", "inside"),
+    [(_full_disk, "snap"), (_no_inode_free, "")],
+    ids=["full_disk", "no_inode_free"],
+)
+def test_no_space_while_fetch_writes_its_snapshot_replaces_nothing(
+    standin, tmp_path, monkeypatch, fault, inside
 ):
+    """It named a folder, not the file of it being written: on a full disk `snap: cannot be
+    written`, with no inode free `<parent>: cannot write in it`."""
     to = tmp_path / "snap"
     assert fetch_to(standin, to).exit_code == 0
     standin.publish({"public/data/tasks/gpqa.json": b'{"configurations": []}'})
     before = tree(tmp_path)
-    _no_inode_free(monkeypatch)
+    fault(monkeypatch)
     result = fetch_to(standin, to)
     monkeypatch.undo()
-    _said_disk_full(result, inside=tmp_path)
-    assert tree(tmp_path) == before
+    _said_disk_full(result, inside=tmp_path / inside)
+    assert tree(tmp_path) == before  # no temporary either
 
 
-@pytest.mark.parametrize("from_making", [None, *CARBON_WRITES])
-def test_no_inode_free_while_refresh_carbon_writes_replaces_nothing(
+CARBON_WRITES = ["upstream-carbon", "carbon", "carbon.changelog.json", "CHANGELOG.md"]
+
+
+@pytest.mark.parametrize(("fault", "from_output"), _faults(CARBON_WRITES))
+def test_no_space_while_refresh_carbon_writes_replaces_nothing(
     codecarbon,  # noqa: F811
     tmp_path,
     monkeypatch,
-    from_making,
+    fault,
+    from_output,
 ):
+    """The disk fills as each of its four outputs is written, in turn. It was the changelogs':
+    the vendored snapshot had been swapped in, and putting the old one back needed the space
+    that was not there, so the new snapshot stayed with the old changelogs."""
     vendored, output = tmp_path / "carbon", tmp_path / "output"
     shutil.copytree(CARBON_FIXTURE, vendored)
     output.mkdir()
     (output / "CHANGELOG.md").write_text("# Changes to the index\n\nearlier entries\n")
     publish_france_at(codecarbon, 44.5)
     before = {"carbon": tree(vendored), "output": tree(output)}
-    _no_inode_free(monkeypatch, from_making=from_making)
+    fault(monkeypatch, from_output=from_output)
     result = refresh(codecarbon, tmp_path)
     monkeypatch.undo()
     _said_disk_full(result, inside=tmp_path)
     assert {"carbon": tree(vendored), "output": tree(output)} == before
+    cache = tmp_path / "cache" / "upstream-carbon"
+    if cache.exists():  # written whole before the disk filled: the new upstream, checked
+        assert carbon_snapshot(cache).commit == codecarbon.head
     assert [p for p in tmp_path.rglob("*energy-index*")] == []
     assert [p for p in tmp_path.rglob("*.lock")] == []
 
 
-@pytest.mark.parametrize("from_making", [None, *REGENERATION_WRITES])
-def test_no_inode_free_while_regenerate_writes_its_set_replaces_nothing(
-    tmp_path, monkeypatch, from_making
+REGENERATION_WRITES = [
+    "ml-energy-leaderboard", "index.report.json", "index.changelog.json", "CHANGELOG.md",
+    "index.json",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fault", "from_output"), _faults(REGENERATION_WRITES))
+def test_no_space_while_regenerate_writes_its_set_replaces_nothing(
+    tmp_path, monkeypatch, fault, from_output
 ):
     checkout = Checkout(tmp_path / "checkout")
     source = upstream(tmp_path, power_changed())
     before = checkout.state()
-    _no_inode_free(monkeypatch, from_making=from_making)
+    fault(monkeypatch, from_output=from_output)
     result = checkout.regenerate("--from", source, "--date", "2027-01-01")
     monkeypatch.undo()
     _said_disk_full(result, inside=checkout.root)
