@@ -192,16 +192,6 @@ def test_a_name_with_control_or_bidirectional_characters_is_refused():
     assert str(caught.value) == expected
 
 
-def test_two_models_whose_slugs_collide_are_refused():
-    frame = two_models(nickname=["Model X", "Model-X"])
-    with pytest.raises(DerivationError) as caught:
-        index_rows(frame, precision_labels=LABELS)
-    assert str(caught.value) == (
-        "models a/x and b/x have the same slug model-x: their rows could not be told apart by "
-        "slug (nor by row_id on the same GPUs)"
-    )
-
-
 def two_models(**columns: list) -> pl.DataFrame:
     """Two models, a/x and b/x, on one H100, with the given columns replaced."""
     return two_configurations(model_id=["a/x", "b/x"], **columns)
@@ -213,16 +203,24 @@ def test_slugs_collide_even_when_gpus_keep_row_ids_apart():
         index_rows(frame, precision_labels=LABELS)
 
 
-def test_two_gpus_whose_slugs_collide_are_refused():
-    # "H100" and "h100" are two row_ids but one card path (cards/<task>/<model>/h100.html):
-    # the second card would silently replace the first.
-    frame = two_configurations(gpu_model=["H100", "h100"])
+# "H100" and "h100" are two row_ids but one card path (cards/<task>/<model>/h100.html): the
+# second card would silently replace the first.
+@pytest.mark.parametrize(
+    ("columns", "expected"),
+    [
+        ({"model_id": ["a/x", "b/x"], "nickname": ["Model X", "Model-X"]},
+         "models a/x and b/x have the same slug model-x: their rows could not be told apart by "
+         "slug (nor by row_id on the same GPUs)"),
+        ({"gpu_model": ["H100", "h100"]},
+         "GPUs H100 and h100 have the same slug h100: their rows could not be told apart by "
+         "slug (nor their cards by path)"),
+    ],
+    ids=["models", "gpus"],
+)  # fmt: skip
+def test_two_models_or_gpus_whose_slugs_collide_are_refused(columns: dict, expected: str):
     with pytest.raises(DerivationError) as caught:
-        index_rows(frame, precision_labels=LABELS)
-    assert str(caught.value) == (
-        "GPUs H100 and h100 have the same slug h100: their rows could not be told apart by "
-        "slug (nor their cards by path)"
-    )
+        index_rows(two_configurations(**columns), precision_labels=LABELS)
+    assert str(caught.value) == expected
 
 
 def test_distinct_slugs_give_distinct_row_ids():

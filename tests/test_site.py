@@ -37,20 +37,8 @@ TASKS = indexed_tasks(editorial_text())
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, golden_index) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
-    result = CliRunner().invoke(
-        main,
-        [
-            "site",
-            "--index",
-            str(golden_index),
-            "--from",
-            str(GOLDEN),
-            "--out",
-            str(out),
-            "--carbon",
-            str(CARBON_FIXTURE),
-        ],
-        catch_exceptions=False,
+    result = invoke(
+        "site", "--index", golden_index, "--from", GOLDEN, "--out", out, "--carbon", CARBON_FIXTURE
     )
     assert result.exit_code == 0, result.output
     return out
@@ -344,18 +332,8 @@ def test_a_card_states_the_selection_rule_once_as_its_own_sentence(site: Path):
 def test_the_card_s_verify_command_passes_on_the_site_s_files(site: Path):
     for name in ("index.json", "impacts.json"):
         published = site / "api/v1/tasks/lm-arena-chat" / name
-        result = CliRunner().invoke(
-            main,
-            [
-                "audit",
-                "--published",
-                str(published),
-                "--from",
-                str(GOLDEN),
-                "--carbon",
-                str(CARBON_FIXTURE),
-            ],
-            catch_exceptions=False,
+        result = invoke(
+            "audit", "--published", published, "--from", GOLDEN, "--carbon", CARBON_FIXTURE
         )
         assert result.exit_code == 0, result.output
 
