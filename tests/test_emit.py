@@ -18,7 +18,7 @@ from energy_index.documents.schemas import (
     schema_path,
     schema_problems,
 )
-from energy_index.errors import OutputError, SchemaViolation, UsageError, quoted
+from energy_index.errors import OutputError, SchemaViolation, UsageError, shown
 from energy_index.io.files import writable_directory, write_files
 
 
@@ -116,7 +116,7 @@ def test_a_manifest_name_no_file_can_have_is_refused_by_name(tmp_path: Path, nam
     (folder / "files.json").write_text(json.dumps(listing))
     with pytest.raises(UsageError) as refused:
         writable_directory(folder, manifest="files.json", keep_edits=True)
-    assert f"files.json: lists {quoted(name)}, not a file name" in str(refused.value)
+    assert f"files.json: lists {shown(name, quote=True)}, not a file name" in str(refused.value)
 
 
 def test_written_files_are_readable_by_others(tmp_path: Path):

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from energy_index.errors import SHOWN_PATH_CHARACTERS, shown_path
+from energy_index.errors import SHOWN_PATH_CHARACTERS, shown
 from tests.conftest import GOLDEN
 
 
@@ -22,7 +22,7 @@ def invoke(*args: str):
 
 
 def test_a_plain_path_is_shown_as_it_is():
-    assert shown_path(Path("out/index.json")) == "out/index.json"
+    assert shown(Path("out/index.json"), path=True) == "out/index.json"
 
 
 @pytest.mark.parametrize("bad", ["a\nwrote output/index.json (32 rows", "a\x1b[31mred", "a\u2028b"])

@@ -73,7 +73,7 @@ def reports_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from energy_index.errors import EnergyIndexError, NetworkError, shown_path
+        from energy_index.errors import EnergyIndexError, NetworkError, shown
 
         try:
             return command(*args, **kwargs)
@@ -94,7 +94,7 @@ def reports_errors(command: F) -> F:
             sys.exit(INTERRUPTED_EXIT_CODE)
         except OSError as error:
             # The last line of defence: a file fault the code did not expect, named, no traceback.
-            where = f"{shown_path(error.filename)}: " if error.filename else ""
+            where = f"{shown(error.filename, path=True)}: " if error.filename else ""
             click.echo(f"error: {where}{error.strerror or error}", err=True)
             sys.exit(1)
 

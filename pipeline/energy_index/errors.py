@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -178,65 +179,40 @@ class NetworkError(EnergyIndexError):
         self.problem = scrubbed(problem, url_secrets(url))
         self.attempts = attempts
         tries = f" after {attempts} attempt(s)" if attempts > 1 else ""
-        shown = self.url if self.url.isprintable() else repr(self.url)[1:-1]
-        super().__init__(f"{shown}: {self.problem}{tries}")
+        super().__init__(f"{shown(self.url, path=True)}: {self.problem}{tries}")
 
 
 QUOTED_CHARACTERS = 80  # how much of a value from outside a message shows
+SHOWN_PATH_CHARACTERS = 240  # of a path or URL (a real one is rarely longer)
 
 
-def quoted(value: Any, scrub: Callable[[str], str] = str) -> str:
-    """A value from outside (upstream, a published copy, a server), fit for a message: scrubbed,
-    quoted with every control, bidirectional and line-breaking character escaped, and cut short.
-    A name can then neither start a line of its own (a CI workflow command), nor drive a
-    terminal, nor fill a log.
+def shown(
+    value: Any, *, quote: bool = False, path: bool = False, scrub: Callable[[str], str] = str
+) -> str:
+    """A value from outside (upstream, a published copy, a server, the user's path or URL), fit
+    for a message: scrubbed; as it is when it is short printable text with no space around it
+    (most names and paths are: ``meta-llama/Llama-3.1-8B-Instruct``), unless ``quote``; else
+    quoted with every control, bidirectional and line-breaking character escaped, and cut past
+    QUOTED_CHARACTERS (a ``path``: SHOWN_PATH_CHARACTERS). A name can then neither start a line
+    of its own (a CI workflow command), nor drive a terminal, nor fill a log.
 
     A number, true, false or null is shown as JSON writes it, unquoted: it holds no character to
     fear, and ``7`` reads better than ``'7'``.
 
-    Example: ``quoted("x" * 500)`` → ``"'xxx…' (500 characters)"``; ``quoted(7)`` → ``"7"``.
+    Example: ``shown("H100")`` → ``"H100"``; ``shown("H100", quote=True)`` → ``"'H100'"``;
+    ``shown("x" * 500)`` → ``"'xxx…' (500 characters)"``; ``shown(7)`` → ``"7"``.
     """
+    most = SHOWN_PATH_CHARACTERS if path else QUOTED_CHARACTERS
     if value is None or isinstance(value, bool | int | float):
         number = json.dumps(value)
-        if len(number) <= QUOTED_CHARACTERS and scrub(number) == number:
+        if len(number) <= most and scrub(number) == number:
             return number
-    text = scrub(value if isinstance(value, str) else json.dumps(value, default=str))
-    if len(text) <= QUOTED_CHARACTERS:
-        return repr(text)
-    return f"{text[:QUOTED_CHARACTERS]!r}… ({len(text)} characters)"
-
-
-def shown(value: Any, scrub: Callable[[str], str] = str) -> str:
-    """A name from outside inside a sentence: as it is when it is short printable text (most
-    are: ``meta-llama/Llama-3.1-8B-Instruct``), else :func:`quoted`.
-
-    Example: ``shown("H100")`` → ``"H100"``; ``shown("H100\\n::error::x")`` →
-    ``"'H100\\\\n::error::x'"``.
-    """
-    if isinstance(value, str) and _plain(value) and _plain(scrub(value)):
-        return scrub(value)
-    return quoted(value, scrub)
-
-
-SHOWN_PATH_CHARACTERS = 240  # a path in a message is cut past this (a real one is rarely longer)
-
-
-def shown_path(path: Any) -> str:
-    """A path in a sentence: as it is when it is printable and not too long (nearly every path),
-    else quoted with its control and line-breaking characters escaped and cut, like
-    :func:`quoted`. A path is the user's own word, but a newline in it could still forge a line
-    of the tool's output, an escape sequence drive the terminal, and a 100,000-character one
-    fill the screen.
-
-    Example: ``shown_path("out/index.json")`` → ``"out/index.json"``;
-    ``shown_path("a\\nb")`` → ``"'a\\\\nb'"``.
-    """
-    text = str(path)
-    if 0 < len(text) <= SHOWN_PATH_CHARACTERS and text.isprintable():
-        return text
-    if len(text) <= SHOWN_PATH_CHARACTERS:
-        return repr(text)
-    return f"{text[:SHOWN_PATH_CHARACTERS]!r}… ({len(text)} characters)"
+    text_like = isinstance(value, str | os.PathLike)
+    text = scrub(os.fspath(value) if text_like else json.dumps(value, default=str))
+    if len(text) > most:
+        return f"{text[:most]!r}… ({len(text)} characters)"
+    plain = text_like and text.isprintable() and text.strip() == text != ""
+    return text if plain and not quote else repr(text)
 
 
 def printable_json(value: Any) -> str:
@@ -248,10 +224,6 @@ def printable_json(value: Any) -> str:
     """
     text = json.dumps(value, indent=2, ensure_ascii=False)
     return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
-
-
-def _plain(text: str) -> bool:
-    return 0 < len(text) <= QUOTED_CHARACTERS and text.isprintable() and text.strip() == text
 
 
 SHOWN_PROBLEMS = 20  # the problems of a refused document a message lists; the rest are counted

@@ -16,7 +16,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from energy_index.errors import UsageError, quoted
+from energy_index.errors import UsageError, shown
 from energy_index.settings import (
     CHANGELOG_SUFFIX,
     DEFAULT_CACHE,
@@ -256,7 +256,7 @@ def checked_day(value: object, *, parameter: str) -> str | None:
     that is none reached the dates' order check, which blamed the other date."""
     if value is None or is_day(value):
         return value
-    raise UsageError(f"{quoted(value)} is not a date YYYY-MM-DD", parameter=parameter)
+    raise UsageError(f"{shown(value, quote=True)} is not a date YYYY-MM-DD", parameter=parameter)
 
 
 def is_day(value: object) -> TypeGuard[str]:
@@ -485,7 +485,7 @@ def checked_deadlines(value: Any) -> tuple[float, ...]:
         deadlines = [float(part) for part in parts]
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int past every float
         raise UsageError(
-            f"{quoted(value)} is not a number of milliseconds or a comma-separated list",
+            f"{shown(value, quote=True)} is not a number of milliseconds or a comma-separated list",
             parameter="itl_deadline_ms",
         ) from None
     if not deadlines:
@@ -518,7 +518,8 @@ def checked_deadline(value: Any) -> float:
     deadlines = checked_deadlines(value)
     if len(deadlines) > 1:
         raise UsageError(
-            f"{quoted(value)}: one deadline is taken, not several", parameter="itl_deadline_ms"
+            f"{shown(value, quote=True)}: one deadline is taken, not several",
+            parameter="itl_deadline_ms",
         )
     return deadlines[0]
 
@@ -529,7 +530,7 @@ def checked_statistic(value: Any) -> str:
     if isinstance(value, str) and value in ITL_STATISTICS:
         return value
     raise UsageError(
-        f"{quoted(value)} is not an ITL statistic; known: {', '.join(ITL_STATISTICS)}",
+        f"{shown(value, quote=True)} is not an ITL statistic; known: {', '.join(ITL_STATISTICS)}",
         parameter="itl_statistic",
     )
 
@@ -586,11 +587,13 @@ def _check_positive(value: Any, parameter: str, unit: str) -> None:
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise UsageError(f"{quoted(value)} is not a number of {unit}", parameter=parameter)
+        raise UsageError(
+            f"{shown(value, quote=True)} is not a number of {unit}", parameter=parameter
+        )
     try:
         finite = math.isfinite(value)
     except OverflowError:  # an int beyond the largest float (10**400) is no load either
         finite = False
     if not (finite and value > 0):
-        said = repr(value) if isinstance(value, float) else quoted(value)  # a 401-digit int is cut
+        said = repr(value) if isinstance(value, float) else shown(value, quote=True)  # 10**400 cut
         raise UsageError(f"{said} is not a positive number of {unit}", parameter=parameter)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from energy_index.errors import Problems, listed_problems, quoted, shown
+from energy_index.errors import Problems, listed_problems, shown
 
 SHOWN_CHARACTERS = 1000  # of a value in an audit line: the longest editorial text fits
 VOLATILE = ("updated", "data_version", "source.retrieved")
@@ -194,4 +194,6 @@ def _shown(value: Any) -> str:
     # A published copy's values are from outside: as JSON while that is printable and no longer
     # than an editorial sentence, else quoted and cut.
     text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= SHOWN_CHARACTERS and text.isprintable() else quoted(value)
+    return (
+        text if len(text) <= SHOWN_CHARACTERS and text.isprintable() else shown(value, quote=True)
+    )

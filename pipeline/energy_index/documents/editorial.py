@@ -12,7 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from energy_index.errors import SourceError
+from energy_index.errors import SourceError, shown
 
 
 @cache
@@ -29,8 +29,9 @@ def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
     tasks = editorial["tasks"]
     if task not in tasks:
         raise SourceError(
-            f"task {task!r} has no editorial entry (workload label, reference row) in "
-            f"energy_index/documents/editorial.json; known tasks: {', '.join(sorted(tasks))}"
+            f"task {shown(task, quote=True)} has no editorial entry (workload label, reference "
+            "row) in energy_index/documents/editorial.json; known tasks: "
+            f"{', '.join(sorted(tasks))}"
         )
     entry: dict[str, Any] = tasks[task]
     return entry

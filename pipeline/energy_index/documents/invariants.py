@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any
 
 from energy_index.documents.schemas import index_schema, schema_problems
-from energy_index.errors import Problems, quoted, shown
+from energy_index.errors import Problems, shown
 from energy_index.steps.derive import unprintable_characters
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
@@ -63,7 +63,7 @@ def _identity_problems(rows: list[dict[str, Any]]) -> list[str]:
             found = unprintable_characters(row[name])
             if found:
                 problems.append(
-                    f"$.rows[{position}].{name}: {quoted(row[name])} holds control or "
+                    f"$.rows[{position}].{name}: {shown(row[name], quote=True)} holds control or "
                     f"bidirectional character(s) {', '.join(list(dict.fromkeys(found))[:5])}"
                 )
         expected = f"{row['slug']}/{row['gpu']}/{row['num_gpus']}/{row.get('max_num_seqs')}"

@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from energy_index.errors import MAX_PROBLEMS, Problems, SchemaViolation, quoted
+from energy_index.errors import MAX_PROBLEMS, Problems, SchemaViolation, shown
 
 if TYPE_CHECKING:
     import jsonschema
@@ -272,7 +272,7 @@ def _json_path(parts: Any) -> str:
         if isinstance(part, int):
             text += f"[{part}]"
         else:  # a key of the document: any text at all, so quoted unless a plain name
-            text += f".{part}" if _PLAIN_KEY.fullmatch(part) else f"[{quoted(part)}]"
+            text += f".{part}" if _PLAIN_KEY.fullmatch(part) else f"[{shown(part, quote=True)}]"
     return text
 
 

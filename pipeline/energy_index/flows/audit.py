@@ -33,7 +33,7 @@ from energy_index.errors import (
     UsageError,
     listed_problems,
     masked_url,
-    quoted,
+    shown,
 )
 from energy_index.flows.build import assembled, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
@@ -159,8 +159,8 @@ def basis(
     retrieved = source_of(document, name=name).get("retrieved")
     if not is_day(retrieved):
         raise SourceError(
-            f"source.retrieved: {quoted(retrieved)} is not a date: the upstream commit the "
-            "published file was built from cannot be found; give a source or a commit",
+            f"source.retrieved: {shown(retrieved, quote=True)} is not a date: the upstream commit "
+            "the published file was built from cannot be found; give a source or a commit",
             parameter="source",
         )
     if (vendored / SNAPSHOT_MANIFEST).is_file():
@@ -201,14 +201,16 @@ def basis_at(at: str, *, task: str, held: tuple[Path, ...]) -> Basis:
     commit = at.lower()
     if not is_commit(commit):
         if not SHORT_SHA.fullmatch(commit):
-            raise UsageError(f"{quoted(at)}: not a commit sha (7 to 40 hex digits)", parameter="at")
+            raise UsageError(
+                f"{shown(at, quote=True)}: not a commit sha (7 to 40 hex digits)", parameter="at"
+            )
         matches = [full for full in snapshots if full.startswith(commit)]
         if len(matches) != 1:
             known = ", ".join(f"{full} ({directory})" for full, directory in snapshots.items())
             raise UsageError(
-                f"{quoted(at)}: a short sha is resolved only against the snapshots on disk "
-                f"({known or 'none holds this task'}) and matches none of them; give all 40 hex "
-                "digits",
+                f"{shown(at, quote=True)}: a short sha is resolved only against the snapshots on "
+                f"disk ({known or 'none holds this task'}) and matches none of them; give all 40 "
+                "hex digits",
                 parameter="at",
             )
         commit = matches[0]
@@ -301,14 +303,14 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         )
     schema = KIND_SCHEMAS.get(kind) if isinstance(kind, str) else None
     if schema is not None and (was := no_longer_written(document)) is not None:
-        return schema, Problems([f"$.version: {quoted(document['version'])} is {was}"])
+        return schema, Problems([f"$.version: {shown(document['version'], quote=True)} is {was}"])
     if schema is None:
         said = (
             RETIRED_KINDS.get(kind) or UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
         )
         return "", Problems(
             [
-                f"$.kind: {quoted(kind)} is not a kind of file validate knows"
+                f"$.kind: {shown(kind, quote=True)} is not a kind of file validate knows"
                 + (f" ({said})" if said else "")
                 + f"; it knows {known}, the index and its build report"
             ]
@@ -322,7 +324,7 @@ def other_than_an_index(document: dict[str, Any]) -> str | None:
     kind = document.get("kind")
     if kind is not None:
         said = UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
-        return f"its kind is {quoted(kind)}" + (f" ({said})" if said else "")
+        return f"its kind is {shown(kind, quote=True)}" + (f" ({said})" if said else "")
     if document.get("report") == REPORT_TITLE:
         return "the build report, beside the index it describes"
     if "rows" in document or "version" in document:
@@ -352,8 +354,8 @@ def task_of(document: dict[str, Any], *, name: str) -> str:
     data_url = source_of(document, name=name).get("data_url", "")
     if not isinstance(data_url, str):  # str(5) would have passed for the default task
         raise NotAnIndex(
-            f"{name}: source.data_url: {quoted(data_url)} where a URL is expected (the task "
-            "file the copy was built from); not an index this tool wrote"
+            f"{name}: source.data_url: {shown(data_url, quote=True)} where a URL is expected (the "
+            "task file the copy was built from); not an index this tool wrote"
         )
     file = data_url.rsplit("/", 1)[-1]
     return file.removesuffix(".json") if file.endswith(".json") else DEFAULT_TASK
@@ -366,7 +368,7 @@ def source_of(document: dict[str, Any], *, name: str) -> dict[str, Any]:
     source = document.get("source", {})
     if not isinstance(source, dict):
         raise NotAnIndex(
-            f"{name}: source: {quoted(source)} where an object is expected (the copy's "
+            f"{name}: source: {shown(source, quote=True)} where an object is expected (the copy's "
             "provenance: its task and the date its data was retrieved); not an index this tool "
             "wrote"
         )

@@ -29,7 +29,7 @@ from energy_index.errors import (
     UpstreamFormatError,
     UsageError,
     ValidationFailed,
-    quoted,
+    shown,
 )
 from energy_index.flows.extras import extra_files, sweep_of
 from energy_index.flows.outputs import fetched, output_paths, refuse_outputs
@@ -182,8 +182,8 @@ def per_response(
             continue
         if (parsed.model_id, parsed.task) != (model_id, snapshot.task):
             files[model_id] = (
-                f"{path}: names model {quoted(parsed.model_id)} and task "
-                f"{quoted(parsed.task)}, not {model_id} and {snapshot.task}"
+                f"{path}: names model {shown(parsed.model_id, quote=True)} and task "
+                f"{shown(parsed.task, quote=True)}, not {model_id} and {snapshot.task}"
             )
             continue
         files[model_id] = parsed
@@ -195,7 +195,8 @@ def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
     without editorial text is a usage error naming the tasks there are."""
     refuse_unsupported_task(leaderboard_index(source), task)
     raise UsageError(
-        f"{quoted(task)}: unknown task; known tasks: {', '.join(known)}", parameter="task"
+        f"{shown(task, quote=True)}: unknown task; known tasks: {', '.join(known)}",
+        parameter="task",
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from energy_index.errors import UsageError
+from energy_index.errors import UsageError, shown
 from energy_index.io.source import is_url, resolved_snapshot
 from energy_index.model import Access
 
@@ -27,7 +27,7 @@ def fetch_snapshot(
     """
     if not is_url(repository):
         raise UsageError(
-            f"{repository!r}: must be a https://github.com/<owner>/<repo> URL",
+            f"{shown(repository, quote=True)}: must be a https://github.com/<owner>/<repo> URL",
             parameter="repository",
         )
     return resolved_snapshot(

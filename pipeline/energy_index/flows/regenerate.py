@@ -22,7 +22,7 @@ from energy_index.documents.compare import audit
 from energy_index.documents.index import serialized
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.outputs import HISTORY_TITLE
-from energy_index.errors import SourceError, UsageError, shown_path
+from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import (
     assembled,
     build,
@@ -326,6 +326,6 @@ def _existing_index(out: Path) -> tuple[bytes | None, dict[str, Any] | None, lis
     try:
         document = json_value(content, path=out)
     except SourceError as error:
-        return content, None, [str(error).removeprefix(f"{shown_path(out)}: ")]
+        return content, None, [str(error).removeprefix(f"{shown(out, path=True)}: ")]
     problems = index_problems(document)
     return content, (None if problems else document), problems

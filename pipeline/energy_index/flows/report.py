@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.schemas import REPORT_SCHEMA, schema_problems
-from energy_index.errors import SourceError, UsageError, listed_problems, shown_path
+from energy_index.errors import SourceError, UsageError, listed_problems, shown
 from energy_index.flows.build import index_stages, inputs_of
 from energy_index.flows.impacts import impacts_of
 from energy_index.flows.outputs import refuse_before_resolving, refuse_outputs_inside
@@ -66,7 +66,7 @@ def refuse_malformed_report(report: dict[str, Any], path: Path) -> None:
     problems = schema_problems(report, schema=REPORT_SCHEMA)
     if problems:
         raise SourceError(
-            f"{shown_path(path)}: not a build report matching schemas/{REPORT_SCHEMA} "
+            f"{shown(path, path=True)}: not a build report matching schemas/{REPORT_SCHEMA} "
             f"({problems.total} problem(s)):{listed_problems(problems)}"
         )
 
@@ -124,14 +124,14 @@ def _read(path: Path, *, what: str, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
         return local_bytes(path, max_bytes=max_bytes)
     except SourceError as error:
         # local_bytes says "<path>: <problem>"; the page says which input that path is.
-        problem = str(error).removeprefix(f"{shown_path(path)}: ")
-        raise SourceError(f"{shown_path(path)}: {what}: {problem}") from None
+        problem = str(error).removeprefix(f"{shown(path, path=True)}: ")
+        raise SourceError(f"{shown(path, path=True)}: {what}: {problem}") from None
 
 
 def _parsed(content: bytes, path: Path) -> dict[str, Any]:
     value = json_value(content, path=path)
     if not isinstance(value, dict):
-        raise SourceError(f"{shown_path(path)}: expected a JSON object")
+        raise SourceError(f"{shown(path, path=True)}: expected a JSON object")
     return value
 
 

@@ -32,8 +32,7 @@ from energy_index.errors import (
     OutputError,
     SourceError,
     UsageError,
-    quoted,
-    shown_path,
+    shown,
 )
 from energy_index.io.local import local_bytes, special_kind
 from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
@@ -51,22 +50,22 @@ def checked_targets(targets: Mapping[str, Path]) -> None:
     for role, path in targets.items():
         if not path.name or path.name in (".", ".."):
             raise UsageError(
-                f"{shown_path(path)}: the {role} path names no file (a file name is needed)"
+                f"{shown(path, path=True)}: the {role} path names no file (a file name is needed)"
             )
         if path.is_dir():
             raise UsageError(
-                f"{shown_path(path)}: the {role} path is a directory; name a file in it"
+                f"{shown(path, path=True)}: the {role} path is a directory; name a file in it"
             )
         kind = special_kind(path)
         if kind:  # a FIFO would hang the read of the previous build, /dev/zero never end
             raise UsageError(
-                f"{shown_path(path)}: the {role} path is {kind}, not a regular file; name one"
+                f"{shown(path, path=True)}: the {role} path is {kind}, not a regular file; name one"
             )
         by_path.setdefault(Path(os.path.abspath(path)), []).append(role)
     for path, roles in by_path.items():
         if len(roles) > 1:
             raise UsageError(
-                f"{shown_path(path)}: used twice, for the {' and the '.join(roles)}",
+                f"{shown(path, path=True)}: used twice, for the {' and the '.join(roles)}",
                 parameter="out",
             )
 
@@ -206,7 +205,7 @@ def _made_folder(folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise OutputError(
-            f"{shown_path(folder)}: cannot create the folder ({error.strerror})"
+            f"{shown(folder, path=True)}: cannot create the folder ({error.strerror})"
         ) from None
 
 
@@ -309,7 +308,8 @@ def _inside_names(target: Path, files: Mapping[str, bytes]) -> None:
         parts = Path(relative).parts
         if not parts or Path(relative).is_absolute() or ".." in parts:
             raise OutputError(
-                f"{shown_path(target)}: {relative!r} is not a path inside the directory"
+                f"{shown(target, path=True)}: {shown(relative, quote=True)} is not a path inside "
+                "the directory"
             )
 
 
@@ -375,7 +375,7 @@ def writable_directory(
 
 def _named(target: Path) -> None:
     if target == target.parent:
-        raise UsageError(f"{shown_path(target)}: names no directory to write")
+        raise UsageError(f"{shown(target, path=True)}: names no directory to write")
 
 
 def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
@@ -392,7 +392,7 @@ def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
                 "or give --force"
             )
     if problem:
-        raise UsageError(f"{shown_path(target)}: {problem}")
+        raise UsageError(f"{shown(target, path=True)}: {problem}")
 
 
 def _replace_problem(target: Path, *, manifest: str) -> tuple[SnapshotManifest | None, str | None]:
@@ -476,20 +476,21 @@ def _inside(target: Path, name: str, *, manifest: str) -> Path:
     could have any readable file hashed."""
     if link_on_the_way(target, name) is not None:
         raise UsageError(
-            f"{shown_path(target)}: {manifest} lists {quoted(name)}, a name outside the folder "
-            "(through a link); refused, nothing read"
+            f"{shown(target, path=True)}: {manifest} lists {shown(name, quote=True)}, a name "
+            "outside the folder (through a link); refused, nothing read"
         )
     return target / name
 
 
 def _some(names: list[str]) -> str:
     """The first five names, escaped and each cut at QUOTED_CHARACTERS: a folder's names are
-    anyone's, and six of 250 characters made a refusal of 1,400."""
+    anyone's, and six of 250 characters made a refusal of 1,400 (errors.shown's count of
+    characters would take this one past the 700 its test holds it to)."""
     cut = (repr(name)[1:-1] for name in names[:5])
-    shown = ", ".join(
+    listed = ", ".join(
         n if len(n) <= QUOTED_CHARACTERS else f"{n[:QUOTED_CHARACTERS]}…" for n in cut
     )
-    return shown + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return listed + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
 def _recovered(target: Path, *, manifest: str) -> None:
@@ -564,7 +565,7 @@ def exclusive_lock(path: Path, *, wait_seconds: float, busy: str) -> Iterator[No
                     break
                 except BlockingIOError:
                     if time.monotonic() >= deadline:
-                        raise LockBusy(f"{shown_path(path)}: {busy}") from None
+                        raise LockBusy(f"{shown(path, path=True)}: {busy}") from None
                     time.sleep(0.1)
             if _same_file(handle.fileno(), path):
                 break
@@ -593,7 +594,7 @@ def unwritable(path: Path | str, error: OSError) -> OutputError:
     """The one refusal of an output that cannot be written (a full disk or inode table, a
     read-only filesystem), naming it: ``out/index.json: cannot be written (No space left on
     device)``."""
-    return OutputError(f"{shown_path(path)}: cannot be written ({error.strerror})")
+    return OutputError(f"{shown(path, path=True)}: cannot be written ({error.strerror})")
 
 
 def _same_file(descriptor: int, path: Path) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from energy_index.errors import NetworkError, SourceError, UsageError, quoted, shown_path
+from energy_index.errors import NetworkError, SourceError, UsageError, shown
 from energy_index.io.files import writable_directory, write_directory
 from energy_index.io.http import Downloader, Fetched, parsed_json
 from energy_index.io.manifest import (
@@ -69,7 +69,7 @@ class Upstream:
                 raise UsageError(f"{shown_url(url)}: {refusal}", parameter=name)
         if not is_ref(self.ref):
             raise UsageError(
-                f"{quoted(self.ref)}: not a branch, tag or commit name", parameter="ref"
+                f"{shown(self.ref, quote=True)}: not a branch, tag or commit name", parameter="ref"
             )
 
     @property
@@ -106,7 +106,7 @@ def commit_current_at(upstream: Upstream, day: str, *, downloader: Downloader) -
     url = upstream.current_at_url(day)
     answer = downloader.get_json(url, expect=list)
     if not answer:
-        problem = f"no commit of {quoted(upstream.ref)} on or before {day}"
+        problem = f"no commit of {shown(upstream.ref, quote=True)} on or before {day}"
         raise NetworkError(url=url, problem=problem)
     return _commit_of(answer[0], url, downloader.scrub)
 
@@ -117,7 +117,7 @@ def upstream_of(source: str, *, network: NetworkSettings) -> Upstream:
     match = _REPOSITORY_URL.match(source)
     if not match:
         raise SourceError(
-            f"{shown_path(source)}: not a snapshot directory nor a GitHub repository URL "
+            f"{shown(source, path=True)}: not a snapshot directory nor a GitHub repository URL "
             "(https://github.com/<owner>/<repo>)"
         )
     return Upstream(
@@ -166,7 +166,7 @@ def fetched_snapshot(
     writable_directory(to, keep_edits=keep_edits)
     bad = [path for path in optional if not _OPTIONAL_PATH.fullmatch(path) or ".." in path]
     if bad:
-        raise SourceError(f"not an upstream data path: {bad[0]!r}")
+        raise SourceError(f"not an upstream data path: {shown(bad[0], quote=True)}")
     asked = [INDEX_PATH, *(task_path(task) for task in tasks)]
     held = _held_tasks(to)
     kept = tuple(t for t in held if t not in tasks and task_path(t) not in optional)
@@ -378,10 +378,11 @@ def _commit_of(answer: Any, url: str, scrub: Callable[[str], str]) -> tuple[str,
         problem = "the answer has no sha and commit.committer.date"
         raise NetworkError(url=url, problem=problem) from None
     if not is_commit(sha):
-        problem = f"sha: not a commit sha (40 hex digits): {quoted(sha, scrub)}"
+        problem = f"sha: not a commit sha (40 hex digits): {shown(sha, quote=True, scrub=scrub)}"
         raise NetworkError(url=url, problem=problem)
     if not is_timestamp(date):
-        problem = f"commit.committer.date: not an ISO 8601 timestamp: {quoted(date, scrub)}"
+        date = shown(date, quote=True, scrub=scrub)
+        problem = f"commit.committer.date: not an ISO 8601 timestamp: {date}"
         raise NetworkError(url=url, problem=problem)
     return sha, date
 

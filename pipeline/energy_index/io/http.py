@@ -32,7 +32,7 @@ from typing import Any
 import httpx
 
 from energy_index import __version__
-from energy_index.errors import NetworkError, UsageError, quoted, scrubbed, url_secrets
+from energy_index.errors import NetworkError, UsageError, scrubbed, shown, url_secrets
 from energy_index.io.urls import (
     URL_POLICY,
     kept_etag,
@@ -320,7 +320,9 @@ class Downloader:
                         file=sys.stderr,
                     )
         except httpx.DecodingError as error:  # the server's fault: another try gets the same
-            encoding = quoted(response.headers.get("content-encoding", ""), self.scrub)
+            encoding = shown(
+                response.headers.get("content-encoding", ""), quote=True, scrub=self.scrub
+            )
             raise self._error(
                 url, f"the body cannot be decoded (Content-Encoding {encoding[1:-1]}): {error}", 1
             ) from None

@@ -13,7 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from energy_index.errors import SourceError, shown_path
+from energy_index.errors import SourceError, shown
 from energy_index.model import NotUtf8, RefusedJSON, strict_json
 
 # The largest local input read: above the 870 MB task file of 10⁶ configurations that the
@@ -56,20 +56,23 @@ def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
         # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
-        raise SourceError(f"{shown_path(path)}: cannot be read ({error.strerror})") from None
+        raise SourceError(f"{shown(path, path=True)}: cannot be read ({error.strerror})") from None
     status = os.fstat(descriptor)
     if not stat.S_ISREG(status.st_mode):
         os.close(descriptor)  # before fdopen, which refuses a directory naming only its number
-        raise SourceError(f"{shown_path(path)}: not a regular file ({_kind(status.st_mode)})")
+        raise SourceError(f"{shown(path, path=True)}: not a regular file ({_kind(status.st_mode)})")
     with os.fdopen(descriptor, "rb") as handle:
         try:
             content = handle.read(max_bytes + 1) if status.st_size <= max_bytes else b""
         except OSError as error:
-            raise SourceError(f"{shown_path(path)}: cannot be read ({error.strerror})") from None
+            raise SourceError(
+                f"{shown(path, path=True)}: cannot be read ({error.strerror})"
+            ) from None
     if status.st_size > max_bytes or len(content) > max_bytes:
         size = max(status.st_size, len(content))
         raise SourceError(
-            f"{shown_path(path)}: {size} bytes, more than the {max_bytes} a local input may have"
+            f"{shown(path, path=True)}: {size} bytes, more than the {max_bytes} a local input may "
+            "have"
         )
     return content
 
@@ -80,14 +83,15 @@ def json_value(content: bytes, *, path: Path | str) -> Any:
     try:
         return strict_json(content)
     except RefusedJSON as error:
-        raise SourceError(f"{shown_path(path)}: not valid here: {error}") from None
+        raise SourceError(f"{shown(path, path=True)}: not valid here: {error}") from None
     except RecursionError:
         raise SourceError(
-            f"{shown_path(path)}: not valid JSON (nested too deeply to parse)"
+            f"{shown(path, path=True)}: not valid JSON (nested too deeply to parse)"
         ) from None
     except ValueError as error:
         raise SourceError(
-            f"{shown_path(path)}: not valid JSON ({_reason(error)}); starts {excerpt(content)}"
+            f"{shown(path, path=True)}: not valid JSON ({_reason(error)}); starts "
+            f"{excerpt(content)}"
         ) from None
 
 

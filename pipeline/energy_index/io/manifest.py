@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energy_index.errors import ChecksumMismatch, SourceError, quoted
+from energy_index.errors import ChecksumMismatch, SourceError, shown
 from energy_index.io.local import json_value, local_bytes
 from energy_index.io.urls import kept_etag, kept_last_modified, url_allowed
 from energy_index.model import SNAPSHOT_MANIFEST, Dates, SnapshotOrigin, is_day, is_timestamp
@@ -133,19 +133,19 @@ class SnapshotManifest:
     def verified(self, name: str, content: bytes) -> bytes:
         """``content``, if it is the listed file's: its sha256 and (where recorded) its size;
         ChecksumMismatch or SourceError naming the file otherwise."""
-        shown = self.path.parent / name
+        where = self.path.parent / name
         actual = hashlib.sha256(content).hexdigest()
         expected = self.sha256(name)
         if expected is None:
-            raise SourceError(f"{self.path}: does not list {quoted(name)}")
+            raise SourceError(f"{self.path}: does not list {shown(name, quote=True)}")
         if actual != expected:
-            raise ChecksumMismatch(path=str(shown), expected=expected, actual=actual)
+            raise ChecksumMismatch(path=str(where), expected=expected, actual=actual)
         record = self.files[name]
         size = record.get("bytes") if isinstance(record, dict) else None
         if size is not None and size != len(content):
             raise SourceError(
-                f"{shown}: {len(content)} bytes where {SNAPSHOT_MANIFEST} records {quoted(size)}; "
-                "the snapshot was modified after it was taken"
+                f"{where}: {len(content)} bytes where {SNAPSHOT_MANIFEST} records "
+                f"{shown(size, quote=True)}; the snapshot was modified after it was taken"
             )
         return content
 
@@ -235,16 +235,16 @@ def manifest_problems(data: Any, *, checks: Checks, most: int | None = None) -> 
         if most is not None and len(problems) >= most:
             break
         problem = name_problem(name, checks=checks)
-        where = f"files.{quoted(name)}"
+        where = f"files.{shown(name, quote=True)}"
         if problem:
-            problems.append(f"lists {quoted(name)}, {problem}")
+            problems.append(f"lists {shown(name, quote=True)}, {problem}")
         elif checks == Checks.LISTING and isinstance(record, str):
             continue  # files.json's form: the record is the sha256 itself
         elif not isinstance(record, dict):
             problems.append(f"{where}: expected an object")
         elif checks == Checks.LISTING:
             if not isinstance(record.get("sha256"), str):
-                found = "missing" if "sha256" not in record else quoted(record["sha256"])
+                found = "missing" if "sha256" not in record else shown(record["sha256"], quote=True)
                 problems.append(f"{where}.sha256: expected text, found {found}")
         else:
             problems += [f"{where}.{p}" for p in _record_problems(name, record, checks=checks)]
@@ -281,7 +281,7 @@ def _problems(data: Mapping[str, Any], wanted: dict[str, _Check], *, checks: Che
         if key not in data:
             problems.append(f"{key}: missing")
         elif not typed(data[key]) or (checks >= Checks.WRITTEN and not written(data[key])):
-            problems.append(f"{key}: expected {expected}, found {quoted(data[key])}")
+            problems.append(f"{key}: expected {expected}, found {shown(data[key], quote=True)}")
     return problems
 
 
@@ -290,9 +290,9 @@ def _record_problems(name: str, record: Mapping[str, Any], *, checks: Checks) ->
     if checks >= Checks.WRITTEN:
         url = record.get("url")
         if isinstance(url, str) and url_allowed(url) and not url.endswith(f"/{name}"):
-            problems.append(f"url: does not end in the file's name, found {quoted(url)}")
+            problems.append(f"url: does not end in the file's name, found {shown(url, quote=True)}")
         problems += [
-            f"{key}: {quoted(record[key])} is not one this tool keeps"
+            f"{key}: {shown(record[key], quote=True)} is not one this tool keeps"
             for key, check in _CACHE_RECORD.items()
             if key in record and not check(record[key])
         ]

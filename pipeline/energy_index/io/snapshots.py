@@ -15,7 +15,7 @@ import re
 import stat
 from pathlib import Path
 
-from energy_index.errors import SourceError, quoted, shown_path
+from energy_index.errors import SourceError, shown
 from energy_index.io.local import MAX_LOCAL_BYTES, local_bytes
 from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
 from energy_index.model import (
@@ -37,7 +37,9 @@ _SHOWN_NAMES = 8  # of the files a snapshot lists, when it lacks the one asked f
 def task_path(task: str) -> str:
     """The upstream path of a task file, e.g. ``public/data/tasks/lm-arena-chat.json``."""
     if not _TASK_NAME.match(task):
-        raise SourceError(f"task {task!r} is not a task name (lower-case letters, digits, '-')")
+        raise SourceError(
+            f"task {shown(task, quote=True)} is not a task name (lower-case letters, digits, '-')"
+        )
     return f"public/data/tasks/{task}.json"
 
 
@@ -53,17 +55,17 @@ def snapshot_directory(source: Path) -> Path:
     if (source / SNAPSHOT_MANIFEST).is_file():
         return source
     if not source.is_dir():
-        raise SourceError(f"{shown_path(source)}: no such snapshot directory")
+        raise SourceError(f"{shown(source, path=True)}: no such snapshot directory")
     inside = sorted(p.parent for p in source.glob(f"*/{SNAPSHOT_MANIFEST}"))
     if len(inside) == 1:
         return inside[0]
     if not inside:
         raise SourceError(
-            f"{shown_path(source)}: not a snapshot directory (no {SNAPSHOT_MANIFEST} in it)"
+            f"{shown(source, path=True)}: not a snapshot directory (no {SNAPSHOT_MANIFEST} in it)"
         )
     names = ", ".join(p.name for p in inside)
     raise SourceError(
-        f"{shown_path(source)}: holds {len(inside)} snapshots ({names}); name one of them"
+        f"{shown(source, path=True)}: holds {len(inside)} snapshots ({names}); name one of them"
     )
 
 
@@ -115,7 +117,7 @@ def _verified_file(manifest: SnapshotManifest, path: str) -> UpstreamFile:
     record = manifest.files.get(path)
     if record is None:
         names = sorted(manifest.files)
-        listed = ", ".join(quoted(name) for name in names[:_SHOWN_NAMES])
+        listed = ", ".join(shown(name, quote=True) for name in names[:_SHOWN_NAMES])
         more = f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else ""
         raise SourceError(f"{manifest.path}: does not list {path} (it lists {listed}{more})")
     link = link_on_the_way(manifest.path.parent, path)

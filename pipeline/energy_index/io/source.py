@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from energy_index.errors import SourceError, UsageError, shown_path
+from energy_index.errors import SourceError, UsageError, shown
 from energy_index.io.local import json_value, local_bytes
 from energy_index.model import Access, NetworkSettings
 from energy_index.settings import LIVE, MAX_INDEX_BYTES, UPSTREAM_URL
@@ -134,6 +134,6 @@ def read_index(path: Path) -> dict[str, Any]:
     document = json_value(local_bytes(path, max_bytes=MAX_INDEX_BYTES), path=path)
     if not isinstance(document, dict):
         raise SourceError(
-            f"{shown_path(path)}: expected a JSON object (an index), got something else"
+            f"{shown(path, path=True)}: expected a JSON object (an index), got something else"
         )
     return document

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from energy_index.errors import QUOTED_CHARACTERS, masked_url
+from energy_index.errors import masked_url, shown
 
 URL_POLICY = "only https:// URLs are fetched (http only on loopback)"
 _ETAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"')
@@ -70,12 +70,11 @@ def _is_loopback(host: str) -> bool:
 
 def shown_url(url: str, scrub: Callable[[str], str] = str) -> str:
     """A URL from a user or a server, fit for a message: its credentials masked, scrubbed,
-    escaped, cut short.
+    shown like a path (:func:`errors.shown`).
 
-    Example: ``shown_url("http://example.com/\\n")`` → ``"http://example.com/\\\\n"``.
+    Example: ``shown_url("http://example.com/\\n")`` → ``"'http://example.com/\\\\n'"``.
     """
-    text = repr(scrub(masked_url(url)))[1:-1]
-    return text if len(text) <= 2 * QUOTED_CHARACTERS else f"{text[: 2 * QUOTED_CHARACTERS]}…"
+    return shown(masked_url(url), path=True, scrub=scrub)
 
 
 def kept_etag(value: str | None) -> str | None:

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from energy_index.errors import UpstreamFormatError, quoted
+from energy_index.errors import UpstreamFormatError, shown
 from energy_index.model import RefusedJSON, UpstreamFile, strict_json
 from energy_index.steps.derive import unprintable_characters
 
@@ -74,7 +74,7 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
     for code, record in sorted(document.items()):
         found = _country_problems(code, record)
         if found:
-            problems += [f"country {code[:12]!r}: {problem}" for problem in found]
+            problems += [f"country {shown(code, quote=True)}: {problem}" for problem in found]
             continue
         countries[code] = GridIntensity(
             iso3=code,
@@ -85,14 +85,14 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
             g_per_kwh=float(record["carbon_intensity"]) + 0.0,
         )
     if problems:
-        shown = "; ".join(problems[:SHOWN_PROBLEMS])
+        listed = "; ".join(problems[:SHOWN_PROBLEMS])
         more = (
             f"; … and {len(problems) - SHOWN_PROBLEMS} more"
             if len(problems) > SHOWN_PROBLEMS
             else ""
         )
         raise UpstreamFormatError(
-            path=file.path, problem=f"{len(problems)} problem(s): {shown}{more}"
+            path=file.path, problem=f"{len(problems)} problem(s): {listed}{more}"
         )
     return countries
 
@@ -111,20 +111,20 @@ def _country_problems(code: str, record: Any) -> list[str]:
         and 0 <= intensity <= 5000
     ):
         problems.append(
-            f"field carbon_intensity: {str(intensity)[:20]!r} is not gCO2e/kWh (0–5000)"
+            f"field carbon_intensity: {shown(intensity, quote=True)} is not gCO2e/kWh (0–5000)"
         )
     year = record.get("year")
     if not (isinstance(year, int) and not isinstance(year, bool) and 1990 <= year <= 2100):
-        problems.append(f"field year: {str(year)[:20]!r} is not a year")
+        problems.append(f"field year: {shown(year, quote=True)} is not a year")
     name = record.get("country_name")
     if not (
         isinstance(name, str) and 0 < len(name) <= MAX_NAME_CHARACTERS and name.strip() == name
     ):
         problems.append("field country_name: missing, empty or over 100 characters")
     elif found := unprintable_characters(name):  # the rules of a model's nickname
-        shown = ", ".join(dict.fromkeys(found))
+        characters = ", ".join(dict.fromkeys(found))
         problems.append(
-            f"field country_name: {quoted(name)} holds control, format, separator, private-use "
-            f"or unassigned character(s) {shown[:60]}"
+            f"field country_name: {shown(name, quote=True)} holds control, format, separator, "
+            f"private-use or unassigned character(s) {characters[:60]}"
         )
     return problems

@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 import polars as pl
 
-from energy_index.errors import quoted, shown
+from energy_index.errors import shown
 from energy_index.settings import OUTPUT_LENGTH_GPU_FACTOR
 from energy_index.steps.responses import LATENCIES, MODEL_NUMBERS, MODEL_TEXTS, ModelFile
 
@@ -269,8 +269,8 @@ def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Res
                 found.append(
                     {
                         "subject": f"{shown(model_id)} ({path})",
-                        "detail": f"{name}: {quoted(details[name])} here, {quoted(first[name])} "
-                        "in the task file",
+                        "detail": f"{name}: {shown(details[name], quote=True)} here, "
+                        f"{shown(first[name], quote=True)} in the task file",
                     }
                 )
         unmatched = list(task_configurations)
@@ -288,7 +288,8 @@ def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Res
                 continue
             unmatched.remove(twin)
             differing = [
-                f"{name} {quoted(c[name])} here, {quoted(twin[name])} in the task file"
+                f"{name} {shown(c[name], quote=True)} here, "
+                f"{shown(twin[name], quote=True)} in the task file"
                 for name in SHARED_FIGURES
                 if name in c and name in twin and not _same(c[name], twin[name])
             ]

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from energy_index.errors import DerivationError, quoted, shown
+from energy_index.errors import DerivationError, shown
 from energy_index.steps.row_fields import (
     JOULES_PER_WATT_HOUR,
     OPTIONAL_NAMES,
@@ -232,8 +232,9 @@ def _checked_names(configuration: Mapping[str, Any]) -> None:
         found = unprintable_characters(value)
         if found:
             raise DerivationError(
-                f"{quoted(configuration['model_id'])} on {quoted(configuration['gpu_model'])}: "
-                f"{name} {quoted(value)} holds control or bidirectional character(s) "
+                f"{shown(configuration['model_id'], quote=True)} on "
+                f"{shown(configuration['gpu_model'], quote=True)}: "
+                f"{name} {shown(value, quote=True)} holds control or bidirectional character(s) "
                 f"{_first(list(dict.fromkeys(found)))}; refused, not published"
             )
 
@@ -250,7 +251,7 @@ def index_row(
         known = ", ".join(f"{k} → {v}" for k, v in sorted(labels.items()))
         raise DerivationError(
             f"{shown(c['model_id'])} on {shown(c['gpu_model'])}: weight_precision "
-            f"{quoted(precision)} has no label "
+            f"{shown(precision, quote=True)} has no label "
             f"(known: {known}); add it to precision_labels in energy_index/documents/editorial.json"
         )
     computed = {"slug": slug(c["nickname"]), "precision": labels[precision], "row_id": row_id(c)}

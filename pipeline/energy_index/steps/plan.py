@@ -35,7 +35,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from energy_index.errors import UsageError, quoted, shown
+from energy_index.errors import UsageError, shown
 from energy_index.model import ITL_STATISTICS, SERVER_GROUP, Load, Target, json_number
 from energy_index.settings import (
     MAX_PLAN_TOKENS_PER_SECOND,
@@ -337,7 +337,9 @@ def _named(
     if value is None:
         return list(curves)
     if not isinstance(value, str):
-        raise UsageError(f"{quoted(value)} is not a {_NAMED[parameter]} name", parameter=parameter)
+        raise UsageError(
+            f"{shown(value, quote=True)} is not a {_NAMED[parameter]} name", parameter=parameter
+        )
     wanted = value.casefold()
     found = [c for c in curves if any(str(c[f]).casefold() == wanted for f in field_names)]
     if not found:

@@ -31,7 +31,7 @@ from typing import Any, cast
 import msgspec
 import polars as pl
 
-from energy_index.errors import UpstreamFormatError, quoted
+from energy_index.errors import UpstreamFormatError, shown
 from energy_index.settings import RESPONSE_QUANTILES
 from energy_index.steps.derive import JOULES_PER_WATT_HOUR, row_id, row_ids
 from energy_index.steps.validate import upstream_json
@@ -231,16 +231,17 @@ def _carefully_parsed(content: bytes) -> ModelFile:
     model_id, task = document.get("model_id"), document.get("task")
     if not isinstance(model_id, str) or not isinstance(task, str):
         raise ModelFileProblem(
-            f"model_id and task must be text, got {quoted(model_id)} and {quoted(task)}"
+            f"model_id and task must be text, got {shown(model_id, quote=True)} and "
+            f"{shown(task, quote=True)}"
         )
     items = document.get("configurations")
     if not isinstance(items, list):
-        raise ModelFileProblem(f"configurations: expected a list, got {quoted(items)}")
+        raise ModelFileProblem(f"configurations: expected a list, got {shown(items, quote=True)}")
     details: dict[str, float | str] = {**_numbers(document, MODEL_NUMBERS, "")}
     for name in MODEL_TEXTS:
         value = document.get(name)
         if value is not None and not isinstance(value, str):
-            raise ModelFileProblem(f"{name}: expected str, got {quoted(value)}")
+            raise ModelFileProblem(f"{name}: expected str, got {shown(value, quote=True)}")
         if value is not None:
             details[name] = value
     return ModelFile(
@@ -259,9 +260,13 @@ def _numbers(item: Mapping[str, Any], names: Sequence[str], where: str) -> dict[
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ModelFileProblem(f"{where}{name}: expected a number, got {quoted(value)}")
+            raise ModelFileProblem(
+                f"{where}{name}: expected a number, got {shown(value, quote=True)}"
+            )
         if not math.isfinite(value):
-            raise ModelFileProblem(f"{where}{name}: must be a finite number, got {quoted(value)}")
+            raise ModelFileProblem(
+                f"{where}{name}: must be a finite number, got {shown(value, quote=True)}"
+            )
         found[name] = float(value)
     return found
 
@@ -283,7 +288,9 @@ def _configuration(item: Any, number: int) -> ModelConfiguration:
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
         if not isinstance(value, kind) or isinstance(value, bool):
-            raise ModelFileProblem(f"{where}.{name}: expected {kind.__name__}, got {quoted(value)}")
+            raise ModelFileProblem(
+                f"{where}.{name}: expected {kind.__name__}, got {shown(value, quote=True)}"
+            )
         if kind is float and not (math.isfinite(cast(float, value)) and cast(float, value) > 0):
             raise ModelFileProblem(f"{where}.{name}: must be a finite number > 0")
         values[name] = value
@@ -318,8 +325,8 @@ def _histogram(value: Any, where: str) -> Histogram:
     bad = next((n for n, c in enumerate(counts) if not _is_count(c)), None)
     if bad is not None:
         raise ModelFileProblem(
-            f"{where}.counts[{bad}]: {quoted(counts[bad])}, where every count must be an "
-            "integer >= 0"
+            f"{where}.counts[{bad}]: {shown(counts[bad], quote=True)}, where every count must be "
+            "an integer >= 0"
         )
     if not sum(counts):
         raise ModelFileProblem(f"{where}.counts: no request counted")

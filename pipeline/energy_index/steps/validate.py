@@ -13,7 +13,6 @@ a clean file does not pay its import (about 80 ms, a fifth of a cold build of th
 from __future__ import annotations
 
 import json
-import math
 import mmap
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +28,6 @@ from energy_index.errors import (
     UnsupportedTask,
     UpstreamFormatError,
     ValidationFailed,
-    quoted,
     shown,
 )
 from energy_index.model import KEY_COLUMNS, RefusedJSON, UpstreamFile, is_day, strict_json
@@ -480,7 +478,7 @@ def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
     if not isinstance(document, dict):
         raise problem(f"expected a JSON object with 'configurations', got a {_json_type(document)}")
     if "configurations" not in document:
-        keys = ", ".join(quoted(key) for key in sorted(document)[:10]) or "none"
+        keys = ", ".join(shown(key, quote=True) for key in sorted(document)[:10]) or "none"
         raise problem(f"has no 'configurations' array (top-level keys: {keys})")
     configurations = document["configurations"]
     if not isinstance(configurations, list):
@@ -730,16 +728,8 @@ def _problem(case: dict[str, Any]) -> str:
 
 
 def _row_name(configuration: dict[str, Any], position: int) -> str:
-    key = ", ".join(f"{k}={_shown(configuration.get(k))}" for k in KEY_COLUMNS)
+    key = ", ".join(f"{k}={shown(configuration.get(k))}" for k in KEY_COLUMNS)
     return f"configurations[{position}] ({key})"
-
-
-def _shown(value: object) -> str:
-    """An upstream value as a message shows it: text as errors.shown has it (quoted and cut
-    unless short and printable), numbers as JSON writes them."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return shown(value) if isinstance(value, str) else json.dumps(value)
 
 
 def _text_shown(value: Any) -> Any:
