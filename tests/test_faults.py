@@ -879,7 +879,7 @@ def many_bad_rows(published, count: int) -> dict:
 
 
 def test_a_copy_with_50000_bad_rows_lists_a_bounded_number_and_counts_the_rest(tmp_path, published):
-    from energy_index.errors import MAX_PROBLEMS
+    from energy_index.documents.schemas import MAX_PROBLEMS
 
     path = tmp_path / "index.json"
     path.write_text(json.dumps(many_bad_rows(published, 50_000)))

@@ -7,6 +7,7 @@ Heavy libraries (polars, pandera, httpx, jsonschema) are imported inside the com
 from __future__ import annotations
 
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from energy_index.cli_options import (
     SITE_OPTIONS,
     VALIDATE_OPTIONS,
 )
+from energy_index.errors import EnergyIndexError, NetworkError, NotAnIndex, shown
 
 OFFLINE_HINT = (
     "hint: to {verb} without network, leave out --from (the vendored snapshot: the checkout's, "
@@ -73,15 +75,12 @@ def reports_errors(command: F) -> F:
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from energy_index.errors import EnergyIndexError, NetworkError, shown
-
         try:
             return command(*args, **kwargs)
         except EnergyIndexError as error:
-            flag = _flag(error.parameter)
-            click.echo(f"error: {flag}{_scrubbed(str(error))}", err=True)
+            click.echo(f"error: {_flag(error)}{error}", err=True)
             if isinstance(error, NetworkError):
-                click.echo(network_hint(error.url), err=True)
+                click.echo(network_hint(error), err=True)
             sys.exit(error.exit_code)
         except BrokenPipeError:
             # Only stdout is written after the work is done; a reader that stopped reading wants
@@ -113,27 +112,26 @@ def _silence_stdout() -> None:
     os.close(null)
 
 
-def network_hint(url: str) -> str:
-    """The hint after a failed download (of ``url``, masked) that fits the running command."""
+def network_hint(error: NetworkError) -> str:
+    """The hint after a failed download that fits the running command (audit: whether it was
+    the published copy's, which the audit flow marks as its ``published`` parameter's)."""
     context = click.get_current_context(silent=True)
     command = context.command.name if context is not None and context.command.name else ""
-    params = context.params if context is not None else {}
     if command == "audit":
-        from energy_index.errors import masked_url
-
-        published = str(params.get("published") or "")
-        return NETWORK_HINTS["audit published" if masked_url(published) == url else "audit"]
+        return NETWORK_HINTS["audit published" if error.parameter == "published" else "audit"]
     if command in NETWORK_HINTS:
         return NETWORK_HINTS[command]
     verb = {"site": "write the site", "report": "write the page"}.get(command, command or "build")
     return OFFLINE_HINT.format(verb=verb)
 
 
-def _flag(parameter: str | None) -> str:
-    """``--task: `` for the parameter ``task`` of the running command: the library's errors speak
-    of values and name the keyword argument; the command line names its option."""
+def _flag(error: EnergyIndexError) -> str:
+    """``--task: `` for an error of the parameter ``task`` of the running command: the library's
+    errors speak of values and name the keyword argument; the command line names its option. A
+    network error names its URL instead."""
     context = click.get_current_context(silent=True)
-    if parameter is None or context is None:
+    parameter = error.parameter
+    if parameter is None or context is None or isinstance(error, NetworkError):
         return ""
     for param in context.command.params:
         flag = "--" + parameter.replace("_", "-")
@@ -142,10 +140,28 @@ def _flag(parameter: str | None) -> str:
     return ""
 
 
-def _scrubbed(message: str) -> str:
-    from energy_index.errors import scrubbed
+def _printable_json(value: Any) -> str:
+    """``value`` as indented JSON for a terminal: non-ASCII text kept, but every character a
+    terminal or a log could act on (C1 controls such as CSI, bidirectional and line-separator
+    characters, which JSON leaves raw) written as its ``\\u`` escape; the same JSON value.
 
-    return scrubbed(message, os.environ.get("GITHUB_TOKEN"))
+    Example: ``_printable_json("a\\u202eb")`` → ``'"a\\\\u202eb"'``.
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
+
+
+def _failed_audit(error: EnergyIndexError) -> dict[str, Any]:
+    """``audit --json``'s document when there is no comparison: the outcome (``not an index``:
+    the published copy cannot be read as one; ``cannot fetch``: a download failed; else
+    ``error``), the message as the command line prints it, and the exit code."""
+    outcome = {NotAnIndex: "not an index", NetworkError: "cannot fetch"}
+    return {
+        "outcome": next((o for kind, o in outcome.items() if isinstance(error, kind)), "error"),
+        "identical": False,
+        "error": _flag(error) + str(error),
+        "exit_code": error.exit_code,
+    }
 
 
 @click.group(epilog=EXIT_CODES, context_settings={"help_option_names": ["-h", "--help"]})
@@ -344,17 +360,15 @@ def audit(as_json: bool, **options: Any) -> None:
         energy-index audit --published site/api/v1/tasks/gpqa/impacts.json
     """
     from energy_index import api
-    from energy_index.errors import EnergyIndexError, failed_audit, printable_json
 
     try:
         result = api.audit(**options, notify=_notify)
     except EnergyIndexError as error:
         if as_json:  # a scheduled audit reads a verdict on stdout; the message goes on stderr
-            verdict = failed_audit(error, message=_flag(error.parameter) + _scrubbed(str(error)))
-            click.echo(printable_json(verdict))
+            click.echo(_printable_json(_failed_audit(error)))
         raise
     if as_json:
-        click.echo(printable_json(result.as_json()))
+        click.echo(_printable_json(result.as_json()))
     else:
         for line in [result.basis, *result.lines()]:
             click.echo(line)
@@ -446,9 +460,7 @@ def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
         raise UsageError("--json and --csv: give one of them")
     result = api.plan(**options, notify=_notify)
     if as_json:
-        from energy_index.errors import printable_json
-
-        click.echo(printable_json(result.as_json()))
+        click.echo(_printable_json(result.as_json()))
     elif as_csv:
         click.echo(result.csv().decode("utf-8"), nl=False)
     else:

@@ -12,7 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from energy_index.errors import Problems, listed_problems, shown
+from energy_index.documents.schemas import Problems, listed_problems
+from energy_index.errors import shown
 
 SHOWN_CHARACTERS = 1000  # of a value in an audit line: the longest editorial text fits
 VOLATILE = ("updated", "data_version", "source.retrieved")

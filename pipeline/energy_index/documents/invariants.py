@@ -10,8 +10,8 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
-from energy_index.documents.schemas import index_schema, schema_problems
-from energy_index.errors import Problems, shown
+from energy_index.documents.schemas import Problems, index_schema, schema_problems
+from energy_index.errors import shown
 from energy_index.steps.derive import unprintable_characters
 
 ORDER = "by wh_per_million_output_tokens, then row_id"

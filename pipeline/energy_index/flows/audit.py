@@ -21,18 +21,18 @@ from energy_index.documents.schemas import (
     RETIRED_KINDS,
     UNCHECKED_BY_KEY,
     UNCHECKED_KINDS,
+    Problems,
     index_schema,
+    listed_problems,
     no_longer_written,
     schema_problems,
 )
 from energy_index.errors import (
     EnergyIndexError,
+    NetworkError,
     NotAnIndex,
-    Problems,
     SourceError,
     UsageError,
-    listed_problems,
-    masked_url,
     shown,
 )
 from energy_index.flows.build import assembled, index_stages
@@ -46,6 +46,7 @@ from energy_index.io.source import (
     read_index,
     resolved_snapshot,
 )
+from energy_index.io.urls import masked_credentials
 from energy_index.model import SNAPSHOT_MANIFEST, Access, is_day, json_number
 from energy_index.settings import (
     CARBON_SNAPSHOT,
@@ -81,7 +82,7 @@ def audited(
     Example: ``audited("output/index.json", source=None, access=Access(today="2026-11-30"))``.
     """
     document = published_copy(published, access=access)
-    published = masked_url(published)  # what follows names it: a query's token never shown
+    published = masked_credentials(published)  # what follows names it: a query's token never shown
     if (was := no_longer_written(document)) is not None:
         raise NotAnIndex(f"{published}: {was}; nothing of this version to compare it with")
     if document.get("kind") == "impacts":
@@ -120,9 +121,13 @@ def audited(
 
 def published_copy(location: str, *, access: Access) -> dict[str, Any]:
     """The published document at ``location``; one that cannot be read as a JSON object is
-    ``NotAnIndex`` (a download that fails stays a NetworkError)."""
+    ``NotAnIndex``; a download that fails stays a NetworkError, of the ``published`` parameter
+    (the command line's hint then speaks of that copy)."""
     try:
         return published_document(location, network=access.network)
+    except NetworkError as error:
+        error.parameter = "published"
+        raise
     except NotAnIndex:
         raise
     except SourceError as error:

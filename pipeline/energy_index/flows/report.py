@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.schemas import REPORT_SCHEMA, schema_problems
-from energy_index.errors import SourceError, UsageError, listed_problems, shown
+from energy_index.documents.schemas import REPORT_SCHEMA, listed_problems, schema_problems
+from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import index_stages, inputs_of
 from energy_index.flows.impacts import impacts_of
 from energy_index.flows.outputs import refuse_before_resolving, refuse_outputs_inside

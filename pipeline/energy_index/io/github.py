@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from energy_index.errors import NetworkError, SourceError, UsageError, shown
+from energy_index.errors import SourceError, UsageError, shown
 from energy_index.io.files import writable_directory, write_directory
-from energy_index.io.http import Downloader, Fetched, parsed_json
+from energy_index.io.http import Downloader, Fetched, failure, parsed_json
 from energy_index.io.manifest import (
     Checks,
     SnapshotManifest,
@@ -107,7 +107,7 @@ def commit_current_at(upstream: Upstream, day: str, *, downloader: Downloader) -
     answer = downloader.get_json(url, expect=list)
     if not answer:
         problem = f"no commit of {shown(upstream.ref, quote=True)} on or before {day}"
-        raise NetworkError(url=url, problem=problem)
+        raise failure(url, problem)
     return _commit_of(answer[0], url, downloader.scrub)
 
 
@@ -376,14 +376,14 @@ def _commit_of(answer: Any, url: str, scrub: Callable[[str], str]) -> tuple[str,
         date = answer["commit"]["committer"]["date"]
     except (KeyError, TypeError, IndexError):
         problem = "the answer has no sha and commit.committer.date"
-        raise NetworkError(url=url, problem=problem) from None
+        raise failure(url, problem) from None
     if not is_commit(sha):
         problem = f"sha: not a commit sha (40 hex digits): {shown(sha, quote=True, scrub=scrub)}"
-        raise NetworkError(url=url, problem=problem)
+        raise failure(url, problem)
     if not is_timestamp(date):
         date = shown(date, quote=True, scrub=scrub)
         problem = f"commit.committer.date: not an ISO 8601 timestamp: {date}"
-        raise NetworkError(url=url, problem=problem)
+        raise failure(url, problem)
     return sha, date
 
 

@@ -10,7 +10,7 @@
 - A body larger than ``max_bytes`` is refused while it streams (or at once, from its
   Content-Length), never read whole first.
 - A token is sent only to URLs under its scope (the API), on every redirect hop too, and is
-  scrubbed from every message, in each form it may take there (as is, URL-encoded).
+  scrubbed from every message (``scrubbed``), in each form a server's answer may echo it.
 - Only ``https://`` URLs, except loopback addresses (for the tests' stand-in server); redirects
   are followed here, hop by hop, so that every hop is checked before it is requested.
 - Every header kept from an answer (ETag, Last-Modified) is checked; one that is not what it
@@ -21,25 +21,30 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import functools
+import json
 import random
 import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from energy_index import __version__
-from energy_index.errors import NetworkError, UsageError, scrubbed, shown, url_secrets
+from energy_index.errors import NetworkError, UsageError, shown
 from energy_index.io.urls import (
     URL_POLICY,
     kept_etag,
     kept_last_modified,
+    masked_credentials,
     shown_url,
     url_allowed,
     url_refusal,
+    url_secrets,
 )
 from energy_index.model import NetworkSettings, strict_json
 
@@ -73,8 +78,42 @@ def check_url(url: str) -> str:
     """Refuse anything but https, except plain http to a loopback address."""
     refusal = url_refusal(url)
     if refusal is not None:
-        raise NetworkError(url=url, problem=refusal)
+        raise failure(url, refusal)
     return url
+
+
+def failure(
+    url: str, problem: str, *, attempts: int = 1, scrub: Callable[[str], str] = str
+) -> NetworkError:
+    """The NetworkError of ``url``: the URL's credentials never reach its message, nor the
+    attributes a caller may log: masked in the URL, scrubbed from the problem (a server's body
+    may echo them) with what ``scrub`` scrubs (the token)."""
+    problem = scrubbed(scrub(problem), url_secrets(url))
+    return NetworkError(url=masked_credentials(url), problem=problem, attempts=attempts)
+
+
+def scrubbed(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` without any of ``secrets`` in a form a server's answer may echo it (as is,
+    JSON-escaped, URL-encoded, in any letter case: percent-encoding's hex digits have two),
+    then with every credential of a URL in it masked, whoever's it is (``masked_credentials``).
+    Only these: a secret is sent as it is (a bearer token, a query value), never base64-encoded
+    (a URL's user and password, which Basic authentication would encode, are refused unsent).
+
+    Example: ``scrubbed("Bearer ABC", ["abc"])`` → ``"Bearer ***"``.
+    """
+    kept = tuple(sorted({s for s in secrets if s and s.strip()}))
+    return masked_credentials(_scrubber(kept).sub("***", text) if kept else text)
+
+
+@functools.lru_cache(maxsize=8)
+def _scrubber(secrets: tuple[str, ...]) -> re.Pattern[str]:
+    forms = set()
+    for secret in secrets:
+        in_json = json.dumps(secret)[1:-1]  # JSON may also write "/" as "\/"
+        forms |= {secret, in_json, in_json.replace("/", "\\/")}
+        forms |= {quote(secret, safe=""), quote(secret)}  # in a query, in a path
+    ordered = sorted(forms, key=len, reverse=True)  # a form inside a longer one goes second
+    return re.compile("|".join(map(re.escape, ordered)), re.IGNORECASE)
 
 
 def bearer_token(value: str | None) -> str | None:
@@ -172,21 +211,21 @@ class Downloader:
                 raise self._error(url, self._past_deadline("before this request"), attempt - 1)
             try:
                 return self._runner.run(self._deadlined(url, headers))
-            except NetworkError as failure:  # final on this attempt: say how many were made
-                raise NetworkError(url=url, problem=failure.problem, attempts=attempt) from None
-            except _Retry as failure:
+            except NetworkError as error:  # final on this attempt: say how many were made
+                raise self._error(url, error.problem, attempt) from None
+            except _Retry as retry:
                 if attempt > self.settings.retries:
-                    raise self._error(url, failure.problem, attempt) from None
-                delay = self._delay(attempt, failure.retry_after)
+                    raise self._error(url, retry.problem, attempt) from None
+                delay = self._delay(attempt, retry.retry_after)
                 left = self._left()
                 if delay >= left:
                     wait = (
-                        f"the server asks to wait {failure.retry_after:.0f} s"
-                        if failure.retry_after is not None
+                        f"the server asks to wait {retry.retry_after:.0f} s"
+                        if retry.retry_after is not None
                         else f"the next attempt is due in {delay:.1f} s"
                     )
                     raise self._error(
-                        url, f"{failure.problem}; {wait}, {self._past_deadline(left)}", attempt
+                        url, f"{retry.problem}; {wait}, {self._past_deadline(left)}", attempt
                     ) from None
                 self._sleep(delay)
 
@@ -238,8 +277,8 @@ class Downloader:
                 return await self._attempt(url, headers)
         except TimeoutError:
             if limit < self.settings.timeout:
-                raise NetworkError(
-                    url=url, problem=f"timed out: {self._past_deadline('during the attempt')}"
+                raise self._error(
+                    url, f"timed out: {self._past_deadline('during the attempt')}", 1
                 ) from None
             raise _Retry(f"timed out: the attempt took longer than {limit} s") from None
 
@@ -265,11 +304,11 @@ class Downloader:
                 if not url_allowed(str(following.url)):
                     raise _Refused(str(following.url))
                 request = following
-            raise NetworkError(url=url, problem=f"more than {MAX_REDIRECTS} redirects")
+            raise self._error(url, f"more than {MAX_REDIRECTS} redirects", 1)
         except _Refused as refused:
             target = shown_url(str(refused), self.scrub)
             problem = f"redirected to {target}: refused, {url_refusal(str(refused)) or URL_POLICY}"
-            raise NetworkError(url=url, problem=problem) from None
+            raise self._error(url, problem, 1) from None
         except httpx.TimeoutException as error:
             limit = self.settings.timeout
             raise _Retry(f"timed out ({type(error).__name__}, limit {limit} s)") from None
@@ -278,7 +317,7 @@ class Downloader:
         except httpx.TransportError as error:
             raise _Retry(f"{type(error).__name__}: {error}") from None
         except httpx.HTTPError as error:  # anything else httpx may raise, named, not retried
-            raise NetworkError(url=url, problem=f"{type(error).__name__}: {error}") from None
+            raise self._error(url, f"{type(error).__name__}: {error}", 1) from None
 
     async def _answer(self, url: str, response: httpx.Response) -> Fetched:
         status = response.status_code
@@ -360,7 +399,7 @@ class Downloader:
         return time.time()
 
     def _error(self, url: str, problem: str, attempts: int) -> NetworkError:
-        return NetworkError(url=url, problem=self.scrub(problem), attempts=attempts)
+        return failure(url, problem, attempts=attempts, scrub=self.scrub)
 
 
 async def _refuse_bad_location(response: httpx.Response) -> None:
@@ -392,9 +431,8 @@ def parsed_json(fetched: Fetched, *, expect: type, scrub: Callable[[str], str] =
         got = kinds.get(type(value), f"a {type(value).__name__}")
         problem = f"HTTP {fetched.status} but the JSON is {got}, expected {kinds[expect]}"
     first = first_text(fetched.content, scrub)
-    raise NetworkError(
-        url=fetched.url,
-        problem=scrub(f"{problem}; {len(fetched.content)} bytes, starting {first!r}"),
+    raise failure(
+        fetched.url, f"{problem}; {len(fetched.content)} bytes, starting {first!r}", scrub=scrub
     )
 
 
