@@ -375,6 +375,10 @@ def test_library_errors_speak_of_values_and_the_command_line_names_the_flag(tmp_
     result = invoke("build", "--task", "no-such-task", "--out", tmp_path / "index.json")
     assert result.exit_code == 2
     assert result.output.startswith("error: --task: 'no-such-task': unknown task")
+    # the message names the file that declares the tasks, as the installed package holds it
+    declared = "energy_index/documents/editorial.json"
+    assert f"(declared in {declared})" in result.output
+    assert (REPO / "pipeline" / declared).is_file()
     result = invoke("audit", "--published", "http://example.com/index.json")
     assert result.output.startswith("error: --published: http://example.com/index.json: ")
 

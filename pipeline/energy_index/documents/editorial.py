@@ -14,6 +14,8 @@ from typing import Any
 
 from energy_index.errors import SourceError, shown
 
+EDITORIAL_FILE = "energy_index/documents/editorial.json"  # as the installed package holds it
+
 
 @cache
 def editorial_text() -> dict[str, Any]:
@@ -30,8 +32,7 @@ def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
     if task not in tasks:
         raise SourceError(
             f"task {shown(task, quote=True)} has no editorial entry (workload label, reference "
-            "row) in energy_index/documents/editorial.json; known tasks: "
-            f"{', '.join(sorted(tasks))}"
+            f"row) in {EDITORIAL_FILE}; known tasks: {', '.join(sorted(tasks))}"
         )
     entry: dict[str, Any] = tasks[task]
     return entry

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from energy_index.documents.editorial import editorial_text, task_text
+from energy_index.documents.editorial import EDITORIAL_FILE, editorial_text, task_text
 from energy_index.documents.index import (
     build_report,
     index_document,
@@ -195,7 +195,8 @@ def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
     without editorial text is a usage error naming the tasks there are."""
     refuse_unsupported_task(leaderboard_index(source), task)
     raise UsageError(
-        f"{shown(task, quote=True)}: unknown task; known tasks: {', '.join(known)}",
+        f"{shown(task, quote=True)}: unknown task; known tasks: {', '.join(known)} (declared "
+        f"in {EDITORIAL_FILE})",
         parameter="task",
     )
 
