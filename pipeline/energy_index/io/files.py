@@ -4,6 +4,10 @@ Each file is written to a temporary file in the same folder and renamed over the
 failure at any point leaves the previous file exactly as it was; a directory (a snapshot) is
 swapped in whole. A folder being written is locked, and stale temporaries of a killed run are
 cleaned on the next.
+
+This is the one place that writes an output or swaps a directory, for the promise "nothing
+half-written": tests/test_outputs_under_attack.py (a full disk, two runs at once, links) and
+tests/test_faults.py (crashes) hold it. Write through it, not beside it.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ With a previous snapshot in the target directory: the same commit costs one API 
 download; otherwise each download is conditional on the previous ETag / Last-Modified, and a 304
 reuses the bytes on disk. ``retrieved`` moves only when some file's bytes changed, so that a
 no-op fetch leaves the snapshot, and every build from it, byte-identical.
+
+It is the one fetch of upstream, for the promise that a snapshot is one commit's files and a
+no-op fetch changes nothing: tests/test_fetch.py and tests/test_network.py hold it.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@
   are followed here, hop by hop, so that every hop is checked before it is requested.
 - Every header kept from an answer (ETag, Last-Modified) is checked; one that is not what it
   says is dropped, and a value quoted in a message is scrubbed and cut short.
+
+Every request of the package goes through ``Downloader``, for the promise that a scheduled job
+neither hangs, nor fills its memory, nor prints a credential: tests/test_network.py (a stand-in
+server with faults) and tests/test_credentials.py hold it.
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ they differ only in how much they require, which is the ``checks`` of the one re
 A file name must stay inside its folder at every level: not empty, not absolute, no ``..``,
 no NUL, no backslash. Whether a name leads through a symbolic link is for the code that opens
 it to check, on disk.
+
+It is the one reader, so that a snapshot this tool refuses in one command is refused in every
+other: tests/test_manifest.py holds each level's checks. Read snapshot.json through it only.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ dates that index carries (snapshot.json ``index_dates``), so a clone alone can r
 offline and get the committed bytes. Regeneration fetches upstream into a cache; when the
 fetched files differ from the vendored ones, the vendored folder is replaced by the fetched
 snapshot, whole (written beside it and renamed into place), never file by file.
+
+``write_with_snapshot`` puts back the snapshot and every output when a write fails or is
+interrupted, for regeneration's promise of one transaction (they change together or not at
+all): tests/test_regeneration_transaction.py holds it.
 """
 
 from __future__ import annotations

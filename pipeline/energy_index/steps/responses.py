@@ -15,6 +15,10 @@ configuration's own ``avg_output_len``, and the energy it gives must equal the t
 
 A model file that cannot be read leaves its picks without figures, each with the reason; it
 never stops a build, since the index does not depend on it.
+
+The quick reading (``_quickly_parsed``, msgspec) is here for the performance round's build time
+(docs/performance.md: per-model files read with msgspec); tests/test_responses.py holds that it
+gives what the careful reading gives, or declines. It is the one quick reader of a model file.
 """
 
 from __future__ import annotations

@@ -8,6 +8,11 @@ The rules are declared here (``Column``, ``Rule``), and asked of a frame in one 
 (``every_rule_holds``); pandera, whose schemas are built from the same declaration
 (``pandera_schema``), is imported only when a rule is broken, to name every failure: a build of
 a clean file does not pay its import (about 80 ms, a fifth of a cold build of the real file).
+
+The quick parse (``_quick_parse``: msgspec, then polars' NDJSON reader) is here for the
+performance round's promise at 10⁶ configurations (docs/performance.md, held by ``make bench``);
+tests/test_quick_parse.py holds that it reads what the careful parse reads, or declines. It is
+the one quick reader of a task file: another would need that test again.
 """
 
 from __future__ import annotations
