@@ -156,24 +156,32 @@ def _written_together(
             _remove_stale_temporaries(folder, [t.name for t in contents if t.parent == folder])
         for target in trees:
             _checked(target, manifest=manifest, keep_edits=keep_edits)
-        staged: list[tuple[str, Path]] = []
-        stagings: list[tuple[Path, Path]] = []
-        try:
-            for target, files in trees.items():
-                stagings.append((_staged_tree(target, files), target))
-            for target, data in contents.items():
-                staged.append((_staged_copy(target, data), target))
-            with _interrupts_deferred():
-                for staging, target in stagings:
-                    _tree_swapped(staging, target)
-                for temporary, target in staged:
-                    _replaced(temporary, target)
-        finally:
-            for temporary, _ in staged:
-                if os.path.exists(temporary):
-                    os.unlink(temporary)
-            for staging, _ in stagings:
-                shutil.rmtree(staging, ignore_errors=True)  # the old tree, or the unused new one
+        _staged_and_renamed(contents, trees)
+
+
+def _staged_and_renamed(
+    contents: Mapping[Path, bytes], trees: Mapping[Path, Mapping[str, bytes]]
+) -> None:
+    """Stage every file and tree beside its target, then rename them all into place with
+    interrupts deferred; what is left staged (the old trees; all of it after a failure) goes."""
+    staged: list[tuple[str, Path]] = []
+    stagings: list[tuple[Path, Path]] = []
+    try:
+        for target, files in trees.items():
+            stagings.append((_staged_tree(target, files), target))
+        for target, data in contents.items():
+            staged.append((_staged_copy(target, data), target))
+        with _interrupts_deferred():
+            for staging, target in stagings:
+                _tree_swapped(staging, target)
+            for temporary, target in staged:
+                _replaced(temporary, target)
+    finally:
+        for temporary, _ in staged:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+        for staging, _ in stagings:
+            shutil.rmtree(staging, ignore_errors=True)  # the old tree, or the unused new one
 
 
 _held = threading.local()
@@ -418,15 +426,21 @@ def _replace_problem(target: Path, *, manifest: str) -> tuple[SnapshotManifest |
             f"this tool wrote ({why}) and not empty: {_some(entries)}; refusing to replace "
             "it, name a new or empty directory"
         )
-    listed = set(listing.files)
-    allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}
-    foreign = [entry for entry in entries if entry not in allowed]
+    foreign = _unlisted(entries, listing, manifest=manifest)
     if foreign:
         return listing, (
             f"holds what its {manifest} does not list: {_some(foreign)}; refusing to replace "
             "it, move them out first or name another directory"
         )
     return listing, None
+
+
+def _unlisted(entries: list[str], listing: SnapshotManifest, *, manifest: str) -> list[str]:
+    """The ``entries`` a listing does not account for: neither the manifest, nor a listed file,
+    nor a folder on the way to one."""
+    listed = set(listing.files)
+    allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}
+    return [entry for entry in entries if entry not in allowed]
 
 
 def _entries(directory: Path) -> list[str]:
@@ -497,16 +511,24 @@ def _some(names: list[str]) -> str:
     return listed + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
+def _leftover_trees(target: Path) -> list[Path]:
+    """The staged (.tmp) and retired (.old) trees of ``target`` a killed run left, oldest
+    first."""
+    leftovers = (
+        path
+        for path in target.parent.glob(f".{glob.escape(target.name)}.*")
+        if path.suffix in (".tmp", ".old")
+        and _TEMPORARY_PART.fullmatch(path.name[len(target.name) + 2 : -4])
+        and path.is_dir()
+        and not path.is_symlink()
+    )
+    return sorted(leftovers, key=lambda path: path.stat().st_mtime)
+
+
 def _recovered(target: Path, *, manifest: str) -> None:
     """Remove what a killed ``write_directory`` left beside ``target``; restore a retired tree
     when the target itself is missing. Called under the folder's lock."""
-    leftovers = sorted(
-        (path for path in target.parent.glob(f".{glob.escape(target.name)}.*")
-         if path.suffix in (".tmp", ".old")
-         and _TEMPORARY_PART.fullmatch(path.name[len(target.name) + 2 : -4])
-         and path.is_dir() and not path.is_symlink()),
-        key=lambda path: path.stat().st_mtime,
-    )  # fmt: skip
+    leftovers = _leftover_trees(target)
     if not target.exists() and not target.is_symlink():
         retired = [p for p in leftovers if p.suffix == ".old" and _listing(p, manifest=manifest)[0]]
         if retired:

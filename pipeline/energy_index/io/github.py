@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -167,68 +168,14 @@ def fetched_snapshot(
     today="2026-12-01")``.
     """
     writable_directory(to, keep_edits=keep_edits)
-    bad = [path for path in optional if not _OPTIONAL_PATH.fullmatch(path) or ".." in path]
-    if bad:
-        raise SourceError(f"not an upstream data path: {shown(bad[0], quote=True)}")
     asked = [INDEX_PATH, *(task_path(task) for task in tasks)]
-    held = _held_tasks(to)
-    kept = tuple(t for t in held if t not in tasks and task_path(t) not in optional)
-    previous = _previous(to)
-    head_url = upstream.head_url()
-    head = downloader.get_json(head_url, expect=dict)
-    commit, commit_date = _commit_of(head, head_url, downloader.scrub)
-    extra = [path for path in dict.fromkeys(optional) if path not in asked]
-    paths = [*asked, *(task_path(task) for task in kept), *extra]
-    kept_paths = {task_path(task) for task in kept}
+    extra = _extra_paths(optional, asked=asked)
+    kept = tuple(t for t in _held_tasks(to) if t not in tasks and task_path(t) not in optional)
     droppable = {**{task_path(task): task for task in kept}, **{path: path for path in extra}}
-
-    if (
-        previous
-        and previous.manifest.data["commit"] == commit
-        and all(previous.has(p) for p in paths)
-        and all(previous.has(p) for p in _held_model_paths(previous, paths))
-    ):
-        return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0, kept=kept)
-
-    records: dict[str, dict[str, Any]] = {}
-    contents: dict[str, bytes] = {}
-    downloaded = 0
-    dropped: list[str] = []
-    # The per-model files of each task fetched join the list once its task file is in: they
-    # are named by its model_ids. One a commit lacks is left out (a build then says so).
-    pending = list(paths)
-    model_paths: set[str] = set()
-    while pending:
-        path = pending.pop(0)
-        got = _downloaded(upstream, path, commit=commit, previous=previous, downloader=downloader)
-        if got is None and path in droppable:
-            dropped.append(droppable[path])
-            continue
-        if got is None and path in model_paths:
-            continue
-        if got is None:
-            origin = f" (kept from the snapshot at {to})" if path in kept_paths else ""
-            raise SourceError(f"{path}{origin} does not exist in {upstream.repository} at {commit}")
-        records[path], contents[path], fresh = got
-        downloaded += fresh
-        task = task_of(path)
-        if task is not None:
-            found = [p for p in _model_paths(contents[path], task) if p not in model_paths]
-            model_paths.update(found)
-            pending.extend(found)
-
-    changed = _written(
-        upstream, records, contents, to=to, previous=previous, commit=(commit, commit_date),
-        today=today, keep_edits=keep_edits,
+    return _fetched(
+        upstream, [*asked, *droppable], to=to, downloader=downloader, today=today,
+        droppable=droppable, kept=kept, keep_edits=keep_edits,
     )  # fmt: skip
-    return FetchOutcome(
-        directory=to,
-        commit=commit,
-        changed=changed,
-        downloaded=downloaded,
-        kept=tuple(task for task in kept if task not in dropped),
-        dropped=tuple(dropped),
-    )
 
 
 def fetched_files(
@@ -242,30 +189,45 @@ def fetched_files(
     to=Path("carbon"), downloader=d, today="2026-12-01")``.
     """
     writable_directory(to)
+    return _fetched(upstream, list(paths), to=to, downloader=downloader, today=today)
+
+
+def _fetched(
+    upstream: Upstream,
+    paths: list[str],
+    *,
+    to: Path,
+    downloader: Downloader,
+    today: str,
+    droppable: Mapping[str, str] = MappingProxyType({}),
+    kept: tuple[str, ...] = (),
+    keep_edits: bool = False,
+) -> FetchOutcome:
+    """``paths`` (and the per-model files their task files name) at the head of the upstream
+    ref, written at ``to`` unless the snapshot there already holds them at that commit; a path
+    of ``droppable`` the commit lacks is dropped (as the kept task or path it stands for)."""
     previous = _previous(to)
     head_url = upstream.head_url()
     head = downloader.get_json(head_url, expect=dict)
     commit, commit_date = _commit_of(head, head_url, downloader.scrub)
-    if (
-        previous
-        and previous.manifest.data["commit"] == commit
-        and all(previous.has(p) for p in paths)
-    ):
-        return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0)
-    records: dict[str, dict[str, Any]] = {}
-    contents: dict[str, bytes] = {}
-    downloaded = 0
-    for path in paths:
-        got = _downloaded(upstream, path, commit=commit, previous=previous, downloader=downloader)
-        if got is None:
-            raise SourceError(f"{path} does not exist in {upstream.repository} at {commit}")
-        records[path], contents[path], fresh = got
-        downloaded += fresh
+    if previous and previous.holds(commit, paths):
+        return FetchOutcome(directory=to, commit=commit, changed=False, downloaded=0, kept=kept)
+    records, contents, downloaded, dropped = _downloads(
+        upstream, paths, commit=commit, previous=previous, downloader=downloader,
+        droppable=droppable,
+    )  # fmt: skip
     changed = _written(
         upstream, records, contents, to=to, previous=previous, commit=(commit, commit_date),
-        today=today,
+        today=today, keep_edits=keep_edits,
     )  # fmt: skip
-    return FetchOutcome(directory=to, commit=commit, changed=changed, downloaded=downloaded)
+    return FetchOutcome(
+        directory=to,
+        commit=commit,
+        changed=changed,
+        downloaded=downloaded,
+        kept=tuple(task for task in kept if task not in dropped),
+        dropped=tuple(dropped),
+    )
 
 
 def _downloaded(
@@ -284,13 +246,9 @@ def _downloaded(
         return None
     last_commit, last_commit_date = _commit_of(history[0], history_url, downloader.scrub)
     url = upstream.raw_url(commit, path)
-    old = previous.record(path) if previous else None
-    fetched = downloader.get(
-        url,
-        etag=old.get("etag") if old else None,
-        last_modified=old.get("last_modified") if old else None,
-    )
-    fresh = not (fetched.not_modified and previous and old)
+    old = (previous.record(path) if previous else None) or {}
+    fetched = downloader.get(url, etag=old.get("etag"), last_modified=old.get("last_modified"))
+    fresh = not (fetched.not_modified and old)  # a record is never empty
     content = fetched.content if fresh else previous.content(path)  # type: ignore[union-attr]
     parsed_json(
         Fetched(url, fetched.status, content, fetched.etag, fetched.last_modified),
@@ -303,8 +261,8 @@ def _downloaded(
         "bytes": len(content),
         "last_commit": last_commit,
         "last_commit_date": last_commit_date,
-        "etag": fetched.etag or (old or {}).get("etag"),
-        "last_modified": fetched.last_modified or (old or {}).get("last_modified"),
+        "etag": fetched.etag or old.get("etag"),
+        "last_modified": fetched.last_modified or old.get("last_modified"),
     }
     return record, content, fresh
 
@@ -341,6 +299,57 @@ def _written(
     return changed
 
 
+def _downloads(
+    upstream: Upstream,
+    paths: list[str],
+    *,
+    commit: str,
+    previous: _Previous | None,
+    downloader: Downloader,
+    droppable: Mapping[str, str],
+) -> tuple[dict[str, dict[str, Any]], dict[str, bytes], int, list[str]]:
+    """The records and bytes of ``paths`` at ``commit``, how many were downloaded, and what of
+    ``droppable`` the commit lacks; a missing path that is not droppable is refused."""
+    records: dict[str, dict[str, Any]] = {}
+    contents: dict[str, bytes] = {}
+    downloaded = 0
+    dropped: list[str] = []
+    # The per-model files of each task fetched join the list once its task file is in: they
+    # are named by its model_ids. One a commit lacks is left out (a build then says so).
+    pending = list(paths)
+    model_paths: set[str] = set()
+    while pending:
+        path = pending.pop(0)
+        got = _downloaded(upstream, path, commit=commit, previous=previous, downloader=downloader)
+        if got is None:
+            if path in droppable:
+                dropped.append(droppable[path])
+            elif path not in model_paths:
+                raise SourceError(f"{path} does not exist in {upstream.repository} at {commit}")
+            continue
+        records[path], contents[path], fresh = got
+        downloaded += fresh
+        found = [p for p in _named_model_paths(path, contents[path]) if p not in model_paths]
+        model_paths.update(found)
+        pending.extend(found)
+    return records, contents, downloaded, dropped
+
+
+def _extra_paths(optional: Sequence[str], *, asked: list[str]) -> list[str]:
+    """The ``optional`` paths not ``asked`` for, once each; one that is not an upstream data
+    path is refused."""
+    bad = [path for path in optional if not _OPTIONAL_PATH.fullmatch(path) or ".." in path]
+    if bad:
+        raise SourceError(f"not an upstream data path: {shown(bad[0], quote=True)}")
+    return [path for path in dict.fromkeys(optional) if path not in asked]
+
+
+def _named_model_paths(path: str, content: bytes) -> list[str]:
+    """The per-model files the file at ``path`` names: a task file's; none of another."""
+    task = task_of(path)
+    return [] if task is None else _model_paths(content, task)
+
+
 def _model_paths(task_content: bytes, task: str) -> list[str]:
     """The per-model files a task file names: one per model_id of its configurations, in
     order; a model_id that gives no safe path (a space, a control character) is left out."""
@@ -366,9 +375,8 @@ def _held_model_paths(previous: _Previous, paths: Sequence[str]) -> list[str]:
     again, so that a no-op fetch costs one request only once the snapshot has them all."""
     found = []
     for path in paths:
-        task = task_of(path)
-        if task is not None and previous.has(path):
-            found += _model_paths(previous.content(path), task)
+        if previous.has(path):
+            found += _named_model_paths(path, previous.content(path))
     return found
 
 
@@ -409,6 +417,15 @@ class _Previous:
 
     def record(self, path: str) -> Any:
         return self.manifest.files[path] if self.has(path) else None
+
+    def holds(self, commit: str, paths: Sequence[str]) -> bool:
+        """Whether this snapshot is of ``commit`` and holds ``paths`` and the per-model files
+        their task files name, as listed: then a fetch has nothing to do."""
+        return (
+            self.manifest.data["commit"] == commit
+            and all(self.has(p) for p in paths)
+            and all(self.has(p) for p in _held_model_paths(self, paths))
+        )
 
     def sha256(self, path: str) -> str | None:
         return self.manifest.sha256(path)

@@ -287,28 +287,10 @@ class Downloader:
             raise _Retry(f"timed out: the attempt took longer than {limit} s") from None
 
     async def _attempt(self, url: str, headers: dict[str, str]) -> Fetched:
-        token = self._token
-        # The token goes with a hop only while every hop so far was under its scope: a redirect
-        # that leaves the API loses it and does not win it back by returning.
-        carries = bool(token) and self._in_scope(url)
+        """One attempt, its redirects followed; what went wrong as a NetworkError (final) or a
+        _Retry (another attempt may fix it)."""
         try:
-            request = self._client.build_request("GET", url, headers=headers)
-            for _hop in range(MAX_REDIRECTS + 1):
-                request.headers.pop("Authorization", None)
-                carries = carries and self._in_scope(str(request.url))
-                if carries:
-                    request.headers["Authorization"] = f"Bearer {token}"
-                response = await self._client.send(request, stream=True)
-                try:
-                    following = response.next_request
-                    if following is None:
-                        return await self._answer(url, response)
-                finally:
-                    await response.aclose()
-                if not url_allowed(str(following.url)):
-                    raise _Refused(str(following.url))
-                request = following
-            raise self._error(url, f"more than {MAX_REDIRECTS} redirects", 1)
+            return await self._followed(url, headers)
         except _Refused as refused:
             target = shown_url(str(refused), self.scrub)
             problem = f"redirected to {target}: refused, {url_refusal(str(refused)) or URL_POLICY}"
@@ -322,6 +304,30 @@ class Downloader:
             raise _Retry(f"{type(error).__name__}: {error}") from None
         except httpx.HTTPError as error:  # anything else httpx may raise, named, not retried
             raise self._error(url, f"{type(error).__name__}: {error}", 1) from None
+
+    async def _followed(self, url: str, headers: dict[str, str]) -> Fetched:
+        """The answer at the end of ``url``'s redirects, each hop checked before it is asked."""
+        token = self._token
+        # The token goes with a hop only while every hop so far was under its scope: a redirect
+        # that leaves the API loses it and does not win it back by returning.
+        carries = bool(token) and self._in_scope(url)
+        request = self._client.build_request("GET", url, headers=headers)
+        for _hop in range(MAX_REDIRECTS + 1):
+            request.headers.pop("Authorization", None)
+            carries = carries and self._in_scope(str(request.url))
+            if carries:
+                request.headers["Authorization"] = f"Bearer {token}"
+            response = await self._client.send(request, stream=True)
+            try:
+                following = response.next_request
+                if following is None:
+                    return await self._answer(url, response)
+            finally:
+                await response.aclose()
+            if not url_allowed(str(following.url)):
+                raise _Refused(str(following.url))
+            request = following
+        raise self._error(url, f"more than {MAX_REDIRECTS} redirects", 1)
 
     async def _answer(self, url: str, response: httpx.Response) -> Fetched:
         status = response.status_code
@@ -348,20 +354,8 @@ class Downloader:
         total = _whole_number(response.headers.get("content-length"))
         if total is not None and total > cap:
             raise self._error(url, f"the body is {total} bytes, over the cap of {cap}", 1)
-        chunks, received = [], 0
-        show = self._progress and (total or 0) >= PROGRESS_FROM_BYTES
         try:
-            async for chunk in response.aiter_bytes():
-                received += len(chunk)
-                if received > cap:
-                    raise self._error(url, f"the body passed the cap of {cap} bytes; refused", 1)
-                chunks.append(chunk)
-                if show:
-                    print(
-                        f"\r{shown_url(url)}: {received >> 10} of {(total or 0) >> 10} KiB",
-                        end="",
-                        file=sys.stderr,
-                    )
+            return await self._streamed(url, response, total)
         except httpx.DecodingError as error:  # the server's fault: another try gets the same
             encoding = shown(
                 response.headers.get("content-encoding", ""), quote=True, scrub=self.scrub
@@ -369,6 +363,23 @@ class Downloader:
             raise self._error(
                 url, f"the body cannot be decoded (Content-Encoding {encoding[1:-1]}): {error}", 1
             ) from None
+
+    async def _streamed(self, url: str, response: httpx.Response, total: int | None) -> bytes:
+        """The body, refused as soon as it passes the cap; its progress on stderr when large."""
+        cap = self.settings.max_bytes
+        chunks, received = [], 0
+        show = self._progress and (total or 0) >= PROGRESS_FROM_BYTES
+        async for chunk in response.aiter_bytes():
+            received += len(chunk)
+            if received > cap:
+                raise self._error(url, f"the body passed the cap of {cap} bytes; refused", 1)
+            chunks.append(chunk)
+            if show:
+                print(
+                    f"\r{shown_url(url)}: {received >> 10} of {(total or 0) >> 10} KiB",
+                    end="",
+                    file=sys.stderr,
+                )
         if show:
             print(file=sys.stderr)
         return b"".join(chunks)

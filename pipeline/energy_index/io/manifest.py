@@ -237,21 +237,26 @@ def manifest_problems(data: Any, *, checks: Checks, most: int | None = None) -> 
     for name, record in files.items():
         if most is not None and len(problems) >= most:
             break
-        problem = name_problem(name, checks=checks)
-        where = f"files.{shown(name, quote=True)}"
-        if problem:
-            problems.append(f"lists {shown(name, quote=True)}, {problem}")
-        elif checks == Checks.LISTING and isinstance(record, str):
-            continue  # files.json's form: the record is the sha256 itself
-        elif not isinstance(record, dict):
-            problems.append(f"{where}: expected an object")
-        elif checks == Checks.LISTING:
-            if not isinstance(record.get("sha256"), str):
-                found = "missing" if "sha256" not in record else shown(record["sha256"], quote=True)
-                problems.append(f"{where}.sha256: expected text, found {found}")
-        else:
-            problems += [f"{where}.{p}" for p in _record_problems(name, record, checks=checks)]
+        problems += _listed_problems(name, record, checks=checks)
     return problems[:most]
+
+
+def _listed_problems(name: str, record: Any, *, checks: Checks) -> list[str]:
+    """What is wrong with one entry of ``files``: its name, else its record."""
+    problem = name_problem(name, checks=checks)
+    where = f"files.{shown(name, quote=True)}"
+    if problem:
+        return [f"lists {shown(name, quote=True)}, {problem}"]
+    if checks == Checks.LISTING and isinstance(record, str):
+        return []  # files.json's form: the record is the sha256 itself
+    if not isinstance(record, dict):
+        return [f"{where}: expected an object"]
+    if checks > Checks.LISTING:
+        return [f"{where}.{p}" for p in _record_problems(name, record, checks=checks)]
+    if isinstance(record.get("sha256"), str):
+        return []
+    found = "missing" if "sha256" not in record else shown(record["sha256"], quote=True)
+    return [f"{where}.sha256: expected text, found {found}"]
 
 
 def name_problem(name: Any, *, checks: Checks = Checks.LISTING) -> str | None:
@@ -259,13 +264,16 @@ def name_problem(name: Any, *, checks: Checks = Checks.LISTING) -> str | None:
 
     Example: ``name_problem("../secret")`` → ``"a name outside the folder (…)"``.
     """
-    if not isinstance(name, str) or not name:
-        return "not a file name (empty, a NUL or a lone surrogate)"
-    try:
-        impossible = "\x00" in name or not os.fsencode(name)
-    except UnicodeEncodeError:  # a lone surrogate that is not an undecodable byte
-        impossible = True
-    if impossible:
+    problem = _unsafe_name(name)
+    if problem is None and checks >= Checks.WRITTEN and not _UPSTREAM_PATH.fullmatch(name):
+        return "not a path of the upstream repository"
+    return problem
+
+
+def _unsafe_name(name: Any) -> str | None:
+    """Why ``name`` is no file name inside a folder, whatever wrote the manifest; None if it is
+    one."""
+    if not isinstance(name, str) or not _encodable(name):
         return "not a file name (empty, a NUL or a lone surrogate)"
     if "\\" in name or any(part in ("", ".", "..") for part in name.split("/")):
         return "a name outside the folder (absolute, or with '..', '.', '\\' or '//')"
@@ -273,9 +281,16 @@ def name_problem(name: Any, *, checks: Checks = Checks.LISTING) -> str | None:
         return "not a file name (a control or format character)"
     if any(len(os.fsencode(part)) > _NAME_MAX for part in name.split("/")):
         return f"not a file name (a part longer than {_NAME_MAX} bytes)"
-    if checks >= Checks.WRITTEN and not _UPSTREAM_PATH.fullmatch(name):
-        return "not a path of the upstream repository"
     return None
+
+
+def _encodable(name: str) -> bool:
+    """Whether ``name`` is a name the filesystem can hold: not empty, no NUL, no lone surrogate
+    (one that is not an undecodable byte)."""
+    try:
+        return "\x00" not in name and bool(os.fsencode(name))
+    except UnicodeEncodeError:
+        return False
 
 
 def _problems(data: Mapping[str, Any], wanted: dict[str, _Check], *, checks: Checks) -> list[str]:

@@ -50,10 +50,7 @@ def url_refusal(url: str, *, base: bool = False) -> str | None:
         return URL_POLICY
     if "@" in parts.netloc:
         return CREDENTIALS_REFUSED
-    if not (
-        (parts.scheme == "https" and host)
-        or (parts.scheme == "http" and bool(host) and _is_loopback(host or ""))
-    ):
+    if not host or not (parts.scheme == "https" or (parts.scheme == "http" and _is_loopback(host))):
         return URL_POLICY
     if base and ("?" in url or "#" in url):
         return BASE_QUERY_REFUSED

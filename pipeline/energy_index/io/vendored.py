@@ -80,7 +80,7 @@ def write_with_snapshot(
     was there before and re-raise: they change together or not at all.
     Example: ``write_with_snapshot({out: b"…"}, vendored=Path("snap"), snapshot={…})``.
     """
-    before_outputs = {path: (path.read_bytes() if path.exists() else None) for path in outputs}
+    before_outputs = {path: _bytes(path) for path in outputs}
     before_snapshot = _held(vendored)
     directories = {vendored: snapshot} if vendored is not None and snapshot is not None else {}
     try:
@@ -104,14 +104,13 @@ def _restored(
     what still holds them is not rewritten (on a full disk, that write would fail too)."""
     if vendored is not None and snapshot is not None and _held(vendored) != snapshot:
         write_directory(vendored, snapshot)
-    changed = {
-        path: content
-        for path, content in outputs.items()
-        if (path.read_bytes() if path.exists() else None) != content
-    }
+    changed = {path: content for path, content in outputs.items() if _bytes(path) != content}
     kept = {path: content for path, content in changed.items() if content is not None}
     if kept:
         write_files(kept)
-    for path, content in changed.items():
-        if content is None:
-            path.unlink(missing_ok=True)
+    for path in changed.keys() - kept.keys():  # was not there before
+        path.unlink(missing_ok=True)
+
+
+def _bytes(path: Path) -> bytes | None:
+    return path.read_bytes() if path.exists() else None
