@@ -961,6 +961,8 @@ def test_each_command_s_network_hint_says_what_that_command_can_do(tmp_path: Pat
         assert result.exit_code == 3, (what, result.output)
         hint = result.stderr.splitlines()[-1]
         assert hint.startswith("hint: ") and words in hint, (what, hint)
+        if what == "audit of a URL":  # the error names the URL, not the flag that gave it
+            assert result.stderr.startswith(f"error: {dead}/index.json: "), result.stderr
         if what != "build":  # --from is no way out for these: regenerate and the rest
             assert "leave out --from" not in hint, (what, hint)
 
