@@ -87,19 +87,27 @@ def _order_problems(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _header_problems(document: dict[str, Any]) -> list[str]:
-    problems = []
+    return [*_reference_row_problems(document), *_date_problems(document)]
+
+
+def _reference_row_problems(document: dict[str, Any]) -> list[str]:
     wanted = document.get("reference_row")
     listed = document.get("rows")
     rows = listed if isinstance(listed, list) else []
-    if isinstance(wanted, dict) and not any(
+    if not isinstance(wanted, dict) or any(
         isinstance(row, dict)
         and all(row.get(k) == wanted.get(k) for k in ("model", "gpu", "num_gpus"))
         for row in rows
     ):
-        problems.append(
-            f"$.reference_row: {shown(wanted.get('model'))} on {shown(wanted.get('num_gpus'))}×"
-            f"{shown(wanted.get('gpu'))} is not among the rows"
-        )
+        return []
+    return [
+        f"$.reference_row: {shown(wanted.get('model'))} on {shown(wanted.get('num_gpus'))}×"
+        f"{shown(wanted.get('gpu'))} is not among the rows"
+    ]
+
+
+def _date_problems(document: dict[str, Any]) -> list[str]:
+    problems = []
     source = document.get("source")
     updated = _date(document.get("updated"))
     retrieved = _date(source.get("retrieved") if isinstance(source, dict) else None)
