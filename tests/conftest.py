@@ -83,17 +83,31 @@ def write_snapshot(
         "files": {},
     }
     for path, content in files.items():
-        (directory / path).parent.mkdir(parents=True, exist_ok=True)
-        (directory / path).write_bytes(content)
-        manifest["files"][path] = {
-            "url": f"https://raw.githubusercontent.com/ml-energy/leaderboard/{'f' * 40}/{path}",
-            "sha256": hashlib.sha256(content).hexdigest(),
-            "bytes": len(content),
-            "last_commit": "e" * 40,
-            "last_commit_date": "2026-02-16T04:48:29-05:00",
-        }
+        manifest["files"][path] = upstream_written(
+            directory, path, content, commit="f" * 40, last=("e" * 40, "2026-02-16T04:48:29-05:00")
+        )
     (directory / "snapshot.json").write_text(json.dumps(manifest, indent=2))
     return directory
+
+
+def raw_url(commit: str, path: str) -> str:
+    return f"https://raw.githubusercontent.com/ml-energy/leaderboard/{commit}/{path}"
+
+
+def upstream_written(
+    directory: Path, path: str, content: bytes, *, commit: str, last: tuple[str, str]
+) -> dict[str, Any]:
+    """Write upstream's file ``path`` of ``commit`` into the snapshot ``directory``: its record
+    in snapshot.json, ``last`` the commit that last changed it and that commit's date."""
+    (directory / path).parent.mkdir(parents=True, exist_ok=True)
+    (directory / path).write_bytes(content)
+    return {
+        "url": raw_url(commit, path),
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "bytes": len(content),
+        "last_commit": last[0],
+        "last_commit_date": last[1],
+    }
 
 
 def script(name: str) -> Any:
@@ -210,17 +224,11 @@ def changed_snapshot(
             (directory / path).unlink()
             del manifest["files"][path]
             continue
-        (directory / path).parent.mkdir(parents=True, exist_ok=True)
-        (directory / path).write_bytes(content)
-        manifest["files"][path] = {
-            "url": f"https://raw.githubusercontent.com/ml-energy/leaderboard/{commit}/{path}",
-            "sha256": hashlib.sha256(content).hexdigest(),
-            "bytes": len(content),
-            "last_commit": commit,
-            "last_commit_date": "2026-11-29T10:00:00Z",
-        }
+        manifest["files"][path] = upstream_written(
+            directory, path, content, commit=commit, last=(commit, "2026-11-29T10:00:00Z")
+        )
     for path, record in manifest["files"].items():
-        record["url"] = f"https://raw.githubusercontent.com/ml-energy/leaderboard/{commit}/{path}"
+        record["url"] = raw_url(commit, path)
     (directory / "snapshot.json").write_text(json.dumps(manifest, indent=2))
     return directory
 
