@@ -22,7 +22,7 @@ sys.path[:0] = [str(REPO), str(REPO / "bench")]
 from generate import task_file  # noqa: E402
 
 from energy_index.flows.build import BuildSettings, build, run  # noqa: E402
-from energy_index.flows.extras import Extras  # noqa: E402
+from energy_index.flows.records import Extras  # noqa: E402
 from tests.conftest import (  # noqa: E402
     FIXTURES,
     GOLDEN,
@@ -33,8 +33,8 @@ from tests.conftest import (  # noqa: E402
 )
 
 STRESS = FIXTURES / "stress"
-STRESS_EXTRAS = Extras(sweep_deadlines_ms=(50.0, 100.0, 250.0, 500.0), curves=True, extended=True,
-                       formats=("csv",))  # fmt: skip
+STRESS_EXTRAS = Extras(flags=frozenset({"curves", "extended"}),
+                       deadlines_ms=(50.0, 100.0, 250.0, 500.0), formats=("csv",))  # fmt: skip
 
 
 def stress_task() -> bytes:

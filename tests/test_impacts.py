@@ -26,8 +26,8 @@ from energy_index.documents.factors import impact_factors
 from energy_index.documents.schemas import IMPACTS_SCHEMA, schema_problems
 from energy_index.errors import ChecksumMismatch, DerivationError, UpstreamFormatError
 from energy_index.flows.build import BuildSettings, index_stages
-from energy_index.flows.extras import Extras
 from energy_index.flows.impacts import audit_impacts, impacts_of
+from energy_index.flows.records import Extras
 from energy_index.flows.tasks import run_all_tasks
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import UpstreamFile
@@ -201,7 +201,9 @@ def test_no_estimate_in_measured_fields_nor_in_the_index(tmp_path: Path) -> None
         GOLDEN,
         out_dir=tmp_path / "impacts",
         settings=settings,
-        extras=Extras(impacts=True, responses=True, formats=("csv",), carbon=CARBON_FIXTURE),
+        extras=Extras(
+            flags=frozenset({"impacts", "responses"}), formats=("csv",), carbon=CARBON_FIXTURE
+        ),
     )
     assert set(plain) == set(with_impacts) and len(plain) == 5
     for task in plain:

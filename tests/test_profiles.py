@@ -22,7 +22,8 @@ from energy_index.documents.index import stated_itl_statistic
 from energy_index.documents.schemas import PROFILES_SCHEMA, schema_problems
 from energy_index.errors import UpstreamFormatError
 from energy_index.flows.build import BuildSettings, build, run
-from energy_index.flows.extras import Extras, profile_deadlines
+from energy_index.flows.extras import profile_deadlines
+from energy_index.flows.records import Extras
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import PROFILE_DEADLINES_MS
 from energy_index.steps.profiles import latency_profiles
@@ -137,7 +138,7 @@ def reference_profiles(task_file: Path, deadlines: list[float]) -> dict[str, Any
 @pytest.fixture(scope="module")
 def chat_profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("profiles") / "index.json"
-    extras = Extras(profile_deadlines_ms=PROFILE_DEADLINES_MS, formats=("csv", "parquet"))
+    extras = Extras(flags=frozenset({"profiles"}), formats=("csv", "parquet"))
     run(GOLDEN, out=out, settings=BuildSettings(**DATES), extras=extras)
     document: dict[str, Any] = json.loads(out.with_name("profiles.json").read_bytes())
     document["_folder"] = out.parent

@@ -12,7 +12,7 @@ import pytest
 
 from energy_index.documents.schemas import RESPONSES_SCHEMA, schema_problems
 from energy_index.flows.build import BuildSettings, build, index_stages, run
-from energy_index.flows.extras import Extras
+from energy_index.flows.records import Extras
 from energy_index.steps.responses import Histogram
 from tests.conftest import GOLDEN, PUBLISHED_DATES, TASK_PATH, changed_snapshot, cli, invoke
 from tests.standin import StandIn
@@ -127,7 +127,12 @@ def test_empty_bins_are_stepped_over():
 
 def test_responses_json_matches_its_schema_and_says_what_a_response_is(tmp_path: Path):
     out = tmp_path / "index.json"
-    run(GOLDEN, out=out, settings=BuildSettings(**DATES), extras=Extras(responses=True))
+    run(
+        GOLDEN,
+        out=out,
+        settings=BuildSettings(**DATES),
+        extras=Extras(flags=frozenset({"responses"})),
+    )
     document = json.loads(out.with_name("responses.json").read_bytes())
     assert schema_problems(document, schema=RESPONSES_SCHEMA) == []
     assert len(document["model_files"]) == 18 and len(document["picks"]) == 32

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from energy_index.errors import SourceError, UsageError
 from energy_index.io.packaged import installed_copy, located
 from energy_index.model import (  # the checks are shared with the steps: one check each
+    EXTRAS,
     Access,
     NetworkSettings,
     checked_day,
@@ -193,13 +194,12 @@ def build(
     into ``cache`` first. Several deadlines also write the deadline sweep; the index uses the
     largest. Dates not given come from the snapshot (see docs/design.md, *Dates*).
     """
+    given = locals()  # the extras' keywords are read by name from model.EXTRAS
     from energy_index.flows.build import build_in_memory, build_index
-    from energy_index.flows.extras import profile_deadlines
     from energy_index.flows.records import BuildSettings, Extras
 
     deadlines = checked_deadlines(itl_deadline_ms)
     itl_statistic = checked_statistic(itl_statistic)
-    formats = tuple(formats)
     settings = BuildSettings(
         task=task,
         itl_deadline_ms=max(deadlines),
@@ -208,19 +208,15 @@ def build(
         updated=checked_day(updated, parameter="updated"),
     )
     extras = Extras(
-        sweep_deadlines_ms=deadlines if len(deadlines) > 1 else (),
-        curves=curves,
-        extended=extended,
-        formats=formats,
-        impacts=impacts,
+        flags=frozenset(keyword for keyword in EXTRAS if given.get(keyword)),
+        deadlines_ms=deadlines,
+        formats=tuple(formats),
         carbon=_carbon(carbon),
-        profile_deadlines_ms=profile_deadlines(deadlines) if profiles else (),
-        responses=responses,
     )
     access = _access(cache, network, notify=notify)
     target = _path(out, parameter="out")
     if target is None:
-        if all_tasks or curves or profiles or extended or formats or impacts or responses:
+        if all_tasks or extras.flags:
             raise UsageError("extra files and all tasks need an output path", parameter="out")
         result = build_in_memory(_source(source), settings=settings, access=access)
         return Built(document=result.document, report=result.report)

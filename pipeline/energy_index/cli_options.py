@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import click
 
-from energy_index.model import ITL_STATISTICS, NetworkSettings, json_number
+from energy_index.model import EXTRAS, ITL_STATISTICS, NetworkSettings, json_number
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     DEFAULT_CACHE,
@@ -29,7 +29,6 @@ from energy_index.settings import (
     DEFAULT_TASK,
     LIVE,
     LOCK_TIMEOUT_SECONDS,
-    TABLE_FORMATS,
     UPSTREAM_URL,
     VENDORED_SNAPSHOT,
 )
@@ -319,42 +318,18 @@ BUILD_OPTIONS = stacked(
         help="Build one index per LLM and multimodal task, as tasks/<task>/index.json beside --out "
         "(which is not written).",
     ),
-    click.option("--curves", is_flag=True, help="Also write curves.json (concurrency curves)."),
-    click.option(
-        "--profiles",
-        is_flag=True,
-        help="Also write profiles.json, the latency profiles: per model and GPU, the pick under "
-        "each ITL statistic (median, p90, p95, p99) at each deadline of 5, 10, 20, 50, 100, 200, "
-        "500 ms and every --itl-deadline-ms, its energy penalty, and whether the deadline binds "
-        "(with --format, also profiles.csv or profiles.parquet).",
-    ),
-    click.option(
-        "--responses",
-        is_flag=True,
-        help="Also write responses.json: per pick, Wh per response at the 10th, 50th, 90th and "
-        "99th percentile of its output-length distribution and at its mean, from upstream's "
-        "per-model files (a snapshot without them: each pick says it was skipped, and why).",
-    ),
-    click.option(
-        "--extended",
-        is_flag=True,
-        help="Also write <name>.extended.json: the index with robustness figures per row "
-        "(format 1-extended); the index itself is unchanged.",
-    ),
-    click.option(
-        "--format",
-        "formats",
-        type=click.Choice(TABLE_FORMATS),
-        multiple=True,
-        help="Also write the rows as <name>.csv or <name>.parquet; repeat for both.",
-    ),
-    click.option(
-        "--impacts",
-        is_flag=True,
-        help="Also write impacts.json (and impacts.csv/.parquet with --format): per row the "
-        "measured GPU energy beside estimated server and facility energy and carbon by country, "
-        "as ranges from cited factors and the carbon snapshot (--carbon). The index itself is "
-        "unchanged.",
+    *(
+        click.option(
+            extra.flag,
+            extra.keyword,
+            type=click.Choice(extra.choices),
+            multiple=True,
+            help=extra.help,
+        )
+        if extra.choices
+        else click.option(extra.flag, is_flag=True, help=extra.help)
+        for extra in EXTRAS.values()
+        if extra.flag
     ),
     carbon_option,
     cache_option,

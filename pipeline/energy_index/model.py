@@ -19,8 +19,11 @@ from typing import Any, TypeGuard
 from energy_index.errors import UsageError, shown
 from energy_index.settings import (
     CHANGELOG_SUFFIX,
+    CURVES_NAME,
+    DEADLINES_NAME,
     DEFAULT_CACHE,
     ERRORS_SUFFIX,
+    EXTENDED_SUFFIX,
     GITHUB_API_BASE,
     GITHUB_RAW_BASE,
     HTTP_BACKOFF_SECONDS,
@@ -28,7 +31,10 @@ from energy_index.settings import (
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
     HTTP_TIMEOUT_TOTAL_SECONDS,
+    PROFILES_NAME,
     REPORT_SUFFIX,
+    RESPONSES_NAME,
+    TABLE_FORMATS,
 )
 
 INDEX_PATH = "public/data/index.json"  # the leaderboard's own index, in every snapshot
@@ -597,3 +603,133 @@ def _check_positive(value: Any, parameter: str, unit: str) -> None:
     if not (finite and value > 0):
         said = repr(value) if isinstance(value, float) else shown(value, quote=True)  # 10**400 cut
         raise UsageError(f"{said} is not a positive number of {unit}", parameter=parameter)
+
+
+# -- the files a build may write beside the index ------------------------------------------------
+@dataclass(frozen=True)
+class Extra:
+    """One file a build may write beside the index (and its tables), declared once: the command
+    line's option and the API's keyword, where it goes, how a file there is told as this tool's,
+    what it answers to. Its producer is ``flows.extras.PRODUCERS[keyword]``;
+    the places it cannot reach from here are named in docs/design.md."""
+
+    keyword: str  # the API's keyword; its key in ``Extras.flags``, PRODUCERS and TABLES
+    flag: str  # the command line's option; "" for the sweep, which several deadlines ask for
+    help: str
+    role: str  # what it is, in words: the key of its path (``output_paths``) and its recogniser
+    # Its file beside the index, {stem} the index's; "": none (the index's own tables).
+    name: str
+    # The "kind" its document opens with, by which documents/outputs.py tells it and validate
+    # finds its schema; "": an index, told by its version.
+    kind: str
+    schema: str  # its JSON Schema (schemas/); the tables' schema for the index's own tables
+    # With --format, also written as a table (``tables``) whose first columns are these: how
+    # documents/outputs.py tells it (documents/tables.py writes every column of its schema).
+    columns: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()  # the option's values, repeatable; none: a flag
+
+    def path(self, out: Path) -> Path:
+        """Its file beside the index ``out``."""
+        return out.with_name(self.name.format(stem=out.stem))
+
+    def tables(self, out: Path, formats: tuple[str, ...]) -> dict[str, tuple[str, Path]]:
+        """Its tables beside ``out``, by format: each one's role and path (``impacts.csv`` is
+        the "impacts csv export")."""
+        stem = self.name.removesuffix(".json")
+        return {
+            format: (
+                f"{stem} {format} export".lstrip(),
+                out.with_name(f"{stem or out.stem}.{format}"),
+            )
+            for format in (formats if self.columns else ())
+        }
+
+    def paths(self, out: Path, formats: tuple[str, ...]) -> dict[str, Path]:
+        """Its file and its tables beside the index ``out``, by role."""
+        mine = {self.role: self.path(out)} if self.name else {}
+        return {**mine, **dict(self.tables(out, formats).values())}
+
+
+# In the order they are written (and listed by build's "wrote" line).
+EXTRAS = {
+    extra.keyword: extra
+    for extra in (
+        Extra(
+            keyword="sweep",
+            flag="",
+            help="",
+            role="deadline sweep",
+            name=DEADLINES_NAME,
+            kind="deadline sweep",
+            schema="deadlines.schema.json",
+        ),
+        Extra(
+            keyword="curves",
+            flag="--curves",
+            help="Also write curves.json (concurrency curves).",
+            role="curves",
+            name=CURVES_NAME,
+            kind="concurrency curves",
+            schema="curves.schema.json",
+        ),
+        Extra(
+            keyword="extended",
+            flag="--extended",
+            help="Also write <name>.extended.json: the index with robustness figures per row "
+            "(format 1-extended); the index itself is unchanged.",
+            role="extended index",
+            name=f"{{stem}}{EXTENDED_SUFFIX}",
+            kind="",
+            schema="index-extended.schema.json",
+        ),
+        Extra(
+            keyword="formats",
+            flag="--format",
+            help="Also write the rows as <name>.csv or <name>.parquet; repeat for both.",
+            role="",
+            name="",
+            kind="",
+            schema="index.schema.json",
+            columns=("model", "slug", "model_id", "params_b", "active_params_b", "precision"),
+            choices=TABLE_FORMATS,
+        ),
+        Extra(
+            keyword="impacts",
+            flag="--impacts",
+            help="Also write impacts.json (and impacts.csv/.parquet with --format): per row the "
+            "measured GPU energy beside estimated server and facility energy and carbon by "
+            "country, as ranges from cited factors and the carbon snapshot (--carbon). The index "
+            "itself is unchanged.",
+            role="impacts",
+            name="impacts.json",
+            kind="impacts",
+            schema="impacts.schema.json",
+            columns=("row_id", "model", "gpu", "num_gpus", "measured_gpu_joules_per_output_token"),
+        ),
+        Extra(
+            keyword="profiles",
+            flag="--profiles",
+            help="Also write profiles.json, the latency profiles: per model and GPU, the pick "
+            "under each ITL statistic (median, p90, p95, p99) at each deadline of 5, 10, 20, 50, "
+            "100, 200, 500 ms and every --itl-deadline-ms, its energy penalty, and whether the "
+            "deadline binds (with --format, also profiles.csv or profiles.parquet).",
+            role="latency profiles",
+            name=PROFILES_NAME,
+            kind="latency profiles",
+            schema="profiles.schema.json",
+            columns=("model", "model_id", "gpu", "itl_statistic", "itl_deadline_ms"),
+        ),
+        Extra(
+            keyword="responses",
+            flag="--responses",
+            help="Also write responses.json: per pick, Wh per response at the 10th, 50th, 90th "
+            "and 99th percentile of its output-length distribution and at its mean, from "
+            "upstream's per-model files (a snapshot without them: each pick says it was skipped, "
+            "and why).",
+            role="energy per response",
+            name=RESPONSES_NAME,
+            kind="energy per response",
+            schema="responses.schema.json",
+        ),
+    )
+}

@@ -12,10 +12,13 @@ build report beside it is: regenerate rewrites a damaged index, and build replac
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from energy_index.documents.index import REPORT_TITLE
+from energy_index.model import EXTRAS
+from energy_index.settings import TABLE_FORMATS
 
 # The first line of CHANGELOG.md, the history of every index in a folder (documents/changelog.py
 # writes the rest): also how such a file is told as this tool's.
@@ -71,13 +74,6 @@ def _kind(kind: str) -> Callable[[Ends], bool]:
     return _json(("version", None), ("kind", kind))
 
 
-# The leading columns of each table export, as documents/tables.py writes them (a later column
-# may come and go with the schema; these do not).
-INDEX_COLUMNS = ("model", "slug", "model_id", "params_b", "active_params_b", "precision")
-IMPACTS_COLUMNS = ("row_id", "model", "gpu", "num_gpus", "measured_gpu_joules_per_output_token")
-PROFILES_COLUMNS = ("model", "model_id", "gpu", "itl_statistic", "itl_deadline_ms")
-
-
 def _csv(columns: tuple[str, ...]) -> Callable[[Ends], bool]:
     pattern = re.compile(re.escape(",".join(columns).encode()) + rb"[,\r\n]")
     return lambda ends: pattern.match(ends.head) is not None
@@ -93,20 +89,25 @@ def _parquet(columns: tuple[str, ...]) -> Callable[[Ends], bool]:
 
 
 _INDEX = _json(("version", None), ("updated", None))  # the index or the extended index
-_TABLES = {"": INDEX_COLUMNS, "impacts ": IMPACTS_COLUMNS, "profiles ": PROFILES_COLUMNS}
+_TABLES = {"csv": _csv, "parquet": _parquet}
+
+
+def _extras() -> Iterator[tuple[str, Callable[[Ends], bool]]]:
+    """How each file of each extra (``model.EXTRAS``) is told: a document by its kind (an index
+    by its version), a table by its leading columns."""
+    for extra in EXTRAS.values():
+        if extra.name:
+            yield extra.role, _kind(extra.kind) if extra.kind else _INDEX
+        for format, (role, _) in extra.tables(Path("index.json"), TABLE_FORMATS).items():
+            yield role, _TABLES[format](extra.columns)
+
 
 # Each output, by the role its path is given under (flows/outputs.py ``output_paths``,
 # flows/regenerate.py ``regeneration_paths``, flows/report.py), and how it is told.
 RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     "index": _INDEX,
-    "extended index": _INDEX,
     "build report": _json(("report", REPORT_TITLE)),
     "errors file": _json(("file", None), ("failures", "#")),
-    "deadline sweep": _kind("deadline sweep"),
-    "curves": _kind("concurrency curves"),
-    "latency profiles": _kind("latency profiles"),
-    "energy per response": _kind("energy per response"),
-    "impacts": _kind("impacts"),
     "changelog": _json(("date", None), ("upstream_commit", None)),
     "carbon changelog": _json(("kind", "carbon-changelog")),
     "history": lambda ends: ends.head.startswith(HISTORY_TITLE.rstrip().encode()),
@@ -114,8 +115,7 @@ RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     "charts picture": lambda ends: (
         ends.head.startswith(PNG_SIGNATURE) and b"tEXt" + b"\0".join(PICTURE_SOFTWARE) in ends.head
     ),
-    **{f"{table}csv export": _csv(columns) for table, columns in _TABLES.items()},
-    **{f"{table}parquet export": _parquet(columns) for table, columns in _TABLES.items()},
+    **dict(_extras()),
 }
 
 

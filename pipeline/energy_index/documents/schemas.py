@@ -15,24 +15,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from energy_index.errors import SchemaViolation, shown
+from energy_index.model import EXTRAS
 
 if TYPE_CHECKING:
     import jsonschema
     import jsonschema_rs
     from referencing import Registry
 
-INDEX_SCHEMA = "index.schema.json"
-EXTENDED_SCHEMA = "index-extended.schema.json"
+INDEX_SCHEMA = EXTRAS["formats"].schema  # the index's, whose rows its tables are
+EXTENDED_SCHEMA = EXTRAS["extended"].schema
 EXTENDED_VERSION = (
     "1-extended"  # the version of an index with robustness figures (build --extended)
 )
-DEADLINES_SCHEMA = "deadlines.schema.json"
-CURVES_SCHEMA = "curves.schema.json"
+DEADLINES_SCHEMA = EXTRAS["sweep"].schema
+CURVES_SCHEMA = EXTRAS["curves"].schema
 MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
 REPORT_SCHEMA = "report.schema.json"  # the build report beside an index
-IMPACTS_SCHEMA = "impacts.schema.json"  # <task>/impacts.json beside an index
-PROFILES_SCHEMA = "profiles.schema.json"
-RESPONSES_SCHEMA = "responses.schema.json"
+IMPACTS_SCHEMA = EXTRAS["impacts"].schema
+PROFILES_SCHEMA = EXTRAS["profiles"].schema
+RESPONSES_SCHEMA = EXTRAS["responses"].schema
 PLAN_GRID_SCHEMA = "plan-grid.schema.json"  # the site API's tasks/<task>/plan.json
 SCHEMAS = (
     INDEX_SCHEMA,

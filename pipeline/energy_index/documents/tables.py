@@ -10,6 +10,7 @@ typed and never evaluated, holds every value as the JSON has it.
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -39,6 +40,15 @@ def impacts_table_bytes(impacts: dict[str, Any], *, format: str) -> bytes:
     """The rows of an impacts document as CSV or Parquet: one column per figure, named with
     its status and boundary (``impacts_table_rows``); numbers Float64, counts Int64."""
     return records_table_bytes(impacts_table_rows(impacts), format=format)
+
+
+# The table of each extra with columns (``model.EXTRAS``, by keyword), from its document, in a
+# format.
+TABLES: dict[str, Callable[[dict[str, Any], str], bytes]] = {
+    "formats": lambda index, format: table_bytes(index["rows"], format=format),
+    "impacts": lambda impacts, format: impacts_table_bytes(impacts, format=format),
+    "profiles": lambda profiles, format: profile_table_bytes(profiles["picks"], format=format),
+}
 
 
 def records_table_bytes(

@@ -4,6 +4,7 @@ changes the index itself."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,6 @@ from energy_index.documents.schemas import (
     RESPONSES_SCHEMA,
     checked,
 )
-from energy_index.flows.outputs import output_paths
 from energy_index.flows.records import Build, Extras, Stages
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import PROFILE_DEADLINES_MS
@@ -90,50 +90,51 @@ def responses_of(stages: Stages) -> dict[str, Any]:
     return document
 
 
-def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
-    """The documents the extras ask for, each checked against its schema, keyed by path."""
-    paths = output_paths(out, extras=extras)
-    files: dict[Path, bytes] = {}
-    if set(paths) <= {"index", "build report", "errors file"}:
-        return files  # no extra asked for: none of the modules below is imported (issue 27)
-    # Imported here, not with the module: a build without extras never needs them (issue #16:
-    # the cold build's cost beyond importing polars and pandera).
-    from energy_index.documents.tables import impacts_table_bytes, profile_table_bytes, table_bytes
-    from energy_index.flows.impacts import impacts_of
+def _extended(stages: Stages, result: Build, extras: Extras) -> dict[str, Any]:
+    extended = extended_document(result.document, figures=stages.robustness)
+    checked(extended, schema=EXTENDED_SCHEMA)
+    return extended
 
-    if extras.sweep_deadlines_ms:
-        files[paths["deadline sweep"]] = serialized(sweep_of(stages, extras.sweep_deadlines_ms))
-    if extras.curves:
-        files[paths["curves"]] = serialized(curves_of(stages))
-    if extras.extended:
-        extended = extended_document(result.document, figures=stages.robustness)
-        checked(extended, schema=EXTENDED_SCHEMA)
-        files[paths["extended index"]] = serialized(extended)
-    for table_format in extras.formats:
-        files[paths[f"{table_format} export"]] = table_bytes(
-            result.document["rows"], format=table_format
-        )
-    if extras.impacts:
-        impacts = impacts_of(
-            result.document,
-            index_bytes=result.index_bytes,
-            task=stages.snapshot.task,
-            upstream_commit=stages.snapshot.commit,
-            responses=stages.responses,
-            carbon=extras.carbon,
-        )
-        files[paths["impacts"]] = serialized(impacts)
-        for table_format in extras.formats:
-            files[paths[f"impacts {table_format} export"]] = impacts_table_bytes(
-                impacts, format=table_format
-            )
-    if extras.profile_deadlines_ms:
-        profiles = profiles_of(stages, extras.profile_deadlines_ms)
-        files[paths["latency profiles"]] = serialized(profiles)
-        for table_format in extras.formats:
-            files[paths[f"profiles {table_format} export"]] = profile_table_bytes(
-                profiles["picks"], format=table_format
-            )
-    if extras.responses:
-        files[paths["energy per response"]] = serialized(responses_of(stages))
+
+def _impacts(stages: Stages, result: Build, extras: Extras) -> dict[str, Any]:
+    from energy_index.flows.impacts import impacts_of  # only with --impacts (issue 27)
+
+    return impacts_of(
+        result.document,
+        index_bytes=result.index_bytes,
+        task=stages.snapshot.task,
+        upstream_commit=stages.snapshot.commit,
+        responses=stages.responses,
+        carbon=extras.carbon,
+    )
+
+
+# What makes each extra's document (``model.EXTRAS``, by keyword), checked against its schema,
+# from the stages, the index built and the extras asked for: the index's tables are its rows'.
+PRODUCERS: dict[str, Callable[[Stages, Build, Extras], dict[str, Any]]] = {
+    "sweep": lambda stages, result, extras: sweep_of(stages, extras.deadlines_ms),
+    "curves": lambda stages, result, extras: curves_of(stages),
+    "extended": _extended,
+    "formats": lambda stages, result, extras: result.document,
+    "impacts": _impacts,
+    "profiles": lambda stages, result, extras: profiles_of(
+        stages, profile_deadlines(extras.deadlines_ms)
+    ),
+    "responses": lambda stages, result, extras: responses_of(stages),
+}
+
+
+def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
+    """The documents the extras ask for, and their tables, keyed by path: what ``output_paths``
+    lists, in its order."""
+    files: dict[Path, bytes] = {}
+    for extra in extras.asked:
+        document = PRODUCERS[extra.keyword](stages, result, extras)
+        if extra.name:
+            files[extra.path(out)] = serialized(document)
+        for format, (_, path) in extra.tables(out, extras.formats).items():
+            # polars' writers: imported only when a table is asked for (issue 27)
+            from energy_index.documents.tables import TABLES
+
+            files[path] = TABLES[extra.keyword](document, format)
     return files

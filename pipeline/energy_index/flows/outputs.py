@@ -14,44 +14,20 @@ from energy_index.flows.records import Extras
 from energy_index.io.files import checked_targets, existing_ends
 from energy_index.io.source import is_url
 from energy_index.model import errors_path, report_path
-from energy_index.settings import (
-    CURVES_NAME,
-    DEADLINES_NAME,
-    EXTENDED_SUFFIX,
-    LIVE,
-    PROFILES_NAME,
-    RECOGNISED_BYTES,
-    RESPONSES_NAME,
-)
+from energy_index.settings import LIVE, RECOGNISED_BYTES
 
 
 def output_paths(out: Path, *, extras: Extras) -> dict[str, Path]:
     """Every file a build at ``out`` may write, by what it is: checked before any is written.
 
-    Example: ``output_paths(Path("output/index.json"), extras=Extras(curves=True))["curves"]``
-    is ``output/curves.json``.
+    Example: ``output_paths(Path("output/index.json"),
+    extras=Extras(flags=frozenset({"curves"})))["curves"]`` is ``output/curves.json``.
     """
     if not out.name or out.name in (".", ".."):
         return {"index": out}  # checked_targets refuses it by name
     paths = {"index": out, "build report": report_path(out), "errors file": errors_path(out)}
-    if extras.sweep_deadlines_ms:
-        paths["deadline sweep"] = out.with_name(DEADLINES_NAME)
-    if extras.curves:
-        paths["curves"] = out.with_name(CURVES_NAME)
-    if extras.extended:
-        paths["extended index"] = out.with_name(f"{out.stem}{EXTENDED_SUFFIX}")
-    for table_format in extras.formats:
-        paths[f"{table_format} export"] = out.with_suffix(f".{table_format}")
-    if extras.impacts:
-        paths["impacts"] = out.with_name("impacts.json")
-        for table_format in extras.formats:
-            paths[f"impacts {table_format} export"] = out.with_name(f"impacts.{table_format}")
-    if extras.profile_deadlines_ms:
-        paths["latency profiles"] = out.with_name(PROFILES_NAME)
-        for table_format in extras.formats:
-            paths[f"profiles {table_format} export"] = out.with_name(f"profiles.{table_format}")
-    if extras.responses:
-        paths["energy per response"] = out.with_name(RESPONSES_NAME)
+    for extra in extras.asked:
+        paths.update(extra.paths(out, extras.formats))
     return paths
 
 

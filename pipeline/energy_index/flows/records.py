@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.errors import UsageError
-from energy_index.model import Dates, UpstreamSnapshot
+from energy_index.model import EXTRAS, Dates, Extra, UpstreamSnapshot
 from energy_index.settings import (
     CARBON_SNAPSHOT,
     DEFAULT_ITL_DEADLINE_MS,
@@ -94,20 +94,22 @@ class Stages:
 
 @dataclass(frozen=True)
 class Extras:
-    """What a build may write beside the index; none of it changes the index itself."""
+    """What a build writes beside the index (``model.EXTRAS``, by keyword); none of it changes
+    the index itself."""
 
-    sweep_deadlines_ms: tuple[float, ...] = ()
-    curves: bool = False
-    extended: bool = False
-    formats: tuple[str, ...] = ()
-    # impacts.json (and impacts.<format>): estimated system energy and carbon beside the index,
-    # from the cited factors and the carbon snapshot at ``carbon``.
-    impacts: bool = False
-    carbon: Path = Path(CARBON_SNAPSHOT)
-    # The latency profiles' deadlines; empty: no profiles. See ``profile_deadlines``.
-    profile_deadlines_ms: tuple[float, ...] = ()
-    # responses.json: energy per response of each pick (from the per-model files).
-    responses: bool = False
+    flags: frozenset[str] = frozenset()  # the extras asked for by keyword (--curves and so on)
+    # The build's deadlines: several ask for the sweep; each is a deadline of the latency
+    # profiles beside their default grid (``profile_deadlines``).
+    deadlines_ms: tuple[float, ...] = ()
+    formats: tuple[str, ...] = ()  # the tables' formats: any asks for the index's own tables
+    carbon: Path = Path(CARBON_SNAPSHOT)  # the carbon snapshot impacts are estimated with
+
+    @property
+    def asked(self) -> list[Extra]:
+        """The extras to write, in the order they are written."""
+        wanted = {*self.flags, *(["sweep"] if len(self.deadlines_ms) > 1 else [])}
+        wanted |= {"formats"} if self.formats else set()
+        return [extra for keyword, extra in EXTRAS.items() if keyword in wanted]
 
 
 NO_EXTRAS = Extras()  # the index and its report alone
