@@ -62,20 +62,22 @@ def host_joules(
 
 def energy_bounds(row: Mapping[str, Any], factors: Mapping[str, Any]) -> dict[str, Any]:
     """Per bound: which host form gave it, host J/token, server and facility J/token (unrounded),
-    and the factor bounds used."""
+    and the factor bounds each boundary's figure is made with (every factor of factors.json:
+    tests/test_changes.py)."""
     joules = float(row["joules_per_output_token"])
     bounds: dict[str, Any] = {}
     for bound, pick in (("low", min), ("high", max)):
         by_form = {form: host_joules(row, factors, form=form, bound=bound) for form in HOST_FORMS}
         form = pick(sorted(by_form), key=lambda name: by_form[name])
         server = (joules + by_form[form]) * float(factors["idle_capacity"][bound]["value"])
+        server_factors = [f"{HOST_FORMS[form]}.{bound}", f"idle_capacity.{bound}"]
         bounds[bound] = {
             "form": form,
             "by_form": by_form,
             "host": by_form[form],
             "server": server,
             "facility": server * float(factors["pue"][bound]["value"]),
-            "factors": [f"{HOST_FORMS[form]}.{bound}", f"idle_capacity.{bound}"],
+            "factors": {"server": server_factors, "facility": [*server_factors, f"pue.{bound}"]},
         }
     return bounds
 
@@ -115,23 +117,23 @@ def impact_row(
     tokens = float(row["avg_output_tokens"])
     lengths = response["output_tokens"] if response else None
 
-    def block(boundary: str, key: str, extra: list[str]) -> dict[str, Any]:
+    def block(boundary: str) -> dict[str, Any]:
         return {
             "status": "estimated",
             "boundary": boundary,
-            "wh_per_million_output_tokens": _range(_per_mtok(low[key]), _per_mtok(high[key])),
-            "wh_per_response": _range(
-                low[key] * tokens / JOULES_PER_WH, high[key] * tokens / JOULES_PER_WH
+            "wh_per_million_output_tokens": _range(
+                _per_mtok(low[boundary]), _per_mtok(high[boundary])
             ),
-            "factors": {
-                "low": [*low["factors"], *(f"{name}.low" for name in extra)],
-                "high": [*high["factors"], *(f"{name}.high" for name in extra)],
-            },
+            "wh_per_response": _range(
+                low[boundary] * tokens / JOULES_PER_WH, high[boundary] * tokens / JOULES_PER_WH
+            ),
+            "factors": {"low": low["factors"][boundary], "high": high["factors"][boundary]},
             **(
                 {
                     "wh_per_response_quantiles": {
                         name: _range(
-                            low[key] * length / JOULES_PER_WH, high[key] * length / JOULES_PER_WH
+                            low[boundary] * length / JOULES_PER_WH,
+                            high[boundary] * length / JOULES_PER_WH,
                         )
                         for name, length in lengths.items()
                     }
@@ -141,7 +143,7 @@ def impact_row(
             ),
         }
 
-    server = block("server", "server", [])
+    server = block("server")
     server["host_joules_per_output_token"] = {
         "low": significant(low["host"]),
         "high": significant(high["host"]),
@@ -150,7 +152,7 @@ def impact_row(
         "time_form": _range(low["by_form"]["time"], high["by_form"]["time"]),
         "ratio_form": _range(low["by_form"]["ratio"], high["by_form"]["ratio"]),
     }
-    facility = block("facility", "facility", ["pue"])
+    facility = block("facility")
     return {
         **pick_of(row, with_model_id=True),
         "measured": {

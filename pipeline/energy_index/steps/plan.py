@@ -469,7 +469,7 @@ def _estimated(
         "joules_per_output_token": _range(joules["low"], joules["high"]),  # type: ignore[arg-type]
         "wh_per_response": _scaled(joules, tokens / JOULES_PER_WH),
         "mwh_per_year": _scaled(watts, HOURS_PER_YEAR / 1e6),
-        "factors": {b: None if e is None else [*e["factors"], f"pue.{b}"] for b, e in ends.items()},
+        "factors": {b: None if e is None else e["factors"]["facility"] for b, e in ends.items()},
         "carbon": {
             "status": "estimated",
             "boundary": "facility",
