@@ -611,7 +611,7 @@ class Extra:
     """One file a build may write beside the index (and its tables), declared once: the command
     line's option and the API's keyword, where it goes, how a file there is told as this tool's,
     what it answers to. Its producer is ``flows.extras.PRODUCERS[keyword]``;
-    the places it cannot reach from here are named in docs/design.md."""
+    tests/test_changes.py names each place a new one must still reach."""
 
     keyword: str  # the API's keyword; its key in ``Extras.flags``, PRODUCERS and TABLES
     flag: str  # the command line's option; "" for the sweep, which several deadlines ask for
