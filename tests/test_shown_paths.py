@@ -25,6 +25,13 @@ def test_a_plain_path_is_shown_as_it_is():
     assert shown(Path("out/index.json"), path=True) == "out/index.json"
 
 
+def test_a_path_with_space_around_it_is_quoted_as_a_name_is():
+    # the one quoting function (errors.shown): a space at either end would be invisible bare
+    assert shown(Path("out/index.json "), path=True) == "'out/index.json '"
+    assert shown(" H100") == "' H100'"
+    assert shown("x" * 241, path=True) == f"{'x' * 240!r}… (241 characters)"
+
+
 @pytest.mark.parametrize("bad", ["a\nwrote output/index.json (32 rows", "a\x1b[31mred", "a\u2028b"])
 def test_a_path_with_a_line_break_or_an_escape_is_shown_escaped(tmp_path: Path, bad: str):
     result = invoke("build", "--from", str(tmp_path / bad), "--out", tmp_path / "o" / "i.json")
