@@ -13,19 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
+from energy_index.documents import schemas as declared
 from energy_index.documents.editorial import editorial_text, indexed_tasks
-from energy_index.documents.schemas import (
-    DEADLINES_SCHEMA,
-    IMPACTS_SCHEMA,
-    INDEX_SCHEMA,
-    MODEL_SCHEMA,
-    PLAN_GRID_SCHEMA,
-    PROFILES_SCHEMA,
-    REPORT_SCHEMA,
-    RESPONSES_SCHEMA,
-    SCHEMAS,
-    schema_problems,
-)
+from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DOWNLOADS
 from energy_index.steps.impacts import carbon_in
 from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke
@@ -57,15 +47,15 @@ def test_the_site_has_a_page_per_task_and_the_index_as_published(site: Path, gol
 
 def test_every_json_file_of_the_api_matches_its_schema(site: Path):
     schemas = {
-        "index.json": INDEX_SCHEMA,
-        "deadlines.json": DEADLINES_SCHEMA,
-        "impacts.json": IMPACTS_SCHEMA,
-        "profiles.json": PROFILES_SCHEMA,
-        "responses.json": RESPONSES_SCHEMA,
-        "index.report.json": REPORT_SCHEMA,
-        "plan.json": PLAN_GRID_SCHEMA,
+        "index.json": declared.INDEX_SCHEMA,
+        "deadlines.json": declared.DEADLINES_SCHEMA,
+        "impacts.json": declared.IMPACTS_SCHEMA,
+        "profiles.json": declared.PROFILES_SCHEMA,
+        "responses.json": declared.RESPONSES_SCHEMA,
+        "index.report.json": declared.REPORT_SCHEMA,
+        "plan.json": declared.PLAN_GRID_SCHEMA,
     }
-    by_folder = {"models": MODEL_SCHEMA}
+    by_folder = {"models": declared.MODEL_SCHEMA}
     checked = 0
     for path in sorted((site / "api").rglob("*.json")):
         if path == site / "api/v1/index.json":  # the list of endpoints: tested below
@@ -95,7 +85,8 @@ def test_the_site_grows_with_rows_not_rows_times_countries(site: Path):
     # Per task: its page and its downloads; the cards (one per row), the models, the schemas,
     # and the front page, the API's index, files.json, datapackage.json and .nojekyll.
     per_task = 1 + len(DOWNLOADS)
-    assert len(files) == per_task * len(TASKS) + len(cards) + len(models) + len(SCHEMAS) + 5
+    every = per_task * len(TASKS) + len(cards) + len(models) + len(declared.SCHEMAS) + 5
+    assert len(files) == every
 
 
 def test_a_models_file_holds_every_gpus_row_and_curve(site: Path, golden_index):
@@ -451,7 +442,7 @@ def test_a_300_character_model_name_gets_a_short_file_name_and_the_site_is_writt
     assert result.exit_code == 0, result.output
     model = json.loads((tmp_path / "site/api/v1/models" / f"{name}.json").read_bytes())
     assert (model["model"], model["slug"]) == (long_name, name)
-    assert schema_problems(model, schema=MODEL_SCHEMA) == []
+    assert schema_problems(model, schema=declared.MODEL_SCHEMA) == []
     for row in rows:
         card = tmp_path / "site/cards/lm-arena-chat" / name / f"{row['gpu'].lower()}.html"
         assert card.is_file()
