@@ -46,7 +46,9 @@ def another_task_only(snapshot: Path) -> dict[str, bytes | None]:
 
 def the_leaderboard_index_only(snapshot: Path) -> dict[str, bytes | None]:
     leaderboard = json.loads((snapshot / LEADERBOARD).read_bytes())
-    leaderboard["last_updated"] = "2026-11-20"
+    # The day after the one it says (a fixed date could be the one a regeneration brought).
+    updated = dt.date.fromisoformat(leaderboard["last_updated"]) + dt.timedelta(days=1)
+    leaderboard["last_updated"] = updated.isoformat()
     return {LEADERBOARD: json.dumps(leaderboard, indent=2).encode()}
 
 
