@@ -128,3 +128,16 @@ def test_a_pipe_in_a_description_does_not_break_the_table(monkeypatch):
         row_fields, "ROW_FIELDS", (RowField("x", "y", "a | b", {"type": "number"}),)
     )
     assert field_table().splitlines()[2] == "| `x` | `y` | as is | a \\| b |"
+
+
+@pytest.mark.parametrize(
+    ("places", "value", "published"),
+    [(None, 2.675, 2.675), (0, 2.5, 2), (0, 3.5, 4), (1, 0.25, 0.2), (2, 2.675, 2.67)],
+)
+def test_a_field_is_rounded_as_its_places_say(places, value, published):
+    # Python's round, resolved once per field: half to even on the float as stored (2.675 is
+    # 2.67499…), an int for 0 places, the value as it is for None.
+    field = RowField("x", "y", "a number", {"type": "number"}, places=places)
+    assert field.rounded(value) == published
+    assert type(field.rounded(value)) is type(published)
+    assert (field.rounding is None) is (places is None)
