@@ -232,6 +232,28 @@ def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial)
     assert figures["runner_up"]["energy_margin"] == 0.5
 
 
+def test_the_spread_of_a_repeated_pick_is_over_all_its_runs_the_ineligible_too(
+    tmp_path: Path, fixture_editorial
+):
+    # The pick's repeat (0.12 J) made cheaper (0.08 J) but over the ITL deadline: the pick stays
+    # the 0.1 J run, and the spread is between the runs' extremes, 0.1 / 0.08 - 1.
+    from energy_index.flows.build import build
+    from tests.conftest import fixture_bytes, write_snapshot
+
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    for c in document["configurations"]:
+        key = (c["model_id"], c["num_gpus"], c["max_num_seqs"], c["energy_per_token_joules"])
+        if key == ("org/repeat-fp8", 2, 256, 0.12):
+            c.update(energy_per_token_joules=0.08, median_itl_ms=5000.0)
+            c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
+    source = write_snapshot(tmp_path / "s", json.dumps(document).encode())
+    built = build(source, settings=BuildSettings(), editorial=fixture_editorial)
+    pick = next(r for r in built.document["rows"] if r["row_id"] == "repeat-model-fp8/H100/2/256")
+    assert pick["joules_per_output_token"] == 0.1
+    figures = built.report["robustness"]["repeat-model-fp8/H100/2/256"]
+    assert (figures["repeated_runs"], figures["repeat_spread"]) == (2, 0.25)
+
+
 def test_the_robustness_figures_of_a_rebuild_equal_the_golden_report(golden_index: Path):
     from energy_index.flows.build import build
 
