@@ -254,6 +254,38 @@ def test_the_spread_of_a_repeated_pick_is_over_all_its_runs_the_ineligible_too(
     assert (figures["repeated_runs"], figures["repeat_spread"]) == (2, 0.25)
 
 
+def test_the_key_carries_the_parallel_degrees_upstream_gives_and_none_it_does_not(
+    tmp_path: Path, fixture_editorial
+):
+    from energy_index.flows.build import build
+    from energy_index.steps.robustness import PARALLELISM
+    from tests.conftest import fixture_bytes, write_snapshot
+
+    def key(document: dict, name: str) -> dict:
+        source = write_snapshot(tmp_path / name, json.dumps(document).encode())
+        report = build(source, settings=BuildSettings(), editorial=fixture_editorial).report
+        return report["robustness"]["repeat-model-fp8/H100/2/256"]["key"]
+
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    [pick] = [
+        c
+        for c in document["configurations"]
+        if (c["model_id"], c["num_gpus"], c["max_num_seqs"], c["energy_per_token_joules"])
+        == ("org/repeat-fp8", 2, 256, 0.1)
+    ]
+    degrees = {name: pick[name] for name in PARALLELISM}
+    assert key(document, "all") == {"num_gpus": 2, "max_num_seqs": 256, **degrees}
+    for c in document["configurations"]:
+        del c["expert_parallel"], c["data_parallel"]
+    assert key(document, "tensor parallel only") == {
+        "num_gpus": 2,
+        "max_num_seqs": 256,
+        "tensor_parallel": degrees["tensor_parallel"],
+        "expert_parallel": None,
+        "data_parallel": None,
+    }
+
+
 def test_the_robustness_figures_of_a_rebuild_equal_the_golden_report(golden_index: Path):
     from energy_index.flows.build import build
 

@@ -46,11 +46,7 @@ def robustness_figures(
     chosen = (
         selection.selected.join(runners_up, on=INDEX_GROUP, how="left")
         .join(repeats, on=KEY_COLUMNS, how="left")
-        .with_columns(
-            runs=pl.col("runs").fill_null(1),
-            lowest=pl.col("lowest").fill_null(energy),
-            highest=pl.col("highest").fill_null(energy),
-        )
+        .with_columns(runs=pl.col("runs").fill_null(1))  # a spread only where runs > 1
     )
     used = [name for name in PARALLELISM if name in chosen.columns]
     source = {
