@@ -206,5 +206,6 @@ def test_an_ineligible_configuration_tied_on_energy_is_never_picked(tie_breaks):
     fastest = pl.col("median_itl_ms") == pl.col("median_itl_ms").min()
     tails = group.with_columns(p99_itl_ms=pl.when(fastest).then(900.0).otherwise(100.0))
     picked = selected_configurations(tails, itl_deadline_ms=500.0, itl_column="p99_itl_ms")
+    assert (picked.itl_column, picked.itl_deadline_ms) == ("p99_itl_ms", 500.0)  # for robustness
     assert picked.eligible_configurations == group.height - 1
     assert picked.selected.get_column("p99_itl_ms").to_list() == [100.0]
