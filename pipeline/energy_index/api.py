@@ -31,6 +31,7 @@ from energy_index.model import (  # the checks are shared with the steps: one ch
     checked_deadline,
     checked_deadlines,
     checked_load,
+    checked_name,
     checked_statistic,
     checked_target,
 )
@@ -408,8 +409,8 @@ def plan(
                 requests_per_second=requests_per_second,
                 output_tokens_per_request=output_tokens_per_request,
             ),
-            model=model,
-            gpu=gpu,
+            model=checked_name(model, "model"),
+            gpu=checked_name(gpu, "gpu"),
             countries=_countries(countries),
             carbon=_carbon(carbon),
             access=_access(cache, network, notify=notify),

@@ -605,6 +605,19 @@ def _check_positive(value: Any, parameter: str, unit: str) -> None:
         raise UsageError(f"{said} is not a positive number of {unit}", parameter=parameter)
 
 
+# What the planner's refusals call the names that narrow its families.
+PLAN_NAMES = {"model": "model", "gpu": "GPU type"}
+
+
+def checked_name(value: Any, parameter: str) -> str | None:
+    """A name narrowing the planner's families (``model``, ``gpu``; any case): None or text."""
+    if value is None or isinstance(value, str):
+        return value
+    raise UsageError(
+        f"{shown(value, quote=True)} is not a {PLAN_NAMES[parameter]} name", parameter=parameter
+    )
+
+
 # -- the files a build may write beside the index ------------------------------------------------
 @dataclass(frozen=True)
 class Extra:

@@ -36,7 +36,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from energy_index.errors import UsageError, shown
-from energy_index.model import ITL_STATISTICS, SERVER_GROUP, Load, Target, json_number
+from energy_index.model import (
+    ITL_STATISTICS,
+    PLAN_NAMES,
+    SERVER_GROUP,
+    Load,
+    Target,
+    json_number,
+)
 from energy_index.settings import (
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
@@ -323,9 +330,6 @@ def _scope(model: str | None, gpu: str | None) -> str:
     return ", ".join(n for n in named if n) or "any model and GPU"
 
 
-_NAMED = {"model": "model", "gpu": "GPU type"}  # what a refusal calls the value it names
-
-
 def _named(
     curves: Sequence[Mapping[str, Any]],
     value: str | None,
@@ -336,18 +340,15 @@ def _named(
     """The curves whose field (any of ``field_names``) is ``value``, compared case-blind."""
     if value is None:
         return list(curves)
-    if not isinstance(value, str):
-        raise UsageError(
-            f"{shown(value, quote=True)} is not a {_NAMED[parameter]} name", parameter=parameter
-        )
     wanted = value.casefold()
     found = [c for c in curves if any(str(c[f]).casefold() == wanted for f in field_names)]
     if not found:
         known = sorted({str(c[field_names[0]]) for c in curves})
         listed = ", ".join(shown(k) for k in known[:12])
         more = f" and {len(known) - 12} more" if len(known) > 12 else ""
+        what = PLAN_NAMES[parameter]
         raise UsageError(
-            f"{shown(value)} is not a {_NAMED[parameter]} of these curves (known: {listed}{more})",
+            f"{shown(value)} is not a {what} of these curves (known: {listed}{more})",
             parameter=parameter,
         )
     return found
