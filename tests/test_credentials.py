@@ -201,3 +201,66 @@ def test_a_network_error_masks_its_url_and_scrubs_its_problem():
     error = failure(f"http://u:p@h/x?token={SECRET}", problem=f"body {quote(SECRET)} {SECRET}")
     assert str(error) == "http://***@h/x?token=***: body *** ***"
     assert masked_credentials(error.url) == error.url
+
+
+class _OwnURL(BaseHTTPRequestHandler):
+    """Answers 200 with a JSON object that quotes the path and query it was asked for, as a
+    published copy (or a proxy's error page) may: not an index, and not one's source either."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"kind": f"echo {self.path}", "source": f"echo {self.path}"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def own_url() -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _OwnURL)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
+    thread.start()
+    yield server
+    server.shutdown()
+    thread.join()
+    server.server_close()
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_published_copy_quoting_its_own_url_does_not_print_the_urls_token(own_url, json_flag):
+    """Whatever raised it, an error the command line prints passes the scrub: here a document's
+    own words quote the token of the URL it came from."""
+    url = f"{_base(own_url)}/index.json?access_token={SECRET}"
+    result = invoke("audit", "--published", url, "--retries", "0", "--quiet", *json_flag)
+    assert result.exit_code == 1, result.output
+    assert "access_token=***" in result.output
+    _assert_hidden(result.output)
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "value"),
+    [
+        ("build", "--from", f"https://github.com/ml-energy/leaderboard?access_token={SECRET}"),
+        ("plan", "--from", f"https://x.org/?api_key={SECRET}"),
+        ("fetch", "--repository", f"https://github.com/a/b?secret={SECRET}"),
+    ],
+)
+def test_a_token_in_a_url_the_command_refuses_is_masked(command, flag, value, tmp_path):
+    extra = ["--tokens-per-second", "10"] if command == "plan" else []
+    out = ["--to", tmp_path / "s"] if command == "fetch" else []
+    result = invoke(command, flag, value, *extra, *out, *FAST)
+    assert result.exit_code != 0, result.output
+    assert "***" in result.output
+    _assert_hidden(result.output)
+
+
+def test_the_github_token_is_scrubbed_from_the_url_of_a_network_error(echo, tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", SECRET)
+    base = f"{_base(echo)}/missing/{SECRET}"
+    result = invoke("fetch", "--to", tmp_path / "s", "--api-base", base, "--retries", "0", *FAST)
+    assert result.exit_code == 3, result.output
+    assert "/missing/***/" in result.output
+    _assert_hidden(result.output)

@@ -446,6 +446,20 @@ def published_index() -> Path:
     return copy
 
 
+def scrubbed_message(text: str) -> str:
+    """``text`` as the command line prints an error: GITHUB_TOKEN scrubbed in every form a server
+    may echo it, and every credential a URL may put in it masked (the scrub of io/http.py), whatever
+    raised it: a URL given on the command line or echoed by a published copy is shown too.
+
+    Example: ``scrubbed_message("https://h/x?access_token=s3cret: no")`` →
+    ``"https://h/x?access_token=***: no"``.
+    """
+    from energy_index.io.http import scrubbed
+
+    token = os.environ.get("GITHUB_TOKEN")
+    return scrubbed(text, [token, token.strip()] if token else [])
+
+
 class Validation(tuple[str, ...]):
     """What ``validate`` found: its problems (a tuple, empty when the file is valid) and
     ``schema``, the schema the file was held to (``schemas/<name>``; empty for a ``kind`` this

@@ -78,7 +78,7 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except EnergyIndexError as error:
-            click.echo(f"error: {_flag(error)}{error}", err=True)
+            click.echo(f"error: {_printed(_flag(error) + str(error))}", err=True)
             if isinstance(error, NetworkError):
                 click.echo(network_hint(error), err=True)
             sys.exit(error.exit_code)
@@ -94,7 +94,7 @@ def reports_errors(command: F) -> F:
         except OSError as error:
             # The last line of defence: a file fault the code did not expect, named, no traceback.
             where = f"{shown(error.filename, path=True)}: " if error.filename else ""
-            click.echo(f"error: {where}{error.strerror or error}", err=True)
+            click.echo(f"error: {_printed(f'{where}{error.strerror or error}')}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
@@ -151,6 +151,13 @@ def _printable_json(value: Any) -> str:
     return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
 
 
+def _printed(message: str) -> str:
+    # The last line of defence, as for files: whatever raised it, no credential is printed.
+    from energy_index.api import scrubbed_message
+
+    return scrubbed_message(message)
+
+
 def _failed_audit(error: EnergyIndexError) -> dict[str, Any]:
     """``audit --json``'s document when there is no comparison: the outcome (``not an index``:
     the published copy cannot be read as one; ``cannot fetch``: a download failed; else
@@ -159,7 +166,7 @@ def _failed_audit(error: EnergyIndexError) -> dict[str, Any]:
     return {
         "outcome": next((o for kind, o in outcome.items() if isinstance(error, kind)), "error"),
         "identical": False,
-        "error": _flag(error) + str(error),
+        "error": _printed(_flag(error) + str(error)),
         "exit_code": error.exit_code,
     }
 
