@@ -644,3 +644,35 @@ def test_docs_cli_md_s_exit_codes_are_those_of_the_help():
     prose = (REPO / "docs" / "cli.md").read_text("utf-8").split("## Exit codes", 1)[1]
     paragraph = prose.strip().split("\n\n", 1)[0]
     assert helped and helped == set(re.findall(r"`(\d+)`", paragraph))
+
+
+@pytest.mark.parametrize(
+    ("flag", "keyword"),
+    [
+        ("--timeout", "timeout"),
+        ("--backoff", "backoff"),
+        ("--network-timeout-total", "timeout_total"),
+    ],
+)
+def test_a_nan_number_of_seconds_is_refused_by_the_command_and_the_api_in_one_sentence(
+    flag, keyword, tmp_path
+):
+    """click's ranges let NaN through (it fails no comparison): it ended in a traceback."""
+    import energy_index
+    from energy_index.errors import UsageError
+    from energy_index.model import NetworkSettings
+
+    result = invoke(
+        "fetch", "--to", tmp_path / "s", flag, "nan", "--api-base", "http://127.0.0.1:9"
+    )
+    assert (result.exit_code, result.output) == (
+        2,
+        f"error: {flag}: nan is not a number of seconds\n",
+    )
+    with pytest.raises(UsageError) as caught:
+        energy_index.fetch(to=tmp_path / "s", network=NetworkSettings(**{keyword: float("nan")}))
+    assert (str(caught.value), caught.value.parameter) == (
+        "nan is not a number of seconds",
+        keyword,
+    )
+    assert not (tmp_path / "s").exists()

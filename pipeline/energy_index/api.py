@@ -13,6 +13,7 @@ function, with the same default. Heavy libraries are imported when a function is
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -155,6 +156,11 @@ def _access(
     today: str | None = None,
     notify: Notify | None = None,
 ) -> Access:
+    for name in ("timeout", "backoff", "timeout_total"):
+        # click's ranges let NaN through (no comparison with it is true), as the API would.
+        value = getattr(network, name, None)
+        if isinstance(value, float) and math.isnan(value):
+            raise UsageError(f"{value} is not a number of seconds", parameter=name)
     return Access(
         cache=Path(cache),
         # The command's --network-timeout-total counts from now, however long ago ``network``
