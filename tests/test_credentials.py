@@ -55,9 +55,8 @@ class _Echo(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def echo() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+def _serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.requests = []  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
     thread.start()
@@ -65,6 +64,11 @@ def echo() -> Iterator[ThreadingHTTPServer]:
     server.shutdown()
     thread.join()
     server.server_close()
+
+
+@pytest.fixture
+def echo() -> Iterator[ThreadingHTTPServer]:
+    yield from _serving(_Echo)
 
 
 def _base(server: ThreadingHTTPServer, userinfo: str = "") -> str:
@@ -220,13 +224,7 @@ class _OwnURL(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def own_url() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _OwnURL)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02})
-    thread.start()
-    yield server
-    server.shutdown()
-    thread.join()
-    server.server_close()
+    yield from _serving(_OwnURL)
 
 
 @pytest.mark.parametrize("json_flag", [(), ("--json",)])
