@@ -36,17 +36,20 @@ class _Echo(BaseHTTPRequestHandler):
     """Answers 404 with everything it was sent: the path and query, as is and URL-encoded, the
     Authorization header, and the query's values."""
 
-    def do_GET(self) -> None:
-        self.server.requests.append(self.path)  # type: ignore[attr-defined]
+    def answer(self) -> tuple[int, dict[str, object]]:
         query = self.path.partition("?")[2]
-        echoed = {
+        return 404, {
             "path": self.path,
             "encoded": quote(self.path, safe=""),
             "authorization": self.headers.get("Authorization"),
             "values": [p.partition("=")[2] for p in query.split("&")],
         }
+
+    def do_GET(self) -> None:
+        self.server.requests.append(self.path)  # type: ignore[attr-defined]
+        status, echoed = self.answer()
         body = json.dumps(echoed).encode()
-        self.send_response(404)
+        self.send_response(status)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -207,19 +210,12 @@ def test_a_network_error_masks_its_url_and_scrubs_its_problem():
     assert masked_credentials(error.url) == error.url
 
 
-class _OwnURL(BaseHTTPRequestHandler):
+class _OwnURL(_Echo):
     """Answers 200 with a JSON object that quotes the path and query it was asked for, as a
     published copy (or a proxy's error page) may: not an index, and not one's source either."""
 
-    def do_GET(self) -> None:
-        body = json.dumps({"kind": f"echo {self.path}", "source": f"echo {self.path}"}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+    def answer(self) -> tuple[int, dict[str, object]]:
+        return 200, {"kind": f"echo {self.path}", "source": f"echo {self.path}"}
 
 
 @pytest.fixture
