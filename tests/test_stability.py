@@ -11,6 +11,20 @@ def edge_frame() -> pl.DataFrame:
     return validated_configurations(upstream_file(fixture_bytes("edge-cases.json"))).frame
 
 
+def runs(num_gpus: list[int], max_num_seqs: list[int], avg_batch_size: list[float], **more):
+    """Runs of one model on H100 at 0.1 J/token, unless ``more`` gives other columns."""
+    count = len(num_gpus)
+    columns = {
+        "model_id": ["m"] * count,
+        "gpu_model": ["H100"] * count,
+        "num_gpus": num_gpus,
+        "max_num_seqs": max_num_seqs,
+        "energy_per_token_joules": [0.1] * count,
+        "avg_batch_size": avg_batch_size,
+    }
+    return pl.DataFrame(columns | more, schema_overrides={"energy_per_token_joules": pl.Float64})
+
+
 def reasons(result) -> dict[tuple[str, int, int], tuple[str, float]]:
     return {
         (r["model_id"], r["num_gpus"], r["max_num_seqs"]): (r["reason"], r["reason_value"])
@@ -57,16 +71,7 @@ def test_thresholds_are_parameters():
 
 
 def test_the_cascade_stays_within_its_group_of_gpu_count():
-    frame = pl.DataFrame(
-        {
-            "model_id": ["m"] * 3,
-            "gpu_model": ["H100"] * 3,
-            "num_gpus": [1, 2, 2],
-            "max_num_seqs": [64, 128, 256],
-            "energy_per_token_joules": [0.1, 0.1, 0.1],
-            "avg_batch_size": [10.0, 128.0, 256.0],
-        }
-    )
+    frame = runs([1, 2, 2], [64, 128, 256], [10.0, 128.0, 256.0])
     result = stable_configurations(frame)
     assert result.excluded.get_column("max_num_seqs").to_list() == [64]
     assert result.stable.height == 2
@@ -75,16 +80,8 @@ def test_the_cascade_stays_within_its_group_of_gpu_count():
 def test_missing_or_non_positive_energy_is_unstable():
     # Validation already refuses these in the pipeline; the filter applies the ML.ENERGY rule on
     # its own too, for data that reaches it another way (the benchmark's full run table).
-    frame = pl.DataFrame(
-        {
-            "model_id": ["m", "m", "m"],
-            "gpu_model": ["H100"] * 3,
-            "num_gpus": [1, 1, 1],
-            "max_num_seqs": [8, 16, 32],
-            "energy_per_token_joules": [0.2, None, 0.0],
-            "avg_batch_size": [8.0, 16.0, 32.0],
-        },
-        schema_overrides={"energy_per_token_joules": pl.Float64},
+    frame = runs(
+        [1, 1, 1], [8, 16, 32], [8.0, 16.0, 32.0], energy_per_token_joules=[0.2, None, 0.0]
     )
     got = reasons(stable_configurations(frame))
     assert got[("m", 1, 16)][0] == "invalid_energy_per_token"
@@ -107,17 +104,7 @@ def test_the_input_frame_is_not_changed():
 
 def test_the_thresholds_themselves_are_stable():
     # Utilization exactly 0.85 and a steady state of exactly 20 s pass: "less than" excludes.
-    frame = pl.DataFrame(
-        {
-            "model_id": ["m", "m"],
-            "gpu_model": ["H100"] * 2,
-            "num_gpus": [1, 2],
-            "max_num_seqs": [100, 20],
-            "energy_per_token_joules": [0.1, 0.1],
-            "avg_batch_size": [85.0, 19.0],
-            "steady_state_duration_seconds": [60.0, 20.0],
-        }
-    )
+    frame = runs([1, 2], [100, 20], [85.0, 19.0], steady_state_duration_seconds=[60.0, 20.0])
     result = stable_configurations(frame)
     assert result.excluded.is_empty()
     assert result.stable.height == 2
@@ -125,15 +112,6 @@ def test_the_thresholds_themselves_are_stable():
 
 def test_the_cascade_takes_a_stable_run_at_the_same_max_num_seqs():
     # Two runs at 128: the one that kept its batch full falls with the one that did not.
-    frame = pl.DataFrame(
-        {
-            "model_id": ["m"] * 3,
-            "gpu_model": ["H100"] * 3,
-            "num_gpus": [1, 1, 1],
-            "max_num_seqs": [64, 128, 128],
-            "energy_per_token_joules": [0.1, 0.1, 0.1],
-            "avg_batch_size": [64.0, 60.0, 128.0],
-        }
-    )
+    frame = runs([1, 1, 1], [64, 128, 128], [64.0, 60.0, 128.0])
     got = sorted(stable_configurations(frame).excluded.select("avg_batch_size", "reason").rows())
     assert got == [(60.0, "low_batch_utilization"), (128.0, "cascade_from_unstable_batch")]
