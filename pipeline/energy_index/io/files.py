@@ -123,6 +123,8 @@ def write_files(
     contents: Mapping[Path, bytes],
     *,
     directories: Mapping[Path, Mapping[str, bytes]] | None = None,
+    manifest: str = SNAPSHOT_MANIFEST,
+    keep_edits: bool = False,
 ) -> None:
     """Write several files so that none is replaced unless all were written in full; with
     ``directories``, also replace each of those directories by one holding exactly its files,
@@ -135,17 +137,7 @@ def write_files(
     run that died, and are removed. Ctrl-C during the renames waits until they are done. An
     OSError (disk full, read-only filesystem) becomes an ``OutputError`` naming the file.
     """
-    _written_together(contents, directories or {}, manifest=DIRECTORY_MANIFEST)
-
-
-def _written_together(
-    contents: Mapping[Path, bytes],
-    directories: Mapping[Path, Mapping[str, bytes]],
-    *,
-    manifest: str,
-    keep_edits: bool = False,
-) -> None:
-    trees = {Path(os.path.abspath(target)): files for target, files in directories.items()}
+    trees = {Path(os.path.abspath(target)): files for target, files in (directories or {}).items()}
     for target, files in trees.items():
         _named(target)
         _inside_names(target, files)
@@ -153,7 +145,10 @@ def _written_together(
         for folder in sorted({target.parent for target in [*contents, *trees]}):
             _made_folder(folder)
             locks.enter_context(folder_lock(folder))
-            _remove_stale_temporaries(folder, [t.name for t in contents if t.parent == folder])
+            for name in {t.name for t in contents if t.parent == folder}:
+                for path in _temporaries(folder / name, (".tmp",)):
+                    if path.is_file():  # a stale one of a run that died: we hold the lock
+                        path.unlink(missing_ok=True)
         for target in trees:
             _checked(target, manifest=manifest, keep_edits=keep_edits)
         _staged_and_renamed(contents, trees)
@@ -172,10 +167,13 @@ def _staged_and_renamed(
         for target, data in contents.items():
             staged.append((_staged_copy(target, data), target))
         with _interrupts_deferred():
-            for staging, target in stagings:
-                _tree_swapped(staging, target)
-            for temporary, target in staged:
-                _replaced(temporary, target)
+            try:
+                for staging, target in stagings:
+                    _swapped_in(staging, target)
+                for temporary, target in staged:
+                    os.replace(temporary, target)
+            except OSError as error:
+                raise unwritable(target, error) from None
     finally:
         for temporary, _ in staged:
             if os.path.exists(temporary):
@@ -221,16 +219,6 @@ def _made_folder(folder: Path) -> None:
         ) from None
 
 
-def _remove_stale_temporaries(folder: Path, names: list[str]) -> None:
-    """``.<name>.energy-index-XXXXXXXX.tmp`` of the given names, left by a run that died:
-    called under the folder's lock, which every writer holds while its temporaries exist."""
-    for name in names:
-        for path in folder.glob(f".{glob.escape(name)}.*.tmp"):
-            middle = path.name[len(name) + 2 : -len(".tmp")]
-            if _TEMPORARY_PART.fullmatch(middle) and path.is_file() and not path.is_symlink():
-                path.unlink(missing_ok=True)
-
-
 # This tool's mark in the name of each temporary it makes, ``.<name>.energy-index-XXXXXXXX.tmp``
 # or ``.old``, the X's from tempfile. Only names carrying it are ever removed as stale: a
 # person's ``.site.20261130.old/`` or ``.index.json.mybackup.tmp`` beside an output is theirs.
@@ -258,13 +246,6 @@ def _interrupts_deferred() -> Iterator[None]:
             signal.raise_signal(signal.SIGINT)
 
 
-def _replaced(temporary: str, target: Path) -> None:
-    try:
-        os.replace(temporary, target)
-    except OSError as error:
-        raise unwritable(target, error) from None
-
-
 def _staged_copy(target: Path, data: bytes) -> str:
     try:
         descriptor, temporary = tempfile.mkstemp(
@@ -287,7 +268,6 @@ def _staged_copy(target: Path, data: bytes) -> str:
     return temporary
 
 
-DIRECTORY_MANIFEST = SNAPSHOT_MANIFEST  # what marks a directory as written by write_directory
 _RENAME_EXCHANGE = 2  # linux/fs.h: swap two paths atomically
 
 
@@ -295,7 +275,7 @@ def write_directory(
     target: Path,
     files: Mapping[str, bytes],
     *,
-    manifest: str = DIRECTORY_MANIFEST,
+    manifest: str = SNAPSHOT_MANIFEST,
     keep_edits: bool = False,
 ) -> None:
     """Replace a directory by one holding exactly ``files`` (relative paths), all or nothing.
@@ -312,7 +292,7 @@ def write_directory(
 
     Example: ``write_directory(Path(".cache/upstream"), {"snapshot.json": b"{...}"})``.
     """
-    _written_together({}, {target: files}, manifest=manifest, keep_edits=keep_edits)
+    write_files({}, directories={target: files}, manifest=manifest, keep_edits=keep_edits)
 
 
 def _inside_names(target: Path, files: Mapping[str, bytes]) -> None:
@@ -356,24 +336,16 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
     return staging
 
 
-def _tree_swapped(staging: Path, target: Path) -> None:
-    try:
-        _swapped_in(staging, target)
-    except OSError as error:
-        raise unwritable(target, error) from None
-
-
 def writable_directory(
-    target: Path, *, manifest: str = DIRECTORY_MANIFEST, keep_edits: bool = False
+    target: Path, *, manifest: str = SNAPSHOT_MANIFEST, keep_edits: bool = False
 ) -> None:
     """Make ``target`` ready to be replaced by ``write_directory``, or refuse it (UsageError).
 
     Removes the temporaries a killed run left beside it (and first puts back a tree retired
     to ``.<name>.energy-index-XXXXXXXX.old`` if the target is missing). Then refuses, touching
     nothing, a target that is not a directory this tool wrote: a file, a link, or a directory
-    holding
-    anything but ``manifest`` and the files that ``manifest``'s ``files`` lists. A directory
-    that does not exist or is empty is fine.
+    holding anything but ``manifest`` and the files that ``manifest``'s ``files`` lists. A
+    directory that does not exist or is empty is fine.
 
     Example: ``writable_directory(Path("output"))`` → UsageError (it holds index.json).
     """
@@ -422,7 +394,7 @@ def _replace_problem(target: Path, *, manifest: str) -> tuple[SnapshotManifest |
     listing, why = _listing(target, manifest=manifest)
     if listing is None:
         return None, (
-            f"not {'a snapshot directory' if manifest == DIRECTORY_MANIFEST else 'a folder'} "
+            f"not {'a snapshot directory' if manifest == SNAPSHOT_MANIFEST else 'a folder'} "
             f"this tool wrote ({why}) and not empty: {_some(entries)}; refusing to replace "
             "it, name a new or empty directory"
         )
@@ -511,24 +483,23 @@ def _some(names: list[str]) -> str:
     return listed + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-def _leftover_trees(target: Path) -> list[Path]:
-    """The staged (.tmp) and retired (.old) trees of ``target`` a killed run left, oldest
-    first."""
-    leftovers = (
-        path
-        for path in target.parent.glob(f".{glob.escape(target.name)}.*")
-        if path.suffix in (".tmp", ".old")
-        and _TEMPORARY_PART.fullmatch(path.name[len(target.name) + 2 : -4])
-        and path.is_dir()
-        and not path.is_symlink()
-    )
-    return sorted(leftovers, key=lambda path: path.stat().st_mtime)
+def _temporaries(target: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
+    """The temporaries of ``target`` this tool made (``.<name>.energy-index-XXXXXXXX<suffix>``),
+    never a link."""
+    for path in target.parent.glob(f".{glob.escape(target.name)}.*"):
+        middle = path.name[len(target.name) + 2 : -4]
+        if path.suffix in suffixes and _TEMPORARY_PART.fullmatch(middle) and not path.is_symlink():
+            yield path
 
 
 def _recovered(target: Path, *, manifest: str) -> None:
     """Remove what a killed ``write_directory`` left beside ``target``; restore a retired tree
     when the target itself is missing. Called under the folder's lock."""
-    leftovers = _leftover_trees(target)
+    # The staged (.tmp) and retired (.old) trees, oldest first.
+    leftovers = sorted(
+        (path for path in _temporaries(target, (".tmp", ".old")) if path.is_dir()),
+        key=lambda path: path.stat().st_mtime,
+    )
     if not target.exists() and not target.is_symlink():
         retired = [p for p in leftovers if p.suffix == ".old" and _listing(p, manifest=manifest)[0]]
         if retired:
