@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import click
 
-from energy_index import __version__
+from energy_index import __version__, api
 from energy_index.cli_options import (
     AUDIT_OPTIONS,
     BUILD_OPTIONS,
@@ -29,7 +29,7 @@ from energy_index.cli_options import (
     SITE_OPTIONS,
     VALIDATE_OPTIONS,
 )
-from energy_index.errors import EnergyIndexError, NetworkError, NotAnIndex, shown
+from energy_index.errors import EnergyIndexError, NetworkError, NotAnIndex, UsageError, shown
 
 OFFLINE_HINT = (
     "hint: to {verb} without network, leave out --from (the vendored snapshot: the checkout's, "
@@ -78,7 +78,7 @@ def reports_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except EnergyIndexError as error:
-            click.echo(f"error: {_printed(_flag(error) + str(error))}", err=True)
+            click.echo(f"error: {_message(error)}", err=True)
             if isinstance(error, NetworkError):
                 click.echo(network_hint(error), err=True)
             sys.exit(error.exit_code)
@@ -94,7 +94,9 @@ def reports_errors(command: F) -> F:
         except OSError as error:
             # The last line of defence: a file fault the code did not expect, named, no traceback.
             where = f"{shown(error.filename, path=True)}: " if error.filename else ""
-            click.echo(f"error: {_printed(f'{where}{error.strerror or error}')}", err=True)
+            click.echo(
+                f"error: {api.scrubbed_message(f'{where}{error.strerror or error}')}", err=True
+            )
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
@@ -151,11 +153,10 @@ def _printable_json(value: Any) -> str:
     return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
 
 
-def _printed(message: str) -> str:
-    # The last line of defence, as for files: whatever raised it, no credential is printed.
-    from energy_index.api import scrubbed_message
-
-    return scrubbed_message(message)
+def _message(error: EnergyIndexError) -> str:
+    """An error as the command line prints it: the flag at fault, then the message; whatever
+    raised it, no credential is printed (the last line of defence, as for files)."""
+    return api.scrubbed_message(_flag(error) + str(error))
 
 
 def _failed_audit(error: EnergyIndexError) -> dict[str, Any]:
@@ -166,7 +167,7 @@ def _failed_audit(error: EnergyIndexError) -> dict[str, Any]:
     return {
         "outcome": next((o for kind, o in outcome.items() if isinstance(error, kind)), "error"),
         "identical": False,
-        "error": _printed(_flag(error) + str(error)),
+        "error": _message(error),
         "exit_code": error.exit_code,
     }
 
@@ -187,14 +188,26 @@ def main() -> None:
     """
 
 
+def command(
+    options: Callable[[F], F], short_help: str | None = None
+) -> Callable[[F], click.Command]:
+    """A command of ``main``, named after its function (``refresh_carbon``: refresh-carbon),
+    with its ``options``, its errors reported (``reports_errors``) and the exit codes in its
+    help."""
+
+    def declare(function: F) -> click.Command:
+        declared = main.command(epilog=EXIT_CODES, short_help=short_help)
+        return declared(options(reports_errors(function)))
+
+    return declare
+
+
 def _notify(line: str) -> None:
     """Progress of a flow (what was fetched, what was kept): on stderr, as it happens."""
     click.echo(line, err=True)
 
 
-@main.command(epilog=EXIT_CODES, short_help="Download upstream into a snapshot directory.")
-@FETCH_OPTIONS
-@reports_errors
+@command(FETCH_OPTIONS, short_help="Download upstream into a snapshot directory.")
 def fetch(**options: Any) -> None:
     """Download upstream files into a snapshot directory, with checksums and provenance.
 
@@ -209,14 +222,10 @@ def fetch(**options: Any) -> None:
 
         energy-index fetch --to /tmp/upstream --task lm-arena-chat --task gpqa
     """
-    from energy_index import api
-
     api.fetch(**options, notify=_notify)
 
 
-@main.command(epilog=EXIT_CODES)
-@BUILD_OPTIONS
-@reports_errors
+@command(BUILD_OPTIONS)
 def build(**options: Any) -> None:
     """Build the index and write it with its build report.
 
@@ -237,9 +246,6 @@ def build(**options: Any) -> None:
         energy-index build --from snapshots/ml-energy-leaderboard \\
             --all-tasks --itl-deadline-ms 50,100,250,500 --curves --format csv
     """
-    from energy_index import api
-    from energy_index.errors import UsageError
-
     task_source = click.get_current_context().get_parameter_source("task")
     if options["all_tasks"] and task_source is not click.core.ParameterSource.DEFAULT:
         raise UsageError("--all-tasks builds every task: give it or --task, not both")
@@ -266,9 +272,7 @@ def _and_beside(files: tuple[Path, ...]) -> str:
     return f", {', '.join(rest[:-1])} and {rest[-1]}"
 
 
-@main.command(epilog=EXIT_CODES, short_help="Fetch, rebuild; replace the index if changed.")
-@REGENERATE_OPTIONS
-@reports_errors
+@command(REGENERATE_OPTIONS, short_help="Fetch, rebuild; replace the index if changed.")
 def regenerate(exit_code: bool, **options: Any) -> None:
     """Fetch, rebuild, and replace the index only if its data changed.
 
@@ -290,8 +294,6 @@ def regenerate(exit_code: bool, **options: Any) -> None:
     \b
         energy-index regenerate --exit-code; [ $? -eq 10 ] && echo "index changed"
     """
-    from energy_index import api
-
     outcome = api.regenerate(**options, notify=_notify)
     upstream = outcome.upstream
     if outcome.changelog is None:
@@ -306,11 +308,7 @@ def regenerate(exit_code: bool, **options: Any) -> None:
         sys.exit(CHANGED_EXIT_CODE)
 
 
-@main.command(
-    "refresh-carbon", epilog=EXIT_CODES, short_help="Refresh the vendored grid carbon snapshot."
-)
-@REFRESH_CARBON_OPTIONS
-@reports_errors
+@command(REFRESH_CARBON_OPTIONS, short_help="Refresh the vendored grid carbon snapshot.")
 def refresh_carbon(exit_code: bool, **options: Any) -> None:
     """Fetch the grid carbon intensities (mlco2/codecarbon, global_energy_mix.json) and replace
     the vendored carbon snapshot only if their bytes changed.
@@ -326,8 +324,6 @@ def refresh_carbon(exit_code: bool, **options: Any) -> None:
     \b
         energy-index refresh-carbon --exit-code; [ $? -eq 10 ] && make site
     """
-    from energy_index import api
-
     outcome = api.refresh_carbon(**options, notify=_notify)
     if outcome.changelog is None:
         click.echo(f"unchanged (upstream {outcome.commit})")
@@ -338,9 +334,7 @@ def refresh_carbon(exit_code: bool, **options: Any) -> None:
         sys.exit(CHANGED_EXIT_CODE)
 
 
-@main.command(epilog=EXIT_CODES, short_help="Compare a published copy with a rebuild.")
-@AUDIT_OPTIONS
-@reports_errors
+@command(AUDIT_OPTIONS, short_help="Compare a published copy with a rebuild.")
 def audit(as_json: bool, **options: Any) -> None:
     """Rebuild the index in memory and compare it with a published copy.
 
@@ -366,8 +360,6 @@ def audit(as_json: bool, **options: Any) -> None:
             --at 0cd52dab897c5d91a45f4d413038f3b8b4251b0f
         energy-index audit --published site/api/v1/tasks/gpqa/impacts.json
     """
-    from energy_index import api
-
     try:
         result = api.audit(**options, notify=_notify)
     except EnergyIndexError as error:
@@ -382,9 +374,7 @@ def audit(as_json: bool, **options: Any) -> None:
     sys.exit(0 if result.identical else 1)
 
 
-@main.command(epilog=EXIT_CODES, short_help="Write the interactive HTML report page.")
-@REPORT_OPTIONS
-@reports_errors
+@command(REPORT_OPTIONS, short_help="Write the interactive HTML report page.")
 def report(**options: Any) -> None:
     """Write one self-contained, interactive HTML page documenting an index.
 
@@ -399,16 +389,12 @@ def report(**options: Any) -> None:
 
         energy-index report --index output/index.json --out output/report.html
     """
-    from energy_index import api
-
     page = api.report(**options, notify=_notify)
     png = f" and {page.png}" if page.png else ""
     click.echo(f"wrote {page.path} ({page.size >> 10} KiB){png}")
 
 
-@main.command(epilog=EXIT_CODES, short_help="Write the static site and its JSON API.")
-@SITE_OPTIONS
-@reports_errors
+@command(SITE_OPTIONS, short_help="Write the static site and its JSON API.")
 def site(**options: Any) -> None:
     """Write the static site: every task's report page and a JSON API with a Data Package.
 
@@ -428,8 +414,6 @@ def site(**options: Any) -> None:
 
         energy-index site --index output/index.json --out site
     """
-    from energy_index import api
-
     written = api.site(**options, notify=_notify)
     files = written.files
     click.echo(
@@ -437,9 +421,7 @@ def site(**options: Any) -> None:
     )
 
 
-@main.command(epilog=EXIT_CODES, short_help="Energy at your load: replicas and their energy.")
-@PLAN_OPTIONS
-@reports_errors
+@command(PLAN_OPTIONS, short_help="Energy at your load: replicas and their energy.")
 def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
     """The replicas that carry a load with the least power, and their energy, read from the
     measured curves: not the index's saturation floor, the energy at your load.
@@ -460,9 +442,6 @@ def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
         energy-index plan --requests-per-second 50 --itl-statistic p99 --itl-deadline-ms 100
         energy-index plan --tokens-per-second 1e5 --country FRA --json
     """
-    from energy_index import api
-    from energy_index.errors import UsageError
-
     if as_json and as_csv:
         raise UsageError("--json and --csv: give one of them")
     result = api.plan(**options, notify=_notify)
@@ -475,9 +454,7 @@ def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
             click.echo(line)
 
 
-@main.command(epilog=EXIT_CODES, short_help="Check a file this tool wrote against its schema.")
-@VALIDATE_OPTIONS
-@reports_errors
+@command(VALIDATE_OPTIONS, short_help="Check a file this tool wrote against its schema.")
 def validate(path: Path) -> None:
     """Check a file this tool wrote against the schema of its kind. The index answers to
     schemas/index.schema.json (an extended index, from build --extended, to
@@ -496,8 +473,6 @@ def validate(path: Path) -> None:
         energy-index validate output/index.json
         energy-index validate output/profiles.json
     """
-    from energy_index import api
-
     problems = api.validate(path)
     rules = " and the index rules" if "/index" in problems.schema else ""
     if problems and problems.schema:  # problems alone did not say what they are problems of
