@@ -172,7 +172,7 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
     import energy_index.io.files
     import energy_index.io.vendored
     from energy_index.flows.build import BuildSettings
-    from energy_index.flows.regenerate import regenerate
+    from energy_index.flows.regenerate import regenerated
 
     real_write = energy_index.io.files.write_files
     both_read = threading.Barrier(2, timeout=2)
@@ -191,7 +191,13 @@ def test_two_regenerations_of_different_outs_in_one_folder_lose_no_changelog_ent
 
     def regenerate_into(name: str) -> None:
         try:
-            regenerate(GOLDEN, out=folder / name, settings=BuildSettings(), today="2026-11-30")
+            regenerated(
+                GOLDEN,
+                out=folder / name,
+                vendored=None,
+                settings=BuildSettings(),
+                today="2026-11-30",
+            )
         except BaseException as error:
             errors.append(error)
 

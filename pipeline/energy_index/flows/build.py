@@ -323,14 +323,31 @@ def run(
     file at an output path that this tool did not write is refused (``refuse_foreign_outputs``)
     unless ``force``."""
     refuse_outputs(output_paths(out, extras=extras), force=force, inside=source)
+    result, files = built_files(
+        source, out=out, settings=settings, extras=extras, editorial=editorial
+    )
+    write_files(files)
+    errors_path(out).unlink(missing_ok=True)  # a list of failures the index no longer has
+    return result
+
+
+def built_files(
+    source: Path,
+    *,
+    out: Path,
+    settings: BuildSettings,
+    extras: Extras,
+    editorial: dict[str, Any] | None = None,
+) -> tuple[Build, dict[Path, bytes]]:
+    """The build at ``out`` (``written``: its files, the index first) and every file it writes,
+    the index last: it is replaced only once everything beside it is in place. Nothing is
+    written but the errors file of a task file that broke rules (``staged_or_errors_file``)."""
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot))
     refuse_unpublishable(stages, result, name=str(out))
     files = extra_files(stages, result, out=out, extras=extras)
-    # The index is written last: it is replaced only once everything beside it is in place.
-    write_files({**files, report_path(out): result.report_bytes, out: result.index_bytes})
-    errors_path(out).unlink(missing_ok=True)  # a list of failures the index no longer has
-    return replace(result, written=(out, report_path(out), *files))
+    written = replace(result, written=(out, report_path(out), *files))
+    return written, {**files, report_path(out): result.report_bytes, out: result.index_bytes}
 
 
 def staged_or_errors_file(

@@ -78,12 +78,11 @@ def plan_at(
 
 
 def plan_grid(
-    stages: Stages, target: Target, *, curves: Sequence[Mapping[str, Any]] | None = None
+    stages: Stages, target: Target, *, curves: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The site's plan.json of one task: the plan at each load of the grid, with the facility
     estimates (carbon by country is left to the command: 213 countries at every load).
-    ``curves``: the stages' planner curves (``curves_of``) when the caller has them already."""
-    curves = curves_of(stages) if curves is None else curves
+    ``curves``: the stages' planner curves (``curves_of``; the page's planner has them)."""
     loads = [Load(tokens_per_second=load) for load in PLAN_GRID_TOKENS_PER_SECOND]
     try:  # the best and the runner-up are published, with how many families there are
         ranked = ranked_plans(curves, target, loads, first=2, factors=impact_factors()["factors"])

@@ -33,7 +33,6 @@ from energy_index.flows.outputs import (
     fetched,
     output_paths,
     refuse_foreign_outputs,
-    refuse_outputs,
     refuse_outputs_inside,
 )
 from energy_index.flows.records import Build, BuildSettings, Extras
@@ -152,23 +151,6 @@ class Regeneration:
     snapshot_replaced: bool = False
     # What the deadline left out, in words (``documents.index.selection_notes``).
     notes: tuple[str, ...] = ()
-
-
-def regenerate(
-    source: Path,
-    *,
-    out: Path,
-    settings: BuildSettings,
-    today: str,
-    editorial: dict[str, Any] | None = None,
-    force: bool = False,
-) -> Regeneration:
-    """:func:`regenerated` from a snapshot directory, keeping no vendored snapshot; a file of
-    someone else's where an output goes is refused unless ``force``."""
-    refuse_outputs(regeneration_paths(out), force=force)
-    return regenerated(
-        source, out=out, vendored=None, settings=settings, today=today, editorial=editorial
-    )
 
 
 def regenerated(

@@ -107,7 +107,7 @@ def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHO
     refuse_other_snapshot(beside, stages, source=source)
     impacts = impacts_of(
         beside.document,
-        index_bytes=_read(index, what="the index", max_bytes=MAX_INDEX_BYTES),
+        index_bytes=beside.content,
         task=settings.task,
         upstream_commit=stages.snapshot.commit,
         responses=stages.responses,

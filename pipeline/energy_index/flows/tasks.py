@@ -6,13 +6,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from energy_index.documents.editorial import editorial_text, indexed_tasks
-from energy_index.flows.build import assembled, refuse_unpublishable, staged_or_errors_file
-from energy_index.flows.extras import extra_files
+from energy_index.flows.build import built_files
 from energy_index.flows.outputs import fetched, output_paths, refuse_outputs
 from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, Extras
 from energy_index.io.files import refuse_links_below, write_files
 from energy_index.io.source import resolved_snapshot
-from energy_index.model import Access, report_path
+from energy_index.model import Access
 
 
 def run_all_tasks(
@@ -36,15 +35,12 @@ def run_all_tasks(
         refuse_outputs(
             output_paths(out_dir / task / "index.json", extras=extras), force=force, inside=source
         )
-    for task in indexed_tasks(editorial_text()):
-        out = out_dir / task / "index.json"
-        task_settings = replace(settings, task=task)
-        stages = staged_or_errors_file(source, out=out, settings=task_settings)
-        result = assembled(stages, task_settings.dates(stages.snapshot))
-        refuse_unpublishable(stages, result, name=str(out))
-        files = extra_files(stages, result, out=out, extras=extras)
-        staged.update({**files, report_path(out): result.report_bytes, out: result.index_bytes})
-        results[task] = replace(result, written=(out, report_path(out), *files))
+    for task in tasks:
+        results[task], files = built_files(
+            source, out=out_dir / task / "index.json", settings=replace(settings, task=task),
+            extras=extras,
+        )  # fmt: skip
+        staged.update(files)
     write_files(staged)
     return results
 
