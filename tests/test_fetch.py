@@ -143,9 +143,10 @@ def test_the_per_model_files_fetched_are_named_by_the_task_file_read_strictly():
     # a task file: a repeated key names none; NaN, which its rules report by row, is kept.
     from energy_index.io.github import _model_paths
 
+    task_file = "public/data/tasks/gpqa.json"
     one = b'{"configurations": [{"model_id": "a/b", "energy_per_token_joules": NaN}]}'
-    assert _model_paths(one, "gpqa") == ["public/data/models/a__b__gpqa.json"]
+    assert _model_paths(task_file, one) == ["public/data/models/a__b__gpqa.json"]
     twice = b'{"configurations": [{"model_id": "a/b"}], "configurations": [{"model_id": "c/d"}]}'
-    assert _model_paths(twice, "gpqa") == []
+    assert _model_paths(task_file, twice) == []
     huge = b'{"configurations": [{"model_id": "a/b", "avg_power_watts": 1e400}]}'
-    assert _model_paths(huge, "gpqa") == []
+    assert _model_paths(task_file, huge) == []

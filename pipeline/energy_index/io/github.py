@@ -67,7 +67,8 @@ class Upstream:
     network: NetworkSettings = field(default_factory=NetworkSettings)
 
     def __post_init__(self) -> None:
-        for name, url in (("api_base", self.api_base), ("raw_base", self.raw_base)):
+        for name in ("api_base", "raw_base"):
+            url = getattr(self.network, name)
             refusal = url_refusal(url, base=True)
             if refusal is not None:
                 raise UsageError(f"{shown_url(url)}: {refusal}", parameter=name)
@@ -76,38 +77,19 @@ class Upstream:
                 f"{shown(self.ref, quote=True)}: not a branch, tag or commit name", parameter="ref"
             )
 
-    @property
-    def api_base(self) -> str:
-        return self.network.api_base
-
-    @property
-    def raw_base(self) -> str:
-        return self.network.raw_base
-
-    @property
-    def commit(self) -> str | None:
-        return self.network.commit
-
-    def head_url(self) -> str:
-        at = self.commit or self.ref
-        return f"{self.api_base}/repos/{self.repository}/commits/{quote(at, safe='')}"
-
-    def last_change_url(self, commit: str, path: str) -> str:
-        query = urlencode({"sha": commit, "path": path, "per_page": 1})
-        return f"{self.api_base}/repos/{self.repository}/commits?{query}"
+    def api_url(self, route: str, /, **query: Any) -> str:
+        """``{api}/repos/{repository}/{route}``, with ``query``: ``commits?sha=…&until=…`` is the
+        last commit of a ref on or before a time (GitHub's ``until``)."""
+        url = f"{self.network.api_base}/repos/{self.repository}/{route}"
+        return f"{url}?{urlencode(query)}" if query else url
 
     def raw_url(self, commit: str, path: str) -> str:
-        return f"{self.raw_base}/{self.repository}/{commit}/{path}"
-
-    def current_at_url(self, day: str) -> str:
-        """The last commit of the ref made on or before ``day`` (UTC): GitHub's ``until``."""
-        query = urlencode({"sha": self.ref, "until": f"{day}T23:59:59Z", "per_page": 1})
-        return f"{self.api_base}/repos/{self.repository}/commits?{query}"
+        return f"{self.network.raw_base}/{self.repository}/{commit}/{path}"
 
 
 def commit_current_at(upstream: Upstream, day: str, *, downloader: Downloader) -> tuple[str, str]:
     """The sha and date of the last commit of ``upstream.ref`` on or before ``day``."""
-    url = upstream.current_at_url(day)
+    url = upstream.api_url("commits", sha=upstream.ref, until=f"{day}T23:59:59Z", per_page=1)
     answer = downloader.get_json(url, expect=list)
     if not answer:
         problem = f"no commit of {shown(upstream.ref, quote=True)} on or before {day}"
@@ -207,7 +189,9 @@ def _fetched(
     ref, written at ``to`` unless the snapshot there already holds them at that commit; a path
     of ``droppable`` the commit lacks is dropped (as the kept task or path it stands for)."""
     previous = _previous(to)
-    head_url = upstream.head_url()
+    head_url = upstream.api_url(
+        f"commits/{quote(upstream.network.commit or upstream.ref, safe='')}"
+    )
     head = downloader.get_json(head_url, expect=dict)
     commit, commit_date = _commit_of(head, head_url, downloader.scrub)
     if previous and previous.holds(commit, paths):
@@ -240,7 +224,7 @@ def _downloaded(
 ) -> tuple[dict[str, Any], bytes, bool] | None:
     """One file at ``commit``: its snapshot record, its bytes (a 304 reuses the previous
     ones) and whether they were downloaded; None when the commit has no such file."""
-    history_url = upstream.last_change_url(commit, path)
+    history_url = upstream.api_url("commits", sha=commit, path=path, per_page=1)
     history = downloader.get_json(history_url, expect=list)
     if not history:
         return None
@@ -281,7 +265,7 @@ def _written(
     """Write the snapshot (files and snapshot.json) at ``to``; whether any file's bytes changed.
     ``retrieved`` moves only when they did."""
     changed = previous is None or any(
-        previous.sha256(path) != record["sha256"] for path, record in records.items()
+        previous.manifest.sha256(path) != record["sha256"] for path, record in records.items()
     )
     manifest = {
         "repository": upstream.repository,
@@ -329,7 +313,7 @@ def _downloads(
             continue
         records[path], contents[path], fresh = got
         downloaded += fresh
-        found = [p for p in _named_model_paths(path, contents[path]) if p not in model_paths]
+        found = [p for p in _model_paths(path, contents[path]) if p not in model_paths]
         model_paths.update(found)
         pending.extend(found)
     return records, contents, downloaded, dropped
@@ -344,17 +328,15 @@ def _extra_paths(optional: Sequence[str], *, asked: list[str]) -> list[str]:
     return [path for path in dict.fromkeys(optional) if path not in asked]
 
 
-def _named_model_paths(path: str, content: bytes) -> list[str]:
-    """The per-model files the file at ``path`` names: a task file's; none of another."""
+def _model_paths(path: str, content: bytes) -> list[str]:
+    """The per-model files the file at ``path`` names, if it is a task file: one per model_id
+    of its configurations, in order; a model_id that gives no safe path (a space, a control
+    character) is left out."""
     task = task_of(path)
-    return [] if task is None else _model_paths(content, task)
-
-
-def _model_paths(task_content: bytes, task: str) -> list[str]:
-    """The per-model files a task file names: one per model_id of its configurations, in
-    order; a model_id that gives no safe path (a space, a control character) is left out."""
+    if task is None:
+        return []
     try:  # read as the validator reads a task file (a repeated key, 1e400: none named)
-        document = strict_json(task_content, allow_nan=True)
+        document = strict_json(content, allow_nan=True)
     except (ValueError, RecursionError):
         return []
     configurations = document.get("configurations") if isinstance(document, dict) else None
@@ -376,7 +358,7 @@ def _held_model_paths(previous: _Previous, paths: Sequence[str]) -> list[str]:
     found = []
     for path in paths:
         if previous.has(path):
-            found += _named_model_paths(path, previous.content(path))
+            found += _model_paths(path, previous.content(path))
     return found
 
 
@@ -426,9 +408,6 @@ class _Previous:
             and all(self.has(p) for p in paths)
             and all(self.has(p) for p in _held_model_paths(self, paths))
         )
-
-    def sha256(self, path: str) -> str | None:
-        return self.manifest.sha256(path)
 
     def content(self, path: str) -> bytes:
         content = self._verified(path)

@@ -152,10 +152,13 @@ class SnapshotManifest:
             )
         return content
 
-    def listed_file(self, name: str) -> bytes:
-        """The bytes of a listed file, read safely (a regular file of bounded size, reached
+    def listed_file(self, name: str, *, read: Callable[[Path], bytes] = local_bytes) -> bytes:
+        """The bytes of a listed file, ``read`` safely (a regular file of bounded size, reached
         through no symbolic link) and ``verified``."""
-        return self.verified(name, listed_bytes(self.path.parent, name))
+        link = link_on_the_way(self.path.parent, name)
+        if link is not None:
+            raise SourceError(f"{link}: a symbolic link in a snapshot; refused, nothing read")
+        return self.verified(name, read(self.path.parent / name))
 
     def tasks(self) -> list[str]:
         """The tasks whose task files are listed, sorted."""
@@ -187,15 +190,6 @@ def link_on_the_way(directory: Path, name: str) -> Path | None:
         if os.path.islink(path):
             return path
     return None
-
-
-def listed_bytes(directory: Path, name: str) -> bytes:
-    """The bytes of the file a manifest lists as ``name``, refused (SourceError) when a
-    symbolic link is on the way, or when it is not a regular file of bounded size."""
-    link = link_on_the_way(directory, name)
-    if link is not None:
-        raise SourceError(f"{link}: a symbolic link in a snapshot; refused, nothing read")
-    return local_bytes(directory / name)
 
 
 def read_manifest(

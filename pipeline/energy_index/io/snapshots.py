@@ -17,7 +17,7 @@ from pathlib import Path
 
 from energy_index.errors import SourceError, shown
 from energy_index.io.local import MAX_LOCAL_BYTES, local_bytes
-from energy_index.io.manifest import Checks, SnapshotManifest, link_on_the_way, read_manifest
+from energy_index.io.manifest import Checks, SnapshotManifest, read_manifest
 from energy_index.model import (
     INDEX_PATH,
     MODELS_FOLDER,
@@ -120,10 +120,7 @@ def _verified_file(manifest: SnapshotManifest, path: str) -> UpstreamFile:
         listed = ", ".join(shown(name, quote=True) for name in names[:_SHOWN_NAMES])
         more = f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else ""
         raise SourceError(f"{manifest.path}: does not list {path} (it lists {listed}{more})")
-    link = link_on_the_way(manifest.path.parent, path)
-    if link is not None:
-        raise SourceError(f"{link}: a symbolic link in a snapshot; refused, nothing read")
-    content = manifest.verified(path, _mapped(manifest.path.parent / path))
+    content = manifest.listed_file(path, read=_mapped)
     return UpstreamFile(
         path=path,
         content=content,
