@@ -9,7 +9,6 @@ written here, at the index's deadline, so that it reads without JavaScript.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,8 +30,8 @@ from energy_index.pages.configurations import (
     picks_at,
     refuse_disagreement,
 )
-from energy_index.pages.impacts import impacts_section
-from energy_index.pages.planner import planner_section
+from energy_index.pages.impacts import impacts_section, json_in_script
+from energy_index.pages.planner import model_options, planner_section
 from energy_index.pages.specs import BUNDLE, specs_for
 from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.row_fields import ROW
@@ -116,7 +115,7 @@ def report_html(inputs: PageInputs) -> str:
         "slider_step": "1" if isinstance(deadline, int) else "any",
         "deadline": str(deadline),
         "gpu_filters": _gpu_filters(gpus),
-        "model_options": _model_options(configurations),
+        "model_options": model_options(configurations.groups),
         "changed_summary": escape(
             f"At {deadline} ms, 0 of {len(configurations.groups)} picks differ from the index's."
         ),
@@ -126,10 +125,10 @@ def report_html(inputs: PageInputs) -> str:
         "sweep_table": _sweep_table(inputs.sweep),
         "excluded": _excluded(inputs.report),
         "provenance": _provenance(document, inputs.report, inputs.index_name),
-        "page_data": _json_in_script(
+        "page_data": json_in_script(
             _page_data(configurations, deadline, index_statistic(document))
         ),
-        "chart_specs": _json_in_script(page_specs(inputs)),
+        "chart_specs": json_in_script(page_specs(inputs)),
         "vega_bundle": _script(BUNDLE),
         "page_script": _script("page.js"),
         "impacts_section": impacts_section(inputs.impacts) if inputs.impacts else "",
@@ -262,11 +261,6 @@ def _script(name: str) -> str:
     return text
 
 
-def _json_in_script(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
 def _page_data(
     configurations: Configurations, deadline: int | float, statistic: str
 ) -> dict[str, Any]:
@@ -298,21 +292,14 @@ def _gpu_filters(gpus: Sequence[str]) -> str:
     )
 
 
-def _model_options(configurations: Configurations) -> str:
-    models = sorted({(g["model"], g["model_id"]) for g in configurations.groups})
-    return "".join(
-        f'<option value="{escape(model_id)}">{escape(model)}</option>' for model, model_id in models
-    )
-
-
 def _formatted(field: str, value: Any) -> str:
     digits = DECIDING_DIGITS if field == DECIDING_ITL else FIELD_DIGITS.get(field)
     return str(value) if digits is None else f"{value:.{digits}f}"
 
 
 def _index_table(configurations: Configurations, document: Mapping[str, Any]) -> str:
-    picks = picks_at(configurations, float(document["itl_deadline_ms"]), index_statistic(document))
     statistic = index_statistic(document)
+    picks = picks_at(configurations, float(document["itl_deadline_ms"]), statistic)
     columns = [
         (f, label) for f, label in _TABLE_COLUMNS if f != DECIDING_ITL or configurations.tails
     ]
@@ -343,19 +330,14 @@ def _index_line(
     hidden: str,
 ) -> str:
     group = configurations.groups[g]
-    if pick is None:
-        row, deciding, row_id, none, status = (
-            None,
-            None,
-            "",
-            " class=none",
-            "none within the deadline",
-        )
-    else:
-        row = configurations.rows[pick]
-        deciding = None if hidden else _tail(configurations, statistic, pick)
-        row_id, none, status = escape(row["row_id"]), "", ""
+    row = None if pick is None else configurations.rows[pick]
+    deciding = None if pick is None or hidden else configurations.tails[statistic][pick]
     cells = "".join(_index_cell(field, group, row, deciding, hidden) for field, _ in columns)
+    row_id, none, status = (
+        ("", " class=none", "none within the deadline")
+        if row is None
+        else (escape(row["row_id"]), "", "")
+    )
     return (
         f'<tr data-group="{g}" data-gpu="{escape(group["gpu"])}" data-row-id="{row_id}"{none}>'
         f'{cells}<td class="status">{status}</td></tr>'
@@ -364,15 +346,14 @@ def _index_line(
 
 def _index_order(configurations: Configurations, picks: tuple[int | None, ...]) -> list[int]:
     """The groups in the index's order: picks by energy, then the groups with none."""
-    return sorted(
-        range(len(picks)),
-        key=lambda g: (
-            picks[g] is None,
-            _pick_key(configurations, picks[g]),
-            configurations.groups[g]["model_id"],
-            configurations.groups[g]["gpu"],
-        ),
-    )
+
+    def key(g: int) -> tuple[bool, float, str, str, str]:
+        group, pick = configurations.groups[g], picks[g]
+        row = None if pick is None else configurations.rows[pick]
+        energy = (0.0, "") if row is None else (row["wh_per_million_output_tokens"], row["row_id"])
+        return (row is None, *energy, group["model_id"], group["gpu"])
+
+    return sorted(range(len(picks)), key=key)
 
 
 def _index_cell(
@@ -389,17 +370,6 @@ def _index_cell(
         return f'<td class="num" data-field="{field}"{hidden}>{escape(text)}</td>'
     text = "—" if row is None else _formatted(field, row[field])
     return f'<td class="num" data-field="{field}">{escape(text)}</td>'
-
-
-def _tail(configurations: Configurations, statistic: str, pick: int) -> float | None:
-    return configurations.tails[statistic][pick]
-
-
-def _pick_key(configurations: Configurations, pick: int | None) -> tuple[float, str]:
-    if pick is None:
-        return (0.0, "")
-    row = configurations.rows[pick]
-    return (row["wh_per_million_output_tokens"], row["row_id"])
 
 
 def _sweep_table(sweep: Mapping[str, Any]) -> str:

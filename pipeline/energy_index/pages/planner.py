@@ -9,7 +9,7 @@ reaches the page as JSON with ``<``, ``>`` and ``&`` escaped, and the script wri
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -75,15 +75,19 @@ def planner_data(
     }
 
 
+def model_options(items: Iterable[Mapping[str, Any]]) -> str:
+    """An ``<option>`` per model the items name (its model_id the value), in order of name."""
+    models = sorted({(item["model"], item["model_id"]) for item in items})
+    return "".join(
+        f'<option value="{escape(model_id)}">{escape(model)}</option>' for model, model_id in models
+    )
+
+
 def planner_section(
     curves: Sequence[Mapping[str, Any]], text: Mapping[str, str], configurations: Configurations
 ) -> str:
     """The section 'Energy at your load', its controls and its embedded data."""
-    models = sorted({(c["model"], c["model_id"]) for c in curves})
     gpus = sorted({c["gpu"] for c in curves})
-    model_options = "".join(
-        f'<option value="{escape(model_id)}">{escape(model)}</option>' for model, model_id in models
-    )
     gpu_options = "".join(f'<option value="{escape(g)}">{escape(g)}</option>' for g in gpus)
     statistics = "".join(
         f'<option value="{name}"{" selected" if name == DEFAULT_ITL_STATISTIC else ""}>{name}'
@@ -108,7 +112,7 @@ def planner_section(
         '<label>ITL at most (ms) <input id="plan-deadline" type="text" inputmode="decimal" '
         f'value="{json_number(DEFAULT_ITL_DEADLINE_MS)}"></label>'
         '<label>Model <select id="plan-model"><option value="">any model</option>'
-        f"{model_options}</select></label>"
+        f"{model_options(curves)}</select></label>"
         f'<label>GPU <select id="plan-gpu"><option value="">any GPU</option>{gpu_options}'
         "</select></label></form>"
         '<pre id="plan-result" aria-live="polite">The planner needs JavaScript; without it, run '
