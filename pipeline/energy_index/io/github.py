@@ -232,7 +232,7 @@ def _downloaded(
     url = upstream.raw_url(commit, path)
     old = (previous.record(path) if previous else None) or {}
     fetched = downloader.get(url, etag=old.get("etag"), last_modified=old.get("last_modified"))
-    fresh = not (fetched.not_modified and old)  # a record is never empty
+    fresh = not (fetched.status == 304 and old)  # not modified; a record is never empty
     content = fetched.content if fresh else previous.content(path)  # type: ignore[union-attr]
     parsed_json(
         Fetched(url, fetched.status, content, fetched.etag, fetched.last_modified),

@@ -73,18 +73,6 @@ class Fetched:
     etag: str | None
     last_modified: str | None
 
-    @property
-    def not_modified(self) -> bool:
-        return self.status == 304
-
-
-def check_url(url: str) -> str:
-    """Refuse anything but https, except plain http to a loopback address."""
-    refusal = url_refusal(url)
-    if refusal is not None:
-        raise failure(url, refusal)
-    return url
-
 
 def failure(
     url: str, problem: str, *, attempts: int = 1, scrub: Callable[[str], str] = str
@@ -205,9 +193,13 @@ class Downloader:
         accept: str | None = None,
     ) -> Fetched:
         """The body at ``url``; with ``etag``/``last_modified``, a 304 means unchanged."""
-        check_url(url)
+        refusal = url_refusal(url)  # https only, but plain http to a loopback address
+        if refusal is not None:
+            raise failure(url, refusal)
         self._secrets.update(url_secrets(url))  # a server may echo them in a body
-        headers = self._headers(etag=etag, last_modified=last_modified, accept=accept)
+        # The ETag verbatim: raw.githubusercontent.com sends W/"…"
+        asked = {"Accept": accept, "If-None-Match": etag, "If-Modified-Since": last_modified}
+        headers = {name: value for name, value in asked.items() if value}
         attempt = 0
         while True:
             attempt += 1
@@ -256,18 +248,6 @@ class Downloader:
     def scrub(self, text: str) -> str:
         """``text`` without the token, in any form it may take in a message."""
         return scrubbed(text, (self._token, *sorted(self._secrets)))
-
-    def _headers(
-        self, *, etag: str | None, last_modified: str | None, accept: str | None
-    ) -> dict[str, str]:
-        headers = {}
-        if accept:
-            headers["Accept"] = accept
-        if etag:
-            headers["If-None-Match"] = etag  # verbatim: raw.githubusercontent.com sends W/"…"
-        if last_modified:
-            headers["If-Modified-Since"] = last_modified
-        return headers
 
     def _in_scope(self, url: str) -> bool:
         scope = self._token_scope
@@ -346,7 +326,7 @@ class Downloader:
             raise self._error(url, _rate_limit_message(headers, token=bool(self._token)), 1)
         problem = f"HTTP {status}; body starts {first!r}"
         if status in RETRY_STATUSES:
-            raise _Retry(problem, _retry_after(headers.get("retry-after"), self._now()))
+            raise _Retry(problem, _retry_after(headers.get("retry-after"), time.time()))
         raise self._error(url, problem, 1)
 
     async def _body(self, url: str, response: httpx.Response) -> bytes:
@@ -409,9 +389,6 @@ class Downloader:
             return retry_after
         base = self.settings.backoff * float(2 ** (attempt - 1))
         return base + random.uniform(0, base)  # jitter: retries from many clients spread out
-
-    def _now(self) -> float:
-        return time.time()
 
     def _error(self, url: str, problem: str, attempts: int) -> NetworkError:
         return failure(url, problem, attempts=attempts, scrub=self.scrub)
