@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from energy_index.documents.compare import VOLATILE, Difference, differences, header
+from energy_index.documents.compare import Difference, differences, header_differences
 from energy_index.documents.markdown import inert
 
 ENERGY_FIELDS = ("wh_per_million_output_tokens", "joules_per_output_token")
@@ -119,18 +119,13 @@ def changelog(
         found = differences(old[key], new[key], prefix=row_id)
         if found:
             changed.append(RowChange(row_id=row_id, changes=found))
-    header_changes = [
-        d
-        for d in differences(header(previous or {}), header(current), prefix="")
-        if d.where not in VOLATILE
-    ]
     return Changelog(
         date=date,
         commit=commit,
         added=sorted(new[k]["row_id"] for k in new.keys() - old.keys()),
         removed=sorted(old[k]["row_id"] for k in old.keys() - new.keys()),
         changed=changed,
-        header=header_changes if previous else [],
+        header=header_differences(previous, current) if previous else [],
     )
 
 

@@ -106,8 +106,6 @@ def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:
         found = differences(published_rows[row_id], rebuilt_rows[row_id], prefix=row_id)
         row_differences += found
         identical += not found
-    header_found = differences(header(published), header(rebuilt), prefix="")
-    volatile_paths = set(VOLATILE)
     return Audit(
         rows_identical=identical,
         published_rows=len(published_rows),
@@ -115,7 +113,7 @@ def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:
         row_differences=row_differences,
         only_published=sorted(published_rows.keys() - rebuilt_rows.keys()),
         only_rebuilt=sorted(rebuilt_rows.keys() - published_rows.keys()),
-        header_differences=[d for d in header_found if d.where not in volatile_paths],
+        header_differences=header_differences(published, rebuilt),
         volatile=[
             Difference(path, _lookup(published, path), _lookup(rebuilt, path)) for path in VOLATILE
         ],
@@ -129,9 +127,10 @@ def _rows_by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(row.get("row_id")): row for row in rows if isinstance(row, dict)}
 
 
-def header(document: dict[str, Any]) -> dict[str, Any]:
-    """Every top-level key but the rows."""
-    return {key: value for key, value in document.items() if key != "rows"}
+def header_differences(published: dict[str, Any], rebuilt: dict[str, Any]) -> list[Difference]:
+    """The differences of every top-level key but the rows, the volatile ones left out."""
+    old, new = ({k: v for k, v in d.items() if k != "rows"} for d in (published, rebuilt))
+    return [d for d in differences(old, new, prefix="") if d.where not in VOLATILE]
 
 
 def differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference]:
@@ -148,7 +147,7 @@ def differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference
             )
         ]
     # bool is an int to Python: compare JSON types too, so that 1 and true differ.
-    if type(published) is not type(rebuilt) and not (_is_number(published) and _is_number(rebuilt)):
+    if type(published) is not type(rebuilt) and not (is_number(published) and is_number(rebuilt)):
         return [Difference(prefix, published, rebuilt)]
     return [] if published == rebuilt else [Difference(prefix, published, rebuilt)]
 
@@ -180,7 +179,7 @@ def _or_none(value: Any) -> Any:
     return None if value is _ABSENT else value
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -119,8 +119,8 @@ def reference_row(
     rows: tuple[dict[str, Any], ...],
     wanted: dict[str, Any],
     *,
-    stable: pl.DataFrame | None = None,
-    selection: Selection | None = None,
+    stable: pl.DataFrame,
+    selection: Selection,
 ) -> dict[str, Any] | None:
     """The editorial reference row, checked against the rows: it must name one of them.
 
@@ -135,10 +135,9 @@ def reference_row(
             wanted["num_gpus"],
         ):
             return {"model": row["model"], "gpu": row["gpu"], "num_gpus": row["num_gpus"]}
-    if stable is not None and selection is not None:
-        fastest = reference_fastest(stable, wanted, selection)
-        if fastest is not None and fastest > selection.itl_deadline_ms:
-            return None
+    fastest = reference_fastest(stable, wanted, selection)
+    if fastest is not None and fastest > selection.itl_deadline_ms:
+        return None
     raise DerivationError(
         f"reference_row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} "
         "(energy_index/documents/editorial.json) matches no row of the index"
@@ -345,13 +344,13 @@ def build_report(
             "rows": len(rows),
         },
         "stability": summary,
-        "excluded": _records(
-            excluded.select(*KEY_COLUMNS, "energy_per_token_joules", "reason", "reason_value").sort(
-                *KEY_COLUMNS, "energy_per_token_joules", "reason"
-            )
-        ),
-        "groups_without_eligible": _records(selection.groups_without_eligible),
-        "repeated_runs": _records(selection.repeated_runs),
+        "excluded": excluded.select(
+            *KEY_COLUMNS, "energy_per_token_joules", "reason", "reason_value"
+        )
+        .sort(*KEY_COLUMNS, "energy_per_token_joules", "reason")
+        .to_dicts(),
+        "groups_without_eligible": selection.groups_without_eligible.to_dicts(),
+        "repeated_runs": selection.repeated_runs.to_dicts(),
         "robustness": {row["row_id"]: robustness[row["row_id"]] for row in rows},
         "columns": {
             "ignored": list(validated.ignored_columns),
@@ -368,18 +367,8 @@ def build_report(
 
 
 def _input(file: UpstreamFile) -> dict[str, Any]:
-    return {
-        "path": file.path,
-        "url": file.url,
-        "sha256": file.sha256,
-        "bytes": file.bytes,
-        "last_commit": file.last_commit,
-        "last_commit_date": file.last_commit_date,
-    }
-
-
-def _records(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    return frame.to_dicts()
+    keys = ("path", "url", "sha256", "bytes", "last_commit", "last_commit_date")
+    return {key: getattr(file, key) for key in keys}
 
 
 def _provenance(snapshot: UpstreamSnapshot) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
+from energy_index.documents.compare import is_number
 from energy_index.documents.schemas import Problems, index_schema, schema_problems
 from energy_index.errors import shown
 from energy_index.steps.derive import unprintable_characters
@@ -35,7 +36,12 @@ def index_problems(document: Any) -> Problems:
         return problems
     rows = document.get("rows")
     rows = [r for r in rows if _is_row(r)] if isinstance(rows, list) else []
-    rules = _identity_problems(rows) + _order_problems(rows) + _header_problems(document)
+    rules = [
+        *_identity_problems(rows),
+        *_order_problems(rows),
+        *_reference_row_problems(document),
+        *_date_problems(document),
+    ]
     return Problems([*problems, *rules], total=problems.total + len(rules))
 
 
@@ -43,7 +49,7 @@ def _is_row(row: Any) -> bool:
     return (
         isinstance(row, dict)
         and all(isinstance(row.get(k), str) for k in ("row_id", "slug", "gpu", "model", "model_id"))
-        and all(_is_number(row.get(k)) for k in ("wh_per_million_output_tokens", "num_gpus"))
+        and all(is_number(row.get(k)) for k in ("wh_per_million_output_tokens", "num_gpus"))
     )
 
 
@@ -86,10 +92,6 @@ def _order_problems(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _header_problems(document: dict[str, Any]) -> list[str]:
-    return [*_reference_row_problems(document), *_date_problems(document)]
-
-
 def _reference_row_problems(document: dict[str, Any]) -> list[str]:
     wanted = document.get("reference_row")
     listed = document.get("rows")
@@ -126,7 +128,3 @@ def _date(value: Any) -> date | None:
         return date.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         return None
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)

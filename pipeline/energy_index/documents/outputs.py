@@ -70,10 +70,6 @@ def _json(*keys: tuple[str, str | None]) -> Callable[[Ends], bool]:
     return lambda ends: pattern.match(ends.head) is not None
 
 
-def _kind(kind: str) -> Callable[[Ends], bool]:
-    return _json(("version", None), ("kind", kind))
-
-
 def _csv(columns: tuple[str, ...]) -> Callable[[Ends], bool]:
     pattern = re.compile(re.escape(",".join(columns).encode()) + rb"[,\r\n]")
     return lambda ends: pattern.match(ends.head) is not None
@@ -97,7 +93,10 @@ def _extras() -> Iterator[tuple[str, Callable[[Ends], bool]]]:
     by its version), a table by its leading columns."""
     for extra in EXTRAS.values():
         if extra.name:
-            yield extra.role, _kind(extra.kind) if extra.kind else _INDEX
+            yield (
+                extra.role,
+                _json(("version", None), ("kind", extra.kind)) if extra.kind else _INDEX,
+            )
         for format, (role, _) in extra.tables(Path("index.json"), TABLE_FORMATS).items():
             yield role, _TABLES[format](extra.columns)
 

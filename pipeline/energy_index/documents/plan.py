@@ -163,8 +163,10 @@ def plan_lines(document: Mapping[str, Any]) -> list[str]:
         else f"{load['requests_per_second']:g} requests/s"
     )
     source = document["source"]
-    lines = [
-        f"energy-index plan: {asked}, {target['itl_statistic']} ITL at most "
+    countries, statistic = document["countries"], target["itl_statistic"]
+    alternative = document["alternative"]
+    return [
+        f"energy-index plan: {asked}, {statistic} ITL at most "
         f"{target['itl_deadline_ms']:g} ms, task {document['task']} "
         f"({source['repository']} at {source['commit'][:12]})",
         *(
@@ -175,24 +177,14 @@ def plan_lines(document: Mapping[str, Any]) -> list[str]:
             )
         ),
         "",
-        *_family_lines("plan", document["plan"], document["countries"], target["itl_statistic"]),
+        *_family_lines("plan", document["plan"], countries, statistic),
+        "",
+        *(
+            _family_lines("alternative", alternative, countries, statistic)
+            if alternative is not None
+            else [f"{'alternative':<13}none: no other family (of --model, --gpu) meets the target"]
+        ),
     ]
-    if document["alternative"] is not None:
-        lines += [
-            "",
-            *_family_lines(
-                "alternative",
-                document["alternative"],
-                document["countries"],
-                target["itl_statistic"],
-            ),
-        ]
-    else:
-        lines += [
-            "",
-            f"{'alternative':<13}none: no other family (of --model, --gpu) meets the target",
-        ]
-    return lines
 
 
 CSV_COLUMNS = (

@@ -24,9 +24,8 @@ if TYPE_CHECKING:
 
 INDEX_SCHEMA = EXTRAS["formats"].schema  # the index's, whose rows its tables are
 EXTENDED_SCHEMA = EXTRAS["extended"].schema
-EXTENDED_VERSION = (
-    "1-extended"  # the version of an index with robustness figures (build --extended)
-)
+# The version of an index with robustness figures (build --extended).
+EXTENDED_VERSION = "1-extended"
 DEADLINES_SCHEMA = EXTRAS["sweep"].schema
 CURVES_SCHEMA = EXTRAS["curves"].schema
 MODEL_SCHEMA = "model.schema.json"  # the site API's api/v1/models/<slug>.json
@@ -36,17 +35,9 @@ PROFILES_SCHEMA = EXTRAS["profiles"].schema
 RESPONSES_SCHEMA = EXTRAS["responses"].schema
 PLAN_GRID_SCHEMA = "plan-grid.schema.json"  # the site API's tasks/<task>/plan.json
 SCHEMAS = (
-    INDEX_SCHEMA,
-    EXTENDED_SCHEMA,
-    DEADLINES_SCHEMA,
-    CURVES_SCHEMA,
-    MODEL_SCHEMA,
-    REPORT_SCHEMA,
-    IMPACTS_SCHEMA,
-    PROFILES_SCHEMA,
-    RESPONSES_SCHEMA,
-    PLAN_GRID_SCHEMA,
-)
+    INDEX_SCHEMA, EXTENDED_SCHEMA, DEADLINES_SCHEMA, CURVES_SCHEMA, MODEL_SCHEMA, REPORT_SCHEMA,
+    IMPACTS_SCHEMA, PROFILES_SCHEMA, RESPONSES_SCHEMA, PLAN_GRID_SCHEMA,
+)  # fmt: skip
 
 
 # Every file this tool writes, by the ``kind`` its first keys carry, and the schema it answers
