@@ -57,31 +57,25 @@ def card_html(
     countries = impacts["carbon_source"]["countries"]
     source = index["source"]
     title = f"{index_row['model']} on {index_row['gpu']}: {source['workload']}"
+    per_million = "Energy per million output tokens"
     lines = [
         ("measured", "gpu", "Energy per output token", f"{measured['joules_per_output_token']} J"),
-        (
-            "measured",
-            "gpu",
-            "Energy per million output tokens",
-            f"{measured['wh_per_million_output_tokens']} Wh",
-        ),
+        ("measured", "gpu", per_million, f"{measured['wh_per_million_output_tokens']} Wh"),
     ]
     for name, value in measured.get("wh_per_response", {}).items():
         lines.append(("measured", "gpu", f"Energy per response ({name})", f"{value} Wh"))
     for block in (server, facility):
-        boundary = block["boundary"]
-        lines.append(
-            (
-                "estimated",
-                boundary,
-                "Energy per million output tokens",
-                f"{_range(block['wh_per_million_output_tokens'])} Wh",
-            )
-        )
-        for name, bounds in block.get("wh_per_response_quantiles", {}).items():
-            lines.append(
-                ("estimated", boundary, f"Energy per response ({name})", f"{_range(bounds)} Wh")
-            )
+        ranges = {
+            per_million: block["wh_per_million_output_tokens"],
+            **{
+                f"Energy per response ({name})": bounds
+                for name, bounds in block.get("wh_per_response_quantiles", {}).items()
+            },
+        }
+        lines += [
+            ("estimated", block["boundary"], what, f"{_range(bounds)} Wh")
+            for what, bounds in ranges.items()
+        ]
     figures = "".join(
         f'<tr><td class="status">{status}</td><td>{boundary}</td><td>{escape(what)}</td>'
         f'<td class="num">{escape(value)}</td></tr>'

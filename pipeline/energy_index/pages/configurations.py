@@ -123,11 +123,9 @@ def refuse_disagreement(
     if statistic != DEFAULT_ITL_STATISTIC and statistic not in configurations.tails:
         raise SourceError(f"{where}: selects on {statistic}, which its snapshot's task file lacks")
     picks = picks_at(configurations, float(document["itl_deadline_ms"]), statistic)
+    groups = configurations.groups
     repicked = {
-        (
-            configurations.groups[g]["model_id"],
-            configurations.groups[g]["gpu"],
-        ): deciding_row(configurations, pick, statistic)
+        (groups[g]["model_id"], groups[g]["gpu"]): deciding_row(configurations, pick, statistic)
         for g, pick in enumerate(picks)
         if pick is not None
     }
@@ -141,8 +139,7 @@ def refuse_disagreement(
         raise SourceError(
             f"{where}: {len(differing)} row(s) of the index differ from the picks its snapshot "
             f"gives at {shown(document['itl_deadline_ms'])} ms on the {statistic} ITL "
-            f"({names}{more}); the index was not "
-            "built from this snapshot, or was edited since"
+            f"({names}{more}); the index was not built from this snapshot, or was edited since"
         )
 
 

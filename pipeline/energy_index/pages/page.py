@@ -119,8 +119,6 @@ def report_html(inputs: PageInputs) -> str:
         "changed_summary": escape(
             f"At {deadline} ms, 0 of {len(configurations.groups)} picks differ from the index's."
         ),
-        "table_note": "The picks at the index's deadline; move the deadline to re-pick. Rows "
-        "whose pick differs from the index's are marked. Click a column heading to sort.",
         "index_table": _index_table(configurations, document),
         "sweep_table": _sweep_table(inputs.sweep),
         "excluded": _excluded(inputs.report),
@@ -389,11 +387,9 @@ def _sweep_table(sweep: Mapping[str, Any]) -> str:
             + "</tr>"
         )
     return (
-        "<p>Wh per million output tokens of the pick at each deadline; shaded where the deadline "
-        "is binding (it excluded the lowest-energy configuration); — where no configuration "
-        "meets it.</p>"
-        '<table class="sortable" id="sweep-table"><thead><tr>'
-        f"{head}</tr></thead><tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
+        f'<table class="sortable" id="sweep-table"><thead><tr>{head}</tr></thead><tbody>\n'
+        + "\n".join(lines)
+        + "\n</tbody></table>"
     )
 
 
