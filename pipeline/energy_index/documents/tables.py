@@ -56,18 +56,10 @@ def records_table_bytes(
 ) -> bytes:
     """Flat records as CSV or Parquet, typed from the first row's values: the ``counts`` columns
     Int64, text String, every other (a figure, maybe null) Float64."""
-    types = (
-        {
-            name: pl.Int64
-            if name in counts
-            else pl.String
-            if isinstance(value, str)
-            else pl.Float64
-            for name, value in rows[0].items()
-        }
-        if rows
-        else {}
-    )
+    types = {
+        name: pl.Int64 if name in counts else pl.String if isinstance(value, str) else pl.Float64
+        for name, value in (rows[0] if rows else {}).items()
+    }
     return _written(pl.DataFrame(rows, schema=types), format=format)
 
 

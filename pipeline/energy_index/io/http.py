@@ -311,12 +311,15 @@ class Downloader:
 
     async def _answer(self, url: str, response: httpx.Response) -> Fetched:
         status = response.status_code
-        if status == 304:
-            return self._fetched(url, response, b"")
-        if status != 200:
+        if status not in (200, 304):
             await self._refuse_status(url, response)
-        body = await self._body(url, response)
-        return self._fetched(url, response, body)
+        return Fetched(
+            url=url,
+            status=status,
+            content=b"" if status == 304 else await self._body(url, response),
+            etag=kept_etag(response.headers.get("etag")),
+            last_modified=kept_last_modified(response.headers.get("last-modified")),
+        )
 
     async def _refuse_status(self, url: str, response: httpx.Response) -> None:
         status = response.status_code
@@ -374,15 +377,6 @@ class Downloader:
         except httpx.HTTPError:
             pass
         return first_text(data, self.scrub)
-
-    def _fetched(self, url: str, response: httpx.Response, body: bytes) -> Fetched:
-        return Fetched(
-            url=url,
-            status=response.status_code,
-            content=body,
-            etag=kept_etag(response.headers.get("etag")),
-            last_modified=kept_last_modified(response.headers.get("last-modified")),
-        )
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

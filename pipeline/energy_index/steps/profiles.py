@@ -94,14 +94,10 @@ def _figures(c: Mapping[str, Any]) -> dict[str, Any]:
         "row_id": row_id(c),
         "num_gpus": c["num_gpus"],
         "max_num_seqs": c["max_num_seqs"],
-        **_energy(c["energy_per_token_joules"]),
-    }
-
-
-def _energy(joules: float) -> dict[str, Any]:
-    return {
-        name: ROW[name].value(joules)
-        for name in ("wh_per_million_output_tokens", "joules_per_output_token")
+        **{
+            name: ROW[name].value(c["energy_per_token_joules"])
+            for name in ("wh_per_million_output_tokens", "joules_per_output_token")
+        },
     }
 
 
