@@ -371,8 +371,12 @@ def _input(file: UpstreamFile) -> dict[str, Any]:
     return {key: getattr(file, key) for key in keys}
 
 
-def _provenance(snapshot: UpstreamSnapshot) -> dict[str, Any]:
+def _header(kind: str, snapshot: UpstreamSnapshot) -> dict[str, Any]:
+    """What every extra's document opens with: its format version and kind, and the task file
+    it was built from."""
     return {
+        "version": "1",
+        "kind": kind,
         "task": snapshot.task,
         "upstream_commit": snapshot.commit,
         "data_url": branch_url(snapshot, snapshot.task_file),
@@ -385,9 +389,7 @@ def sweep_document(
 ) -> dict[str, Any]:
     """The deadline sweep as a document (schemas/deadlines.schema.json)."""
     return {
-        "version": "1",
-        "kind": "deadline sweep",
-        **_provenance(snapshot),
+        **_header("deadline sweep", snapshot),
         "unit": "Wh per million output tokens",
         "deadlines_ms": [json_number(d) for d in deadlines_ms],
         "binding": "true where the deadline excluded the configuration that would be chosen "
@@ -399,9 +401,7 @@ def sweep_document(
 def curves_document(*, curves: list[dict[str, Any]], snapshot: UpstreamSnapshot) -> dict[str, Any]:
     """Concurrency curves as a document (schemas/curves.schema.json)."""
     return {
-        "version": "1",
-        "kind": "concurrency curves",
-        **_provenance(snapshot),
+        **_header("concurrency curves", snapshot),
         "pareto": "true where no other configuration of the curve has both lower or equal energy "
         "per token and lower or equal median ITL, one of them strictly lower",
         "curves": curves,
@@ -425,9 +425,7 @@ def profiles_document(
 ) -> dict[str, Any]:
     """Latency profiles as a document (schemas/profiles.schema.json)."""
     return {
-        "version": "1",
-        "kind": "latency profiles",
-        **_provenance(snapshot),
+        **_header("latency profiles", snapshot),
         "unit": "Wh per million output tokens",
         "itl_statistics": statistics,
         "deadlines_ms": [json_number(d) for d in deadlines_ms],
@@ -445,9 +443,7 @@ def responses_document(
 ) -> dict[str, Any]:
     """Energy per response as a document (schemas/responses.schema.json)."""
     return {
-        "version": "1",
-        "kind": "energy per response",
-        **_provenance(snapshot),
+        **_header("energy per response", snapshot),
         "unit": "Wh per response",
         "method": editorial["responses"]["method"],
         "model_files": [{"path": f.path, "sha256": f.sha256} for f in snapshot.model_files],

@@ -107,15 +107,10 @@ def existing_ends(paths: Mapping[str, Path], *, size: int) -> dict[str, tuple[by
         try:
             with open(path, "rb") as handle:
                 head = handle.read(size)
-                length = os.fstat(handle.fileno()).st_size
-                tail = head
-                if length > size:
-                    handle.seek(length - size)
-                    tail = handle.read(size)
+                handle.seek(max(os.fstat(handle.fileno()).st_size - size, 0))
+                ends[key] = (head, handle.read(size))
         except OSError:
             ends[key] = None  # a link to nowhere, a file not ours to read: not told as ours
-            continue
-        ends[key] = (head, tail)
     return ends
 
 
@@ -259,11 +254,10 @@ def _staged_copy(target: Path, data: bytes) -> str:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, 0o644)
-    except OSError as error:
+    except BaseException as error:
         os.unlink(temporary)
-        raise unwritable(target, error) from None
-    except BaseException:
-        os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise unwritable(target, error) from None
         raise
     return temporary
 
@@ -327,11 +321,10 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
                 handle.flush()
                 os.fsync(handle.fileno())
         os.chmod(staging, 0o755)
-    except OSError as error:
+    except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
-        raise unwritable(target / relative, error) from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(error, OSError):
+            raise unwritable(target / relative, error) from None
         raise
     return staging
 
