@@ -86,17 +86,16 @@ def impacts_section(impacts: Mapping[str, Any]) -> str:
         "</option>"
         for code, c in sorted(countries.items(), key=lambda item: item[1]["country"])
     )
-    lines = []
-    for number, row in enumerate(impacts["rows"]):
-        measured = row["measured"]["wh_per_million_output_tokens"]
-        lines.append(
-            f'<tr data-row="{number}" data-row-id="{escape(row["row_id"])}">'
-            f"<td>{escape(row['model'])}</td><td>{escape(row['gpu'])}</td>"
-            f'<td class="num">{row["num_gpus"]}</td>'
-            '<td class="impact-status">measured</td><td class="impact-boundary">gpu</td>'
-            f'<td class="num impact-figure">{measured} Wh / M tokens</td>'
-            '<td class="interval"><span class="track"><span class="bar"></span></span></td></tr>'
-        )
+    lines = [
+        f'<tr data-row="{number}" data-row-id="{escape(row["row_id"])}">'
+        f"<td>{escape(row['model'])}</td><td>{escape(row['gpu'])}</td>"
+        f'<td class="num">{row["num_gpus"]}</td>'
+        '<td class="impact-status">measured</td><td class="impact-boundary">gpu</td>'
+        f'<td class="num impact-figure">{row["measured"]["wh_per_million_output_tokens"]} Wh / M '
+        'tokens</td><td class="interval"><span class="track"><span class="bar"></span></span></td>'
+        "</tr>"
+        for number, row in enumerate(impacts["rows"])
+    ]
     carbon = impacts["carbon_source"]
     return (
         '<section id="impacts" aria-label="From GPU joules to the grid">'
@@ -134,18 +133,16 @@ def _citation(citation: Mapping[str, Any]) -> str:
 
 def factors_table(factors: Mapping[str, Any]) -> str:
     """Every factor with both bounds, unit, year, derivation and citation."""
-    lines = []
-    for factor_id, factor in factors.items():
-        for bound in ("low", "high"):
-            entry = factor[bound]
-            lines.append(
-                f'<tr data-factor="{escape(factor_id)}.{bound}">'
-                f"<td>{escape(factor['name'])}</td><td>{escape(factor['boundary'])}</td>"
-                f'<td>{bound}</td><td class="num">{entry["value"]}</td>'
-                f'<td>{escape(factor["unit"])}</td><td class="num">{entry["year"]}</td>'
-                f"<td>{escape(entry['derivation'])}</td><td>{_citation(entry['citation'])}</td>"
-                "</tr>"
-            )
+    lines = [
+        f'<tr data-factor="{escape(factor_id)}.{bound}">'
+        f"<td>{escape(factor['name'])}</td><td>{escape(factor['boundary'])}</td>"
+        f'<td>{bound}</td><td class="num">{entry["value"]}</td>'
+        f'<td>{escape(factor["unit"])}</td><td class="num">{entry["year"]}</td>'
+        f"<td>{escape(entry['derivation'])}</td><td>{_citation(entry['citation'])}</td></tr>"
+        for factor_id, factor in factors.items()
+        for bound in ("low", "high")
+        for entry in [factor[bound]]
+    ]
     return (
         '<table id="factors-table"><thead><tr><th>Factor</th><th>Boundary</th><th>Bound</th>'
         "<th>Value</th><th>Unit</th><th>Year</th><th>How</th><th>Source</th></tr></thead>"
@@ -157,18 +154,17 @@ def calibration_table(calibration: Mapping[str, Any]) -> str:
     """Per H100 pick: measured J/token and each method's J/token and ratio (status named)."""
     methods = calibration["methods"]
     head = "".join(f"<th>{escape(m['name'])}: J / token (ratio)</th>" for m in methods.values())
-    lines = []
-    for row in calibration["rows"]:
-        cells = "".join(
+    lines = [
+        f'<tr><td>{escape(row["model"])}</td><td class="num">{row["num_gpus"]}</td>'
+        f'<td class="num">measured: {row["measured"]["joules_per_output_token"]}</td>'
+        + "".join(
             f'<td class="num">estimated: {row[name]["joules_per_output_token"]} '
             f"({row[name]['ratio_to_measured']}×)</td>"
             for name in methods
         )
-        lines.append(
-            f'<tr><td>{escape(row["model"])}</td><td class="num">{row["num_gpus"]}</td>'
-            f'<td class="num">measured: {row["measured"]["joules_per_output_token"]}</td>'
-            f"{cells}</tr>"
-        )
+        + "</tr>"
+        for row in calibration["rows"]
+    ]
     cited = "".join(
         f"<li>{escape(m['name'])}: {escape(m['summary'])} {_citation(m['citation'])}</li>"
         for m in methods.values()
