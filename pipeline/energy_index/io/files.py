@@ -140,10 +140,7 @@ def write_files(
         for folder in sorted({target.parent for target in [*contents, *trees]}):
             _made_folder(folder)
             locks.enter_context(folder_lock(folder))
-            for name in {t.name for t in contents if t.parent == folder}:
-                for path in _temporaries(folder / name, (".tmp",)):
-                    if path.is_file():  # a stale one of a run that died: we hold the lock
-                        path.unlink(missing_ok=True)
+            _remove_stale([target for target in contents if target.parent == folder])
         for target in trees:
             _checked(target, manifest=manifest, keep_edits=keep_edits)
         _staged_and_renamed(contents, trees)
@@ -212,6 +209,14 @@ def _made_folder(folder: Path) -> None:
         raise OutputError(
             f"{shown(folder, path=True)}: cannot create the folder ({error.strerror})"
         ) from None
+
+
+def _remove_stale(targets: list[Path]) -> None:
+    """The temporary copies of ``targets`` a run that died left: called under the folder's
+    lock, which every writer holds while its temporaries exist."""
+    for path in (path for target in targets for path in _temporaries(target, (".tmp",))):
+        if path.is_file():
+            path.unlink(missing_ok=True)
 
 
 # This tool's mark in the name of each temporary it makes, ``.<name>.energy-index-XXXXXXXX.tmp``

@@ -333,22 +333,23 @@ def _model_paths(path: str, content: bytes) -> list[str]:
     of its configurations, in order; a model_id that gives no safe path (a space, a control
     character) is left out."""
     task = task_of(path)
-    if task is None:
-        return []
+    paths = sorted(model_path(name, task) for name in _model_ids(content)) if task else []
+    return [path for path in paths if name_problem(path, checks=Checks.WRITTEN) is None]
+
+
+def _model_ids(task_content: bytes) -> set[str]:
     try:  # read as the validator reads a task file (a repeated key, 1e400: none named)
-        document = strict_json(content, allow_nan=True)
+        document = strict_json(task_content, allow_nan=True)
     except (ValueError, RecursionError):
-        return []
+        return set()
     configurations = document.get("configurations") if isinstance(document, dict) else None
     if not isinstance(configurations, list):
-        return []
-    names = {
+        return set()
+    return {
         c["model_id"]
         for c in configurations
         if isinstance(c, dict) and isinstance(c.get("model_id"), str)
     }
-    paths = sorted(model_path(name, task) for name in names)
-    return [path for path in paths if name_problem(path, checks=Checks.WRITTEN) is None]
 
 
 def _held_model_paths(previous: _Previous, paths: Sequence[str]) -> list[str]:

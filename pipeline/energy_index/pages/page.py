@@ -309,65 +309,44 @@ def _index_table(configurations: Configurations, document: Mapping[str, Any]) ->
         else f"<th>{escape(label)}</th>"
         for field, label in columns
     )
-    lines = [
-        _index_line(configurations, g, picks[g], columns, statistic, hidden)
-        for g in _index_order(configurations, picks)
-    ]
-    return (
-        f'<table class="sortable" id="index-table"><thead><tr>{head}<th>Pick</th></tr></thead>'
-        "<tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
-    )
 
+    def line(g: int) -> str:
+        group, pick = configurations.groups[g], picks[g]
+        row = None if pick is None else configurations.rows[pick]
+        cells = []
+        for field, _ in columns:
+            if field in _GROUP_COLUMNS:
+                cells.append(f"<td>{escape(str(group[field]))}</td>")
+                continue
+            if field == DECIDING_ITL:
+                tail = None if pick is None or hidden else configurations.tails[statistic][pick]
+                text = "—" if tail is None else _formatted(DECIDING_ITL, tail)
+            else:
+                text = "—" if row is None else _formatted(field, row[field])
+            shown = hidden if field == DECIDING_ITL else ""
+            cells.append(f'<td class="num" data-field="{field}"{shown}>{escape(text)}</td>')
+        row_id, none, status = (
+            ("", " class=none", "none within the deadline")
+            if row is None
+            else (escape(row["row_id"]), "", "")
+        )
+        return (
+            f'<tr data-group="{g}" data-gpu="{escape(group["gpu"])}" data-row-id="{row_id}"{none}>'
+            f'{"".join(cells)}<td class="status">{status}</td></tr>'
+        )
 
-def _index_line(
-    configurations: Configurations,
-    g: int,
-    pick: int | None,
-    columns: list[tuple[str, str]],
-    statistic: str,
-    hidden: str,
-) -> str:
-    group = configurations.groups[g]
-    row = None if pick is None else configurations.rows[pick]
-    deciding = None if pick is None or hidden else configurations.tails[statistic][pick]
-    cells = "".join(_index_cell(field, group, row, deciding, hidden) for field, _ in columns)
-    row_id, none, status = (
-        ("", " class=none", "none within the deadline")
-        if row is None
-        else (escape(row["row_id"]), "", "")
-    )
-    return (
-        f'<tr data-group="{g}" data-gpu="{escape(group["gpu"])}" data-row-id="{row_id}"{none}>'
-        f'{cells}<td class="status">{status}</td></tr>'
-    )
-
-
-def _index_order(configurations: Configurations, picks: tuple[int | None, ...]) -> list[int]:
-    """The groups in the index's order: picks by energy, then the groups with none."""
-
-    def key(g: int) -> tuple[bool, float, str, str, str]:
+    def order(g: int) -> tuple[bool, float, str, str, str]:
+        # The index's order: picks by energy, then the groups with none.
         group, pick = configurations.groups[g], picks[g]
         row = None if pick is None else configurations.rows[pick]
         energy = (0.0, "") if row is None else (row["wh_per_million_output_tokens"], row["row_id"])
         return (row is None, *energy, group["model_id"], group["gpu"])
 
-    return sorted(range(len(picks)), key=key)
-
-
-def _index_cell(
-    field: str,
-    group: Mapping[str, Any],
-    row: Mapping[str, Any] | None,
-    deciding: float | None,
-    hidden: str,
-) -> str:
-    if field in _GROUP_COLUMNS:
-        return f"<td>{escape(str(group[field]))}</td>"
-    if field == DECIDING_ITL:
-        text = "—" if deciding is None else _formatted(DECIDING_ITL, deciding)
-        return f'<td class="num" data-field="{field}"{hidden}>{escape(text)}</td>'
-    text = "—" if row is None else _formatted(field, row[field])
-    return f'<td class="num" data-field="{field}">{escape(text)}</td>'
+    lines = [line(g) for g in sorted(range(len(picks)), key=order)]
+    return (
+        f'<table class="sortable" id="index-table"><thead><tr>{head}<th>Pick</th></tr></thead>'
+        "<tbody>\n" + "\n".join(lines) + "\n</tbody></table>"
+    )
 
 
 def _sweep_table(sweep: Mapping[str, Any]) -> str:
