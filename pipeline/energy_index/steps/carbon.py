@@ -86,11 +86,8 @@ def grid_intensities(file: UpstreamFile) -> dict[str, GridIntensity]:
         )
     if problems:
         listed = "; ".join(problems[:SHOWN_PROBLEMS])
-        more = (
-            f"; … and {len(problems) - SHOWN_PROBLEMS} more"
-            if len(problems) > SHOWN_PROBLEMS
-            else ""
-        )
+        unlisted = len(problems) - SHOWN_PROBLEMS
+        more = f"; … and {unlisted} more" if unlisted > 0 else ""
         raise UpstreamFormatError(
             path=file.path, problem=f"{len(problems)} problem(s): {listed}{more}"
         )

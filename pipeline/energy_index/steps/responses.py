@@ -57,6 +57,12 @@ OTHER_FIGURES = (
     "output_throughput_tokens_per_sec",
     *LATENCIES,
 )
+# The fields of a configuration this stage reads, with their types: required; a float may be
+# written as an integer, and must be finite and > 0. Declared once for both readers.
+REQUIRED: tuple[tuple[str, type], ...] = (
+    ("gpu_model", str), ("num_gpus", int), ("max_num_seqs", int),
+    ("energy_per_token_joules", float), ("avg_output_len", float),
+)  # fmt: skip
 # The model's own fields, also compared with the task file's: optional.
 MODEL_NUMBERS = ("total_params_billions", "activated_params_billions")
 MODEL_TEXTS = ("weight_precision",)
@@ -136,11 +142,7 @@ class _QuickHistogram(msgspec.Struct):
 _QuickConfiguration = msgspec.defstruct(
     "_QuickConfiguration",
     [
-        ("gpu_model", str),
-        ("num_gpus", int),
-        ("max_num_seqs", int),
-        ("energy_per_token_joules", float),
-        ("avg_output_len", float),
+        *REQUIRED,
         ("output_length_distribution", _QuickHistogram),
         *((name, float | None, None) for name in OTHER_FIGURES),
     ],
@@ -280,14 +282,7 @@ def _configuration(item: Any, number: int) -> ModelConfiguration:
     if not isinstance(item, dict):
         raise ModelFileProblem(f"{where}: expected an object")
     values: dict[str, Any] = {}
-    kinds: tuple[tuple[str, type], ...] = (
-        ("gpu_model", str),
-        ("num_gpus", int),
-        ("max_num_seqs", int),
-        ("energy_per_token_joules", float),
-        ("avg_output_len", float),
-    )
-    for name, kind in kinds:
+    for name, kind in REQUIRED:
         value: Any = item.get(name)
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             value = float(value)
