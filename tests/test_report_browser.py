@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from tests.conftest import GOLDEN, REPO
+from tests.conftest import GOLDEN, REPO, script
 from tests.test_report import NASTY, nasty_index
 
 pytestmark = pytest.mark.slow
@@ -248,10 +248,10 @@ def test_docs_report_png_is_the_current_picture(built, tmp_path, golden_index):
 
 
 def test_the_vendored_vega_bundle_is_vl_converts():
-    from energy_index.pages.specs import BUNDLE, vega_bundle
+    from energy_index.pages.specs import BUNDLE
 
     vendored = (REPO / "pipeline" / "energy_index" / "pages" / "assets" / BUNDLE).read_text("utf-8")
-    assert vendored == vega_bundle(), "run scripts/page_assets.py"
+    assert vendored == script("page_assets").vega_bundle(), "run scripts/page_assets.py"
 
 
 @needs_chromium

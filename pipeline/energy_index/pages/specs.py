@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from energy_index.pages.charts import gpu_colours
@@ -21,18 +20,7 @@ from energy_index.pages.charts import gpu_colours
 TEMPLATE = "charts.json"
 BUNDLE = "vega-bundle.js"
 VEGA_LITE_VERSION = "6.4"  # of the bundle, and of the PNG renderer
-STAND_IN_GPU = "GPU"
-STAND_IN_DEADLINE_MS = 500
-STAND_IN_WH_MAX = 100
-
-
-def template_specs() -> dict[str, dict[str, Any]]:
-    """What altair writes for the stand-in GPU and deadline: the content of charts.json."""
-    from energy_index.pages.charts import chart_specs
-
-    return chart_specs(
-        gpus=[STAND_IN_GPU], deadline_ms=STAND_IN_DEADLINE_MS, wh_max=STAND_IN_WH_MAX
-    )
+STAND_IN_GPU = "GPU"  # the GPU charts.json is written for (scripts/page_assets.py)
 
 
 def specs_for(
@@ -67,21 +55,3 @@ def _filled(value: Any, swaps: dict[str, tuple[list[str], list[str]]]) -> Any:
     if isinstance(value, list):
         return [_filled(item, swaps) for item in value]
     return value
-
-
-def vega_bundle() -> str:
-    """Vega, Vega-Lite and vega-embed as one script, from vl-convert: assets/vega-bundle.js."""
-    import vl_convert
-
-    # None: the standard bundle, no snippet (the stub says str, the function takes None).
-    bundle: str = vl_convert.javascript_bundle(None, vl_version=VEGA_LITE_VERSION)  # type: ignore[arg-type]
-    return bundle
-
-
-def write_assets() -> list[Path]:
-    """Rewrite assets/charts.json (altair) and assets/vega-bundle.js (vl-convert)."""
-    folder = Path(__file__).parent / "assets"
-    charts = json.dumps(template_specs(), indent=1, ensure_ascii=False) + "\n"
-    (folder / TEMPLATE).write_text(charts, "utf-8")
-    (folder / BUNDLE).write_text(vega_bundle(), "utf-8")
-    return [folder / TEMPLATE, folder / BUNDLE]
