@@ -147,21 +147,12 @@ def carbon_changelog(
         != (current[code].g_per_kwh, current[code].year)
     ]
     renamed = [code for code in kept if before[code].country != current[code].country]
-    changed = [
-        {
-            "iso3": code,
-            "country": current[code].country,
-            "g_per_kwh": [before[code].g_per_kwh, current[code].g_per_kwh],
-            "year": [before[code].year, current[code].year],
-        }
-        for code in moved
-    ]
     lines = [
         f"## {date}: grid carbon intensities (mlco2/codecarbon {commit[:12]}, "
         f"was {previous_commit[:12] if previous_commit else 'none'})",
         "",
         f"- {len(current)} countries; {len(added)} added, {len(removed)} removed, "
-        f"{len(changed)} changed, {len(renamed)} renamed",
+        f"{len(moved)} changed, {len(renamed)} renamed",
         *(f"- added {code} ({inert(current[code].country)})" for code in added),
         *(f"- removed {code} ({inert(before[code].country)})" for code in removed),
         *(
@@ -185,7 +176,15 @@ def carbon_changelog(
         "countries": len(current),
         "added": added,
         "removed": removed,
-        "changed": changed,
+        "changed": [
+            {
+                "iso3": code,
+                "country": current[code].country,
+                "g_per_kwh": [before[code].g_per_kwh, current[code].g_per_kwh],
+                "year": [before[code].year, current[code].year],
+            }
+            for code in moved
+        ],
         "renamed": [
             {"iso3": code, "country": [before[code].country, current[code].country]}
             for code in renamed

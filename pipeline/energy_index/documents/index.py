@@ -59,7 +59,8 @@ def index_document(
     reach = _reach(stability.stable, selection, words)
     qualifiers = [words["summary_default_ceiling"]] if is_default else []
     source = editorial["source"]
-    task_file_changed = _utc_date(snapshot.task_file.last_commit_date)
+    changed_at = datetime.fromisoformat(snapshot.task_file.last_commit_date)
+    task_file_changed = changed_at.astimezone(UTC).date().isoformat()
     evidence_key = (
         "compiled_evidence_same_day"
         if task_file_changed == compiled
@@ -189,16 +190,11 @@ def selection_notes(
         )
     without = selection.groups_without_eligible
     if without.height:
-        fastest_column = f"fastest_{selection.itl_column}"
-        named = [
-            f"{group['model_id']} on {group['gpu_model']}"
-            + (
-                f" (fastest {rounded_up(group[fastest_column])} ms)"
-                if group[fastest_column] is not None
-                else ""
-            )
-            for group in without.head(SHOWN_PAIRS).to_dicts()
-        ]
+        named = []
+        for group in without.head(SHOWN_PAIRS).to_dicts():
+            fastest = group[f"fastest_{selection.itl_column}"]
+            said = "" if fastest is None else f" (fastest {rounded_up(fastest)} ms)"
+            named.append(f"{group['model_id']} on {group['gpu_model']}{said}")
         more = f" and {without.height - SHOWN_PAIRS} more" if without.height > SHOWN_PAIRS else ""
         groups = selection.selected.height + without.height
         notes.append(
@@ -255,10 +251,6 @@ def _reach(stable: pl.DataFrame, selection: Selection, words: dict[str, str]) ->
     if itl.len() and itl.max() == deadline_ms:
         return words["none_exceed"]
     return words["none_reach"]
-
-
-def _utc_date(timestamp: str) -> str:
-    return datetime.fromisoformat(timestamp).astimezone(UTC).date().isoformat()
 
 
 def serialized(document: dict[str, Any]) -> bytes:
