@@ -79,8 +79,6 @@ def refuse_links_below(folder: Path, targets: Iterable[Path]) -> None:
     under it: the tool makes those folders (``tasks/<task>/``), and a link there, put by anyone
     who can write in ``folder``, would lead the write outside it. A link at a target itself is
     fine: it is replaced, never written through.
-
-    Example: ``refuse_links_below(Path("out"), [Path("out/tasks/gpqa/index.json")])``.
     """
     for target in targets:
         relative = Path(os.path.relpath(target.parent, folder))
@@ -288,8 +286,6 @@ def write_directory(
     back if it was left there. Temporaries a killed run left are removed by the next one.
     With ``keep_edits``, a listed file whose bytes are no longer those ``manifest`` records
     (edited by hand) is not overwritten: the whole write is refused naming it (UsageError).
-
-    Example: ``write_directory(Path(".cache/upstream"), {"snapshot.json": b"{...}"})``.
     """
     write_files({}, directories={target: files}, manifest=manifest, keep_edits=keep_edits)
 

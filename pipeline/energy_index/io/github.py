@@ -145,9 +145,6 @@ def fetched_snapshot(
     upstream has deleted them, instead of failing every later fetch. Every value taken from the
     API or from the previous snapshot.json is checked before it is used or stored; a previous
     snapshot that fails the checks is not trusted, only replaced.
-
-    Example: ``fetched_snapshot(Upstream(), tasks=["gpqa"], to=Path("snap"), downloader=d,
-    today="2026-12-01")``.
     """
     writable_directory(to, keep_edits=keep_edits)
     asked = [INDEX_PATH, *(task_path(task) for task in tasks)]
@@ -166,9 +163,6 @@ def fetched_files(
     """A snapshot of fixed files of any repository (the carbon snapshot: CodeCarbon's energy
     mix) at the upstream ref, written atomically at ``to`` with the same snapshot.json, checks
     and conditional requests as ``fetched_snapshot``.
-
-    Example: ``fetched_files(Upstream(repository="mlco2/codecarbon"), paths=[CARBON_PATH],
-    to=Path("carbon"), downloader=d, today="2026-12-01")``.
     """
     writable_directory(to)
     return _fetched(upstream, list(paths), to=to, downloader=downloader, today=today)

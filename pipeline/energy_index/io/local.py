@@ -48,10 +48,7 @@ def _kind(mode: int) -> str:
 
 
 def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
-    """The bytes of a regular file, refused if it is anything else or larger than ``max_bytes``.
-
-    Example: ``local_bytes(Path("output/index.json"))``.
-    """
+    """The bytes of a regular file, refused if it is anything else or larger than ``max_bytes``."""
     try:
         # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)

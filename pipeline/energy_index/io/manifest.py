@@ -65,7 +65,7 @@ class Checks(enum.IntEnum):
 
 
 def is_commit(value: Any) -> bool:
-    """A full commit sha: 40 lower-case hex digits. Example: ``is_commit("0cd5…")``."""
+    """A full commit sha: 40 lower-case hex digits."""
     return isinstance(value, str) and _COMMIT.fullmatch(value) is not None
 
 
@@ -197,9 +197,6 @@ def read_manifest(
 ) -> SnapshotManifest:
     """The manifest at ``directory / name``, parsed strictly and checked to ``checks``; a
     SourceError naming the file and every problem (the first five) otherwise.
-
-    Example: ``read_manifest(Path("snapshots/ml-energy-leaderboard"),
-    checks=Checks.PROVENANCE).origin().commit``.
     """
     path = directory / name
     data = json_value(local_bytes(path, max_bytes=MANIFEST_CAP), path=path)

@@ -70,11 +70,7 @@ def snapshot_directory(source: Path) -> Path:
 
 
 def upstream_snapshot(source: Path, *, task: str) -> UpstreamSnapshot:
-    """Read the task file and the leaderboard index from a snapshot, checking each sha256.
-
-    Example: ``upstream_snapshot(Path("snapshots/ml-energy-leaderboard"),
-    task="lm-arena-chat")``.
-    """
+    """Read the task file and the leaderboard index from a snapshot, checking each sha256."""
     manifest = read_manifest(snapshot_directory(source), checks=Checks.PROVENANCE)
     return UpstreamSnapshot(
         **vars(manifest.origin()),
@@ -105,10 +101,7 @@ def leaderboard_index(source: Path) -> UpstreamFile:
 
 
 def carbon_snapshot(source: Path) -> CarbonSnapshot:
-    """The grid carbon intensity file of a CodeCarbon snapshot, checked against its sha256.
-
-    Example: ``carbon_snapshot(Path("snapshots/codecarbon-energy-mix")).commit``.
-    """
+    """The grid carbon intensity file of a CodeCarbon snapshot, checked against its sha256."""
     manifest = read_manifest(snapshot_directory(source), checks=Checks.PROVENANCE)
     return CarbonSnapshot(**vars(manifest.origin()), file=_verified_file(manifest, CARBON_PATH))
 

@@ -63,9 +63,6 @@ def resolved_snapshot(
     """The snapshot directory ``source`` names, fetching ``tasks`` into ``access.cache`` if it
     is the upstream repository (a URL, or ``live``); the ``optional`` upstream paths too, where
     upstream still has them.
-
-    Example: ``resolved_snapshot("live", tasks=["lm-arena-chat"],
-    access=Access(today="2026-11-30", notify=print))``.
     """
     network = access.network
     if source == LIVE:

@@ -78,7 +78,6 @@ def write_with_snapshot(
     """Write the vendored snapshot and the outputs built from it, all staged before any is
     renamed into place (``write_files``); if a rename fails (or is interrupted), put back what
     was there before and re-raise: they change together or not at all.
-    Example: ``write_with_snapshot({out: b"…"}, vendored=Path("snap"), snapshot={…})``.
     """
     before_outputs = {path: _bytes(path) for path in outputs}
     before_snapshot = _held(vendored)

@@ -55,10 +55,7 @@ class Configurations:
 def ordered_configurations(
     stable: pl.DataFrame, *, precision_labels: Mapping[str, str]
 ) -> Configurations:
-    """The stable configurations in the selection's total order, with their row figures.
-
-    Example: ``ordered_configurations(stages.stability.stable, precision_labels=labels)``
-    """
+    """The stable configurations in the selection's total order, with their row figures."""
     ordered = stable.sort(selection_order(stable.columns))
     rows = tuple(rows_in_order(ordered, precision_labels=precision_labels))
     first: dict[tuple[str, str], dict[str, Any]] = {}

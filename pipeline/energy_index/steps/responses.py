@@ -350,8 +350,6 @@ def response_energy(
     ``picks`` is a frame of them (the selection's) or a sequence of mappings. From a frame, the
     names and keys are read a column at a time (row_id by ``derive.row_ids``), and only a pick
     whose model has a file becomes a mapping.
-
-    Example: ``response_energy(stages.selection.selected, files)``.
     """
     if isinstance(picks, pl.DataFrame):
         keys = picks.select(row_ids(picks), "model_id", *MATCHED_KEY).iter_rows()
