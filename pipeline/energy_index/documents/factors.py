@@ -46,8 +46,9 @@ def factor_problems(document: Any) -> list[str]:
         if not isinstance(factor, dict):
             problems.append(f"factors.{factor_id}: expected an object")
             continue
-        missing = [key for key in _FACTOR_KEYS if key not in factor]
-        problems += [f"factors.{factor_id}.{key}: missing" for key in missing]
+        problems += [
+            f"factors.{factor_id}.{key}: missing" for key in _FACTOR_KEYS if key not in factor
+        ]
         if factor.get("boundary") not in BOUNDARIES:
             problems.append(f"factors.{factor_id}.boundary: not one of {', '.join(BOUNDARIES)}")
         bounds = [factor.get("low"), factor.get("high")]

@@ -48,10 +48,7 @@ from energy_index.model import (
     is_timestamp,
     strict_json,
 )
-from energy_index.settings import (
-    UPSTREAM_REF,
-    UPSTREAM_REPOSITORY,
-)
+from energy_index.settings import UPSTREAM_REF, UPSTREAM_REPOSITORY
 
 _OPTIONAL_PATH = re.compile(r"public/data/[A-Za-z0-9][A-Za-z0-9._/-]*\.json")
 _REPOSITORY_URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+?)(?:\.git)?(?:/tree/(.+))?/?$")
@@ -224,7 +221,7 @@ def _downloaded(
         return None
     last_commit, last_commit_date = _commit_of(history[0], history_url, downloader.scrub)
     url = upstream.raw_url(commit, path)
-    old = (previous.record(path) if previous else None) or {}
+    old = previous.manifest.files[path] if previous and previous.has(path) else {}
     fetched = downloader.get(url, etag=old.get("etag"), last_modified=old.get("last_modified"))
     fresh = not (fetched.status == 304 and old)  # not modified; a record is never empty
     content = fetched.content if fresh else previous.content(path)  # type: ignore[union-attr]
@@ -391,9 +388,6 @@ class _Previous:
     # path → its bytes, read and verified once (None: not the listed bytes): a file is asked
     # after by has(), record() and content() in turn, and each read it and hashed it again.
     _read: dict[str, bytes | None] = field(default_factory=dict, compare=False)
-
-    def record(self, path: str) -> Any:
-        return self.manifest.files[path] if self.has(path) else None
 
     def holds(self, commit: str, paths: Sequence[str]) -> bool:
         """Whether this snapshot is of ``commit`` and holds ``paths`` and the per-model files

@@ -165,10 +165,9 @@ class Downloader:
         self._sleep, self._clock = sleep, clock
         started = clock() if settings.started is None else settings.started
         self._ends = started + settings.timeout_total
-        timeout = settings.timeout
         self._runner = asyncio.Runner()
         self._client = httpx.AsyncClient(
-            timeout=httpx.Timeout(timeout, connect=timeout, read=timeout, write=timeout),
+            timeout=httpx.Timeout(settings.timeout),  # connect, read, write and pool alike
             transport=transport,
             follow_redirects=False,  # followed in _attempt, where each hop is checked first
             event_hooks={"response": [_refuse_bad_location]},

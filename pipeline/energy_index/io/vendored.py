@@ -18,13 +18,7 @@ from pathlib import Path
 
 from energy_index.io.files import write_directory, write_files
 from energy_index.io.local import json_value, local_bytes
-from energy_index.io.manifest import (
-    CACHE_ONLY,
-    INDEX_DATES,
-    Checks,
-    manifest_bytes,
-    read_manifest,
-)
+from energy_index.io.manifest import CACHE_ONLY, INDEX_DATES, Checks, manifest_bytes, read_manifest
 from energy_index.model import SNAPSHOT_MANIFEST, Dates
 
 
