@@ -98,8 +98,9 @@ def report_html(inputs: PageInputs) -> str:
 
     Example: ``report_html(page_inputs(Path("output/index.json"), snapshot))``
     """
-    document, configurations = inputs.document, inputs.configurations
+    document, report, configurations = inputs.document, inputs.report, inputs.configurations
     refuse_disagreement(configurations, document, where=inputs.index_name)
+    statistic = index_statistic(document)
     deadline = json_number(float(document["itl_deadline_ms"]))
     gpus = sorted({group["gpu"] for group in configurations.groups})
     source = document["source"]
@@ -109,7 +110,12 @@ def report_html(inputs: PageInputs) -> str:
         "title": escape(title),
         "style": page_style(),
         "lede": escape(f"{source['selection']} {document['caveat']}"),
-        "beside": _beside(inputs),
+        "beside": escape(
+            f"This page documents {inputs.index_name} (sha256 {report['index_sha256']}), "
+            f"updated {document['updated']}, data version {document['data_version']}, built by "
+            f"energy-index {report['pipeline_version']} from upstream commit "
+            f"{report['source']['commit']}."
+        ),
         "slider_min": str(SLIDER_MIN_MS),
         "slider_max": str(max(SLIDER_MAX_MS, deadline)),
         "slider_step": "1" if isinstance(deadline, int) else "any",
@@ -121,19 +127,25 @@ def report_html(inputs: PageInputs) -> str:
         ),
         "index_table": _index_table(configurations, document),
         "sweep_table": _sweep_table(inputs.sweep),
-        "excluded": _excluded(inputs.report),
-        "provenance": _provenance(document, inputs.report, inputs.index_name),
+        "excluded": _excluded(report),
+        "provenance": _provenance(document, report, inputs.index_name),
         "page_data": json_in_script(
-            _page_data(configurations, deadline, index_statistic(document))
+            {
+                "deadline": deadline,
+                "statistic": statistic,
+                "formats": {**FIELD_DIGITS, "deadline": None, DECIDING_ITL: DECIDING_DIGITS},
+                "groups": list(configurations.groups),
+                "configurations": embedded(configurations),
+            }
         ),
         "chart_specs": json_in_script(page_specs(inputs)),
         "vega_bundle": _script(BUNDLE),
         "page_script": _script("page.js"),
         "impacts_section": impacts_section(inputs.impacts) if inputs.impacts else "",
         "links": inputs.links,
-        "statistic_select": _statistic_select(configurations, index_statistic(document)),
-        "responses_section": _responses_section(inputs.responses, inputs.document),
-        "findings_section": _findings_section(inputs.report),
+        "statistic_select": _statistic_select(configurations, statistic),
+        "responses_section": _responses_section(inputs.responses, document),
+        "findings_section": _findings_section(report),
         "planner_section": (
             planner_section(inputs.plan_curves, planner_text(), configurations)
             if inputs.plan_curves
@@ -257,28 +269,6 @@ def _script(name: str) -> str:
     if re.search(r"</script|<!--", text, flags=re.IGNORECASE):
         raise SourceError(f"pipeline/energy_index/pages/assets/{name}: holds '</script' or '<!--'")
     return text
-
-
-def _page_data(
-    configurations: Configurations, deadline: int | float, statistic: str
-) -> dict[str, Any]:
-    return {
-        "deadline": deadline,
-        "statistic": statistic,
-        "formats": {**FIELD_DIGITS, "deadline": None, DECIDING_ITL: DECIDING_DIGITS},
-        "groups": list(configurations.groups),
-        "configurations": embedded(configurations),
-    }
-
-
-def _beside(inputs: PageInputs) -> str:
-    document, report = inputs.document, inputs.report
-    return escape(
-        f"This page documents {inputs.index_name} (sha256 {report['index_sha256']}), updated "
-        f"{document['updated']}, data version {document['data_version']}, built by "
-        f"energy-index {report['pipeline_version']} from upstream commit "
-        f"{report['source']['commit']}."
-    )
 
 
 def _gpu_filters(gpus: Sequence[str]) -> str:

@@ -250,12 +250,8 @@ def _carefully_parsed(content: bytes) -> ModelFile:
             raise ModelFileProblem(f"{name}: expected str, got {shown(value, quote=True)}")
         if value is not None:
             details[name] = value
-    return ModelFile(
-        model_id=model_id,
-        task=task,
-        configurations=tuple(_configuration(item, n) for n, item in enumerate(items)),
-        details=details,
-    )
+    configurations = tuple(_configuration(item, n) for n, item in enumerate(items))
+    return ModelFile(model_id, task, configurations, details)
 
 
 def _numbers(item: Mapping[str, Any], names: Sequence[str], where: str) -> dict[str, float]:
