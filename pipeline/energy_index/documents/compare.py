@@ -187,7 +187,7 @@ def _lookup(document: dict[str, Any], path: str) -> Any:
     value: Any = document
     for part in path.split("."):
         value = value.get(part) if isinstance(value, dict) else None
-    return None if value is _ABSENT else value
+    return value
 
 
 def _shown(value: Any) -> str:

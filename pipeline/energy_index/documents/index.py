@@ -129,13 +129,10 @@ def reference_row(
     user asked for is built without it (``selection_notes`` says so). A reference row that names
     no stable configuration at all is the editorial text's fault (DerivationError).
     """
+    keys = ("model", "gpu", "num_gpus")
     for row in rows:
-        if (row["model"], row["gpu"], row["num_gpus"]) == (
-            wanted["model"],
-            wanted["gpu"],
-            wanted["num_gpus"],
-        ):
-            return {"model": row["model"], "gpu": row["gpu"], "num_gpus": row["num_gpus"]}
+        if all(row[key] == wanted[key] for key in keys):
+            return {key: row[key] for key in keys}
     fastest = reference_fastest(stable, wanted, selection)
     if fastest is not None and fastest > selection.itl_deadline_ms:
         return None

@@ -24,6 +24,7 @@ server with faults) and tests/test_credentials.py hold it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import functools
 import json
@@ -368,13 +369,11 @@ class Downloader:
 
     async def _first_bytes(self, response: httpx.Response) -> str:
         data = b""
-        try:
+        with contextlib.suppress(httpx.HTTPError):  # a body cut short: what came is shown
             async for chunk in response.aiter_bytes():
                 data += chunk
                 if len(data) >= SCRUBBED_BYTES:
                     break
-        except httpx.HTTPError:
-            pass
         return first_text(data, self.scrub)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
