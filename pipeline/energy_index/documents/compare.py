@@ -147,7 +147,7 @@ def differences(published: Any, rebuilt: Any, *, prefix: str) -> list[Difference
             )
         ]
     # bool is an int to Python: compare JSON types too, so that 1 and true differ.
-    if type(published) is not type(rebuilt) and not (is_number(published) and is_number(rebuilt)):
+    if type(published) is not type(rebuilt) and not (_is_number(published) and _is_number(rebuilt)):
         return [Difference(prefix, published, rebuilt)]
     return [] if published == rebuilt else [Difference(prefix, published, rebuilt)]
 
@@ -179,7 +179,7 @@ def _or_none(value: Any) -> Any:
     return None if value is _ABSENT else value
 
 
-def is_number(value: Any) -> bool:
+def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

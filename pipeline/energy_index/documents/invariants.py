@@ -10,7 +10,6 @@ from collections import Counter
 from datetime import date
 from typing import Any
 
-from energy_index.documents.compare import is_number
 from energy_index.documents.schemas import Problems, index_schema, schema_problems
 from energy_index.errors import shown
 from energy_index.steps.derive import unprintable_characters
@@ -49,7 +48,7 @@ def _is_row(row: Any) -> bool:
     return (
         isinstance(row, dict)
         and all(isinstance(row.get(k), str) for k in ("row_id", "slug", "gpu", "model", "model_id"))
-        and all(is_number(row.get(k)) for k in ("wh_per_million_output_tokens", "num_gpus"))
+        and all(_is_number(row.get(k)) for k in ("wh_per_million_output_tokens", "num_gpus"))
     )
 
 
@@ -128,3 +127,7 @@ def _date(value: Any) -> date | None:
         return date.fromisoformat(value) if isinstance(value, str) else None
     except ValueError:
         return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
