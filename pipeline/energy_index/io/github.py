@@ -343,17 +343,6 @@ def _model_ids(task_content: bytes) -> set[str]:
     }
 
 
-def _held_model_paths(previous: _Previous, paths: Sequence[str]) -> list[str]:
-    """The per-model files the task files of ``paths`` in the previous snapshot name: a snapshot
-    without them (made before they were fetched, or at a commit that lacks some) is fetched
-    again, so that a no-op fetch costs one request only once the snapshot has them all."""
-    found = []
-    for path in paths:
-        if previous.has(path):
-            found += _model_paths(path, previous.content(path))
-    return found
-
-
 def _commit_of(answer: Any, url: str, scrub: Callable[[str], str]) -> tuple[str, str]:
     """The sha and committer date of a commit the API describes, both checked."""
     try:
@@ -391,12 +380,13 @@ class _Previous:
 
     def holds(self, commit: str, paths: Sequence[str]) -> bool:
         """Whether this snapshot is of ``commit`` and holds ``paths`` and the per-model files
-        their task files name, as listed: then a fetch has nothing to do."""
-        return (
-            self.manifest.data["commit"] == commit
-            and all(self.has(p) for p in paths)
-            and all(self.has(p) for p in _held_model_paths(self, paths))
-        )
+        their task files name, as listed: then a fetch has nothing to do. A snapshot without
+        those (made before they were fetched, or at a commit that lacks some) is fetched again,
+        so that a no-op fetch costs one request only once the snapshot has them all."""
+        if self.manifest.data["commit"] != commit or not all(self.has(p) for p in paths):
+            return False
+        named = (p for path in paths for p in _model_paths(path, self.content(path)))
+        return all(self.has(p) for p in named)
 
     def content(self, path: str) -> bytes:
         content = self._verified(path)

@@ -144,8 +144,7 @@ def _gpu_ratios(
     numerator, denominator = gpu_ratio
     ratios = []
     for (statistic, deadline), by_group in chosen.items():
-        models = sorted({model for model, _ in by_group})
-        for model in models:
+        for model in sorted({model for model, _ in by_group}):
             top, bottom = by_group.get((model, numerator)), by_group.get((model, denominator))
             if top is None or bottom is None:
                 continue
