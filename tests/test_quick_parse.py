@@ -32,7 +32,6 @@ def outcome(content: bytes) -> tuple[Any, ...]:
         result.ignored_columns,
         result.derived_columns,
         result.warnings,
-        result.task,
     )
 
 

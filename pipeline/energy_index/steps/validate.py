@@ -233,7 +233,6 @@ class ValidatedConfigurations:
     """The task's configurations as a typed frame, with what validation noticed on the way."""
 
     path: str
-    task: str
     frame: pl.DataFrame
     ignored_columns: tuple[str, ...]
     derived_columns: tuple[DerivedColumn, ...]
@@ -262,7 +261,6 @@ class RuleWarning:
 class _Parsed:
     """A task file read into typed columns, before the rules are checked."""
 
-    task: str
     present: frozenset[str]  # columns found in at least one configuration
     frame: pl.DataFrame
     type_failures: list[Failure]
@@ -298,7 +296,6 @@ def validated_configurations(task_file: UpstreamFile) -> ValidatedConfigurations
     ignored = tuple(sorted(parsed.present - set(wanted) - UNUSED_COLUMNS))
     return ValidatedConfigurations(
         path=task_file.path,
-        task=parsed.task,
         frame=frame.select([name for name in wanted if name in frame.columns]),
         ignored_columns=ignored,
         derived_columns=tuple(derived),
@@ -384,7 +381,6 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
         if not raw:
             return None
         top = [document.task, document.task_display_name, document.architecture]
-        task = document.task or ""
         parts, nulls = [], dict.fromkeys(_READ_TYPES, 0)
         for start in range(0, len(raw), chunk):
             if not whole:
@@ -430,7 +426,7 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
     def row_name(position: int) -> str:
         return _row_name(frame.row(position, named=True), position)
 
-    return _Parsed(task, frozenset(columns), frame, [], row_name)
+    return _Parsed(frozenset(columns), frame, [], row_name)
 
 
 # msgspec, like json.loads, keeps the last of a key repeated in one object, and says nothing;
@@ -471,7 +467,7 @@ def _careful_parse(task_file: UpstreamFile) -> _Parsed:
     def row_name(position: int) -> str:
         return _row_name(configurations[position], position)
 
-    return _Parsed(str(document.get("task", "")), present, frame, type_failures, row_name)
+    return _Parsed(present, frame, type_failures, row_name)
 
 
 def _task_document(task_file: UpstreamFile) -> dict[str, Any]:
