@@ -697,25 +697,22 @@ def _rule_failures(
     else:
         return []
     # One failure per cell: a value of the wrong type is not reported again as a null, and a
-    # NaN is not reported both as missing and as not finite.
-    reported = {(failure.row, failure.column) for failure in already}
+    # NaN is not reported both as missing and as not finite (pandera lists a cell's null first).
+    # Every failure is at a cell: the frame has every declared column, of its type (the parse).
+    reported = {(failure.position, failure.column) for failure in already}
     failures = []
-    for case in cases.sort("index", "column", nulls_last=True, maintain_order=True).iter_rows(
-        named=True
-    ):
-        position = case["index"]
-        row = row_name(position) if position is not None else "all"
-        column = case["column"] or "(row)"
-        if (row, column) in reported:
+    for case in cases.iter_rows(named=True):
+        position, column = case["index"], case["column"]
+        if (position, column) in reported:
             continue
-        reported.add((row, column))
+        reported.add((position, column))
         failures.append(
             Failure(
-                row=row,
+                row=row_name(position),
                 column=column,
                 problem=_problem(case),
                 value=_text_shown(case["failure_case"]),
-                position=-1 if position is None else position,
+                position=position,
             )
         )
     return failures
