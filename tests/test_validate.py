@@ -568,3 +568,17 @@ def test_a_file_without_configurations_lists_its_top_level_keys(document, keys):
     with pytest.raises(UpstreamFormatError) as caught:
         validated_configurations(upstream_file(json.dumps(document).encode()))
     assert str(caught.value).endswith(f"has no 'configurations' array (top-level keys: {keys})")
+
+
+def test_a_number_column_written_as_integers_is_read_as_numbers_on_both_paths():
+    document = json.loads(REAL)
+    for configuration in document["configurations"]:
+        configuration["avg_power_watts"] = round(configuration["avg_power_watts"])
+        configuration["energy_per_token_joules"] = configuration["avg_power_watts"] / 1000
+        configuration["energy_per_request_joules"] = (
+            configuration["energy_per_token_joules"] * configuration["avg_output_len"]
+        )
+    content = json.dumps(document).encode()
+    for path in (content, careful(content)):
+        frame = validated_configurations(upstream_file(path)).frame
+        assert frame.schema["avg_power_watts"] == pl.Float64
