@@ -714,3 +714,49 @@ def test_docs_plan_md_counts_the_families_whose_energy_rises_with_load_as_they_a
     said = re.search(r"(\d+) of its (\d+) families .*?, in (\d+) places", text)
     assert said, "docs/plan.md no longer gives the count"
     assert tuple(map(int, said.groups())) == (sum(map(bool, rises)), len(curves), sum(rises))
+
+
+@pytest.mark.parametrize("tokens_per_second", [100, 2000])  # an upper bound only; a bracket
+def test_the_estimated_figures_are_the_gpu_figures_units_at_facility_energy(
+    tokens_per_second, monkeypatch
+):
+    """Per response, per year and in carbon, the facility estimate scales as its energy per token
+    over the GPU's (one load, one output length), and carbon is energy × the grid's intensity:
+    before the figures are rounded to four significant digits."""
+    from energy_index.steps import plan as planner
+    from energy_index.steps.carbon import GridIntensity
+
+    monkeypatch.setattr(planner, "significant", lambda value: value)
+    grid = {"FRA": GridIntensity("FRA", "France", 2024, 50.0)}
+    (plan,) = qwen(
+        tokens_per_second=tokens_per_second, factors=impact_factors()["factors"], grid=grid
+    )
+    gpu, estimated = plan["gpu_energy"], plan["estimated"]
+    assert (estimated["status"], estimated["boundary"]) == ("estimated", "facility")
+    carbon = estimated["carbon"]
+    assert (carbon["status"], carbon["boundary"], list(carbon["by_country"])) == (
+        "estimated",
+        "facility",
+        ["FRA"],
+    )
+    ends = ("low", "high") if tokens_per_second == 2000 else ("high",)
+    for end in ends:
+        ratio = estimated["wh_per_response"][end] / gpu["wh_per_response"][end]
+        assert estimated["mwh_per_year"][end] / gpu["mwh_per_year"][end] == pytest.approx(
+            ratio, rel=1e-9
+        )
+        # the GPU's energy per token is published to 7 places, the index's precision
+        joules = estimated["joules_per_output_token"][end] / gpu["joules_per_output_token"][end]
+        assert ratio == pytest.approx(joules, rel=1e-6) and ratio > 1
+        assert "pue." + end in estimated["factors"][end]
+        by_country = carbon["by_country"]["FRA"]
+        assert by_country["g_per_response"][end] == pytest.approx(
+            estimated["wh_per_response"][end] * 50.0 / 1000, rel=1e-9
+        )
+        assert by_country["tonnes_per_year"][end] == pytest.approx(
+            estimated["mwh_per_year"][end] * 50.0 / 1000, rel=1e-9
+        )
+    if tokens_per_second == 100:
+        assert estimated["joules_per_output_token"]["low"] is None
+        assert estimated["factors"]["low"] is None
+        assert carbon["by_country"]["FRA"]["g_per_response"]["low"] is None

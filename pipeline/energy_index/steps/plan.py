@@ -452,7 +452,7 @@ def _estimated(
 
     def through(bound: str) -> dict[str, Any] | None:
         power, joules = replica[bound], gpu_joules[bound]
-        if power is None or joules is None:
+        if power is None:  # no lower bound: of the energy per token neither
             return None
         row = {
             "joules_per_output_token": joules,
