@@ -23,7 +23,11 @@ from energy_index.documents.factors import impact_factors
 from energy_index.errors import UsageError
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.model import Load, Target
-from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND, PLAN_SAME_THROUGHPUT
+from energy_index.settings import (
+    MIN_PLAN_TOKENS_PER_SECOND,
+    PLAN_GRID_TOKENS_PER_SECOND,
+    PLAN_SAME_THROUGHPUT,
+)
 from energy_index.steps.impacts import significant
 from energy_index.steps.plan import (
     BRACKETED,
@@ -760,3 +764,39 @@ def test_the_estimated_figures_are_the_gpu_figures_units_at_facility_energy(
         assert estimated["joules_per_output_token"]["low"] is None
         assert estimated["factors"]["low"] is None
         assert carbon["by_country"]["FRA"]["g_per_response"]["low"] is None
+
+
+def one_point_curve(throughput: float) -> dict[str, Any]:
+    """A family measured at one throughput (plan_curves' shape)."""
+    from energy_index.model import ITL_STATISTICS
+
+    point = {
+        "row_id": "m/H100/1/8",
+        "max_num_seqs": 8,
+        "output_tokens_per_second": throughput,
+        "avg_power_watts": 500.0,
+        "energy_per_token_joules": 500.0 / throughput,
+        **{f"{name}_itl_ms": 10.0 for name in ITL_STATISTICS},
+    }
+    return {"model": "M", "model_id": "org/m", "gpu": "H100", "num_gpus": 1,
+            "output_tokens_per_request": 100.0, "points": [point]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("throughput", "load", "replicas"),
+    [
+        # exactly the load two replicas carry at most: two, not three
+        (5640.0, 2 * (5640.0 * (1 + PLAN_SAME_THROUGHPUT)), 2),
+        # a last binary digit past what three carry (the rounded quotient's ceiling says 3): four
+        (11784.155137071208, 35352.46544656609, 4),
+        # the highest throughput a float holds at the lowest load: still one replica, not none
+        (1e308, MIN_PLAN_TOKENS_PER_SECOND, 1),
+    ],
+)
+def test_the_fewest_replicas_that_carry_a_load_at_the_edge_of_their_limit(
+    throughput, load, replicas
+):
+    (plan,) = planned([one_point_curve(throughput)], tokens_per_second=load)
+    assert plan["replicas"] == replicas
+    limit = throughput * (1 + PLAN_SAME_THROUGHPUT)
+    assert load / replicas <= limit and (replicas == 1 or limit < load / (replicas - 1))

@@ -159,19 +159,14 @@ def _candidates(throughputs: Sequence[float], limits: Sequence[float], load: flo
     """The replica counts that can minimise the upper bound of total power, ascending: for each
     measured throughput T, the fewest replicas each carrying at most T, and one more."""
     # For each point the fewest replicas n each carrying load ÷ n (up to its limit, as the
-    # division is computed), in the loop (1.3 million points at 10⁵ configurations); fastest
-    # point first: its count is the fewest of all, the least of every candidate.
+    # division is computed), in the loop (1.3 million points at 10⁵ configurations). The ceiling
+    # is at least 1: the load is at least MIN_PLAN_TOKENS_PER_SECOND, a throughput a float.
     counts: set[int] = set()
-    fewest = 0
-    for throughput, limit in zip(reversed(throughputs), reversed(limits), strict=True):
+    for throughput, limit in zip(throughputs, limits, strict=True):
         n = math.ceil(load / throughput / _CARRIED)
-        if n < 1:
-            n = 1
         while load / n > limit:  # ceil of a rounded quotient can fall one short
             n += 1
-        fewest = fewest or n
-        counts.add(n if n > fewest else fewest)
-        counts.add(n + 1 if n + 1 > fewest else fewest)
+        counts.update((n, n + 1))
     return sorted(counts)
 
 
