@@ -22,39 +22,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from energy_index import settings
 from energy_index.errors import SourceError, UsageError
 from energy_index.io.packaged import installed_copy, located
 from energy_index.model import (  # the checks are shared with the steps: one check each
     EXTRAS,
     Access,
     NetworkSettings,
+    Target,
     checked_day,
     checked_deadline,
     checked_deadlines,
     checked_load,
     checked_name,
     checked_statistic,
-    checked_target,
-)
-from energy_index.settings import (
-    CARBON_SNAPSHOT,
-    DEFAULT_CACHE,
-    DEFAULT_ITL_DEADLINE_MS,
-    DEFAULT_ITL_STATISTIC,
-    DEFAULT_OUT,
-    DEFAULT_REPORT_PAGE,
-    DEFAULT_SITE,
-    DEFAULT_TASK,
-    LIVE,
-    LOCK_TIMEOUT_SECONDS,
-    UPSTREAM_URL,
-    VENDORED_SNAPSHOT,
 )
 
 if TYPE_CHECKING:
     from energy_index.documents.compare import Audit
     from energy_index.flows.carbon import CarbonRefresh
     from energy_index.flows.impacts import ImpactsAudit
+    from energy_index.flows.records import Build
     from energy_index.flows.regenerate import Regenerated
 
 PathLike = str | os.PathLike[str]
@@ -122,6 +110,10 @@ class Site:
     files: Mapping[str, bytes]
 
 
+def _built(result: Build) -> Built:
+    return Built(document=result.document, report=result.report, files=result.written)
+
+
 def _today() -> str:
     return datetime.now(UTC).date().isoformat()
 
@@ -136,17 +128,15 @@ def _path(value: PathLike | None, *, parameter: str) -> Path | None:
     return Path(value)
 
 
-def _source(value: PathLike) -> str:
-    """``source`` as the flows take it: a snapshot directory, an upstream URL, or 'live'; the
-    default snapshot is the installed copy where the working directory has none."""
+def _source(value: PathLike, default: str = settings.VENDORED_SNAPSHOT) -> str:
+    """``source`` (or ``published``) as the flows take it: a path, an upstream URL, or 'live';
+    the ``default`` is the installed copy where the working directory has none."""
     text = os.fspath(value)  # a URL stays text: Path() would fold its '//'
-    return (
-        os.fspath(located(text, default=VENDORED_SNAPSHOT)) if text == VENDORED_SNAPSHOT else text
-    )
+    return os.fspath(located(text, default=default)) if text == default else text
 
 
 def _carbon(value: PathLike) -> Path:
-    return located(value, default=CARBON_SNAPSHOT)
+    return located(value, default=settings.CARBON_SNAPSHOT)
 
 
 def _access(
@@ -173,11 +163,11 @@ def _access(
 
 def build(
     *,
-    source: PathLike = VENDORED_SNAPSHOT,
-    task: str = DEFAULT_TASK,
-    itl_deadline_ms: float | Iterable[float] = DEFAULT_ITL_DEADLINE_MS,
-    itl_statistic: str = DEFAULT_ITL_STATISTIC,
-    out: PathLike | None = DEFAULT_OUT,
+    source: PathLike = settings.VENDORED_SNAPSHOT,
+    task: str = settings.DEFAULT_TASK,
+    itl_deadline_ms: float | Iterable[float] = settings.DEFAULT_ITL_DEADLINE_MS,
+    itl_statistic: str = settings.DEFAULT_ITL_STATISTIC,
+    out: PathLike | None = settings.DEFAULT_OUT,
     retrieved: str | None = None,
     updated: str | None = None,
     all_tasks: bool = False,
@@ -186,9 +176,9 @@ def build(
     extended: bool = False,
     formats: Iterable[str] = (),
     impacts: bool = False,
-    carbon: PathLike = CARBON_SNAPSHOT,
+    carbon: PathLike = settings.CARBON_SNAPSHOT,
     responses: bool = False,
-    cache: PathLike = DEFAULT_CACHE,
+    cache: PathLike = settings.DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
     force: bool = False,
@@ -207,7 +197,7 @@ def build(
 
     deadlines = checked_deadlines(itl_deadline_ms)
     itl_statistic = checked_statistic(itl_statistic)
-    settings = BuildSettings(
+    build_settings = BuildSettings(
         task=task,
         itl_deadline_ms=max(deadlines),
         itl_statistic=itl_statistic,
@@ -225,45 +215,41 @@ def build(
     if target is None:
         if all_tasks or extras.flags:
             raise UsageError("extra files and all tasks need an output path", parameter="out")
-        result = build_in_memory(_source(source), settings=settings, access=access)
-        return Built(document=result.document, report=result.report)
+        return _built(build_in_memory(_source(source), settings=build_settings, access=access))
 
     if all_tasks:
         from energy_index.flows.tasks import build_every_task  # not loaded by a one-task build
 
-        out_dir = target.parent / "tasks"
         results = build_every_task(
             _source(source),
-            out_dir=out_dir,
-            settings=settings,
+            out_dir=target.parent / "tasks",
+            settings=build_settings,
             extras=extras,
             access=access,
             force=force,
         )
-        tasks = {
-            name: Built(
-                document=result.document,
-                report=result.report,
-                files=result.written,
-            )
-            for name, result in results.items()
-        }
+        tasks = {name: _built(result) for name, result in results.items()}
         first = tasks.get(task) or next(iter(tasks.values()))
         files = tuple(path for built in tasks.values() for path in built.files)
         return Built(document=first.document, report=first.report, files=files, tasks=tasks)
     result = build_index(
-        _source(source), out=target, settings=settings, extras=extras, access=access, force=force
+        _source(source),
+        out=target,
+        settings=build_settings,
+        extras=extras,
+        access=access,
+        force=force,
     )
-    return Built(document=result.document, report=result.report, files=result.written)
+    return _built(result)
 
 
 def audit(
     *,
-    published: PathLike = DEFAULT_OUT,
+    published: PathLike = settings.DEFAULT_OUT,
     source: PathLike | None = None,
     at: str | None = None,
-    carbon: PathLike = CARBON_SNAPSHOT,
-    cache: PathLike = DEFAULT_CACHE,
+    carbon: PathLike = settings.CARBON_SNAPSHOT,
+    cache: PathLike = settings.DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
 ) -> Audit | ImpactsAudit:
@@ -279,15 +265,10 @@ def audit(
     from energy_index.flows.audit import audited
 
     return audited(
-        # Only the default is looked for in the package: a URL must stay as written.
-        os.fspath(
-            located(published, default=DEFAULT_OUT)
-            if os.fspath(published) == DEFAULT_OUT
-            else published
-        ),
+        _source(published, default=settings.DEFAULT_OUT),
         source=_source(source) if source is not None else None,
         at=at,
-        vendored=located(VENDORED_SNAPSHOT, default=VENDORED_SNAPSHOT),
+        vendored=located(settings.VENDORED_SNAPSHOT, default=settings.VENDORED_SNAPSHOT),
         access=_access(cache, network, notify=notify),
         carbon=_carbon(carbon),
     )
@@ -295,14 +276,14 @@ def audit(
 
 def regenerate(
     *,
-    source: PathLike = LIVE,
-    task: str = DEFAULT_TASK,
-    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS,
-    out: PathLike = DEFAULT_OUT,
+    source: PathLike = settings.LIVE,
+    task: str = settings.DEFAULT_TASK,
+    itl_deadline_ms: float = settings.DEFAULT_ITL_DEADLINE_MS,
+    out: PathLike = settings.DEFAULT_OUT,
     today: str | None = None,
-    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    lock_timeout: float = settings.LOCK_TIMEOUT_SECONDS,
     vendored: PathLike | None = None,
-    cache: PathLike = DEFAULT_CACHE,
+    cache: PathLike = settings.DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
     force: bool = False,
@@ -318,8 +299,8 @@ def regenerate(
     target = _path(out, parameter="out")
     assert target is not None
     snapshot = Path(vendored) if vendored is not None else None
-    if snapshot is None and os.path.abspath(target) == os.path.abspath(DEFAULT_OUT):
-        snapshot = Path(VENDORED_SNAPSHOT)  # the default output's input; no other's
+    if snapshot is None and os.path.abspath(target) == os.path.abspath(settings.DEFAULT_OUT):
+        snapshot = Path(settings.VENDORED_SNAPSHOT)  # the default output's input; no other's
     return regenerate_index(
         _source(source),
         out=target,
@@ -334,8 +315,8 @@ def regenerate(
 def fetch(
     *,
     to: PathLike,
-    tasks: Iterable[str] = (DEFAULT_TASK,),
-    repository: str = UPSTREAM_URL,
+    tasks: Iterable[str] = (settings.DEFAULT_TASK,),
+    repository: str = settings.UPSTREAM_URL,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
     force: bool = False,
@@ -348,17 +329,17 @@ def fetch(
         repository,
         to=Path(to),
         tasks=tuple(tasks),
-        access=_access(DEFAULT_CACHE, network, notify=notify),
+        access=_access(settings.DEFAULT_CACHE, network, notify=notify),
         force=force,
     )
 
 
 def refresh_carbon(
     *,
-    vendored: PathLike = CARBON_SNAPSHOT,
+    vendored: PathLike = settings.CARBON_SNAPSHOT,
     changelog_dir: PathLike | None = None,
     today: str | None = None,
-    cache: PathLike = DEFAULT_CACHE,
+    cache: PathLike = settings.DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
     force: bool = False,
@@ -371,7 +352,9 @@ def refresh_carbon(
 
     return refreshed(
         Path(vendored),
-        out_dir=Path(changelog_dir) if changelog_dir is not None else Path(DEFAULT_OUT).parent,
+        out_dir=Path(changelog_dir)
+        if changelog_dir is not None
+        else Path(settings.DEFAULT_OUT).parent,
         access=_access(cache, network, today=today, notify=notify),
         force=force,
     )
@@ -382,15 +365,15 @@ def plan(
     tokens_per_second: float | None = None,
     requests_per_second: float | None = None,
     output_tokens_per_request: float | None = None,
-    itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS,
-    itl_statistic: str = DEFAULT_ITL_STATISTIC,
+    itl_deadline_ms: float = settings.DEFAULT_ITL_DEADLINE_MS,
+    itl_statistic: str = settings.DEFAULT_ITL_STATISTIC,
     model: str | None = None,
     gpu: str | None = None,
     countries: Iterable[str] = (),
-    task: str = DEFAULT_TASK,
-    source: PathLike = VENDORED_SNAPSHOT,
-    carbon: PathLike = CARBON_SNAPSHOT,
-    cache: PathLike = DEFAULT_CACHE,
+    task: str = settings.DEFAULT_TASK,
+    source: PathLike = settings.VENDORED_SNAPSHOT,
+    carbon: PathLike = settings.CARBON_SNAPSHOT,
+    cache: PathLike = settings.DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
 ) -> Plan:
@@ -409,7 +392,7 @@ def plan(
         document=plan_at(
             _source(source),
             task=task,
-            target=checked_target(itl_statistic, itl_deadline_ms),
+            target=Target(checked_statistic(itl_statistic), checked_deadline(itl_deadline_ms)),
             load=checked_load(
                 tokens_per_second=tokens_per_second,
                 requests_per_second=requests_per_second,
@@ -443,11 +426,11 @@ def published_index() -> Path:
     wheel's copy is made). ``audit``, ``report`` and ``site`` read it by default where the
     working directory has no output/index.json; so does ``energy-index audit`` without
     ``--published``, whose first line names it."""
-    copy = installed_copy(DEFAULT_OUT)
+    copy = installed_copy(settings.DEFAULT_OUT)
     if copy is None:
         raise SourceError(
             "this installation of energy-index carries no published index "
-            f"(energy_index/data/published/index.json, made from {DEFAULT_OUT})"
+            f"(energy_index/data/published/index.json, made from {settings.DEFAULT_OUT})"
         )
     return copy
 
@@ -494,12 +477,12 @@ def validate(path: PathLike) -> Validation:
 
 def report(
     *,
-    index: PathLike = DEFAULT_OUT,
-    source: PathLike = VENDORED_SNAPSHOT,
-    out: PathLike = DEFAULT_REPORT_PAGE,
+    index: PathLike = settings.DEFAULT_OUT,
+    source: PathLike = settings.VENDORED_SNAPSHOT,
+    out: PathLike = settings.DEFAULT_REPORT_PAGE,
     png: PathLike | None = None,
-    carbon: PathLike = CARBON_SNAPSHOT,
-    cache: PathLike = DEFAULT_CACHE,
+    carbon: PathLike = settings.CARBON_SNAPSHOT,
+    cache: PathLike = settings.DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
     force: bool = False,
@@ -512,7 +495,7 @@ def report(
 
     page, picture = Path(out), Path(png) if png is not None else None
     size = write_report_page(
-        located(index, default=DEFAULT_OUT),
+        located(index, default=settings.DEFAULT_OUT),
         source=_source(source),
         out=page,
         png=picture,
@@ -525,11 +508,11 @@ def report(
 
 def site(
     *,
-    index: PathLike = DEFAULT_OUT,
-    source: PathLike = VENDORED_SNAPSHOT,
-    out: PathLike = DEFAULT_SITE,
-    carbon: PathLike = CARBON_SNAPSHOT,
-    cache: PathLike = DEFAULT_CACHE,
+    index: PathLike = settings.DEFAULT_OUT,
+    source: PathLike = settings.VENDORED_SNAPSHOT,
+    out: PathLike = settings.DEFAULT_SITE,
+    carbon: PathLike = settings.CARBON_SNAPSHOT,
+    cache: PathLike = settings.DEFAULT_CACHE,
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
     force: bool = False,
@@ -541,7 +524,7 @@ def site(
 
     folder = Path(out)
     files = write_site(
-        located(index, default=DEFAULT_OUT),
+        located(index, default=settings.DEFAULT_OUT),
         source=_source(source),
         out=folder,
         carbon=_carbon(carbon),
@@ -549,20 +532,3 @@ def site(
         force=force,
     )
     return Site(path=folder, files=files)
-
-
-__all__ = [
-    "Built",
-    "Page",
-    "Plan",
-    "Site",
-    "audit",
-    "build",
-    "fetch",
-    "plan",
-    "published_index",
-    "regenerate",
-    "report",
-    "site",
-    "validate",
-]

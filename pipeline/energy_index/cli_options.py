@@ -17,21 +17,8 @@ from typing import Any, TypeVar
 
 import click
 
-from energy_index.model import EXTRAS, ITL_STATISTICS, NetworkSettings, json_number
-from energy_index.settings import (
-    CARBON_SNAPSHOT,
-    DEFAULT_CACHE,
-    DEFAULT_ITL_DEADLINE_MS,
-    DEFAULT_ITL_STATISTIC,
-    DEFAULT_OUT,
-    DEFAULT_REPORT_PAGE,
-    DEFAULT_SITE,
-    DEFAULT_TASK,
-    LIVE,
-    LOCK_TIMEOUT_SECONDS,
-    UPSTREAM_URL,
-    VENDORED_SNAPSHOT,
-)
+from energy_index import settings
+from energy_index.model import EXTRAS, ITL_STATISTICS, NetworkSettings, Offered, json_number
 
 F = TypeVar("F", bound=Callable[..., Any])
 CHANGED_EXIT_CODE = 10
@@ -51,31 +38,31 @@ def stacked(*options: Callable[[F], F]) -> Callable[[F], F]:
 def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
     """The option of one network setting, as its field in model.NetworkSettings describes it."""
     spec, default = setting.metadata["option"], setting.default
-    flag = spec["flag"] or "--" + setting.name.replace("_", "-")
+    flag = spec.flag or "--" + setting.name.replace("_", "-")
     if isinstance(default, bool):
-        return click.option(flag, setting.name, is_flag=True, help=spec["help"])
+        return click.option(flag, setting.name, is_flag=True, help=spec.help)
     if default is None:
-        return click.option(flag, setting.name, help=spec["help"])
+        return click.option(flag, setting.name, help=spec.help)
     kind = _kind_of(spec, default)
-    envvar = _envvar(flag) if spec["envvar"] else None
+    envvar = _envvar(flag) if spec.envvar else None
     option = click.option(
         flag, setting.name, type=kind, default=default, show_default=True, envvar=envvar,
-        show_envvar=envvar is not None, help=spec["help"],
+        show_envvar=envvar is not None, help=spec.help,
     )  # fmt: skip
-    if not spec["old_flag"]:
+    if not spec.old_flag:
         return option
     renamed = former_option(
-        spec["old_flag"], flag, kind, name=setting.name, envvar=spec["envvar"],
-        why=spec["old_why"],
+        spec.old_flag, flag, kind, name=setting.name, envvar=spec.envvar,
+        why=spec.old_why,
     )  # fmt: skip
     return lambda command: renamed(option(command))
 
 
-def _kind_of(spec: dict[str, Any], default: Any) -> Any:
+def _kind_of(spec: Offered, default: Any) -> Any:
     if isinstance(default, int):
-        return click.IntRange(min=spec["min"], min_open=spec["min_open"])
+        return click.IntRange(min=spec.minimum, min_open=spec.open_minimum)
     if isinstance(default, float):
-        return click.FloatRange(min=spec["min"], min_open=spec["min_open"])
+        return click.FloatRange(min=spec.minimum, min_open=spec.open_minimum)
     return None
 
 
@@ -167,8 +154,8 @@ def source_option(default: str) -> Callable[[F], F]:
         default=default,
         show_default=True,
         help="Snapshot directory (upstream paths plus snapshot.json), the upstream GitHub "
-        f"repository URL to fetch from, or '{LIVE}' for {UPSTREAM_URL}"
-        + (vendored if default == VENDORED_SNAPSHOT else "")
+        f"repository URL to fetch from, or '{settings.LIVE}' for {settings.UPSTREAM_URL}"
+        + (vendored if default == settings.VENDORED_SNAPSHOT else "")
         + ".",
     )
 
@@ -186,7 +173,7 @@ def path_option(*names: str, default: str | None = None, **more: Any) -> Callabl
 
 carbon_option = path_option(
     "--carbon",
-    default=CARBON_SNAPSHOT,
+    default=settings.CARBON_SNAPSHOT,
     help="The grid carbon intensity snapshot (CodeCarbon's energy mix, vendored like the "
     f"leaderboard's) that impacts are built from{INSTALLED_COPY}.",
 )
@@ -194,7 +181,7 @@ carbon_option = path_option(
 
 cache_option = path_option(
     "--cache",
-    default=DEFAULT_CACHE,
+    default=settings.DEFAULT_CACHE,
     envvar="ENERGY_INDEX_CACHE",
     show_envvar=True,
     help="Where a fetched snapshot is kept, so that the next fetch is conditional.",
@@ -202,7 +189,7 @@ cache_option = path_option(
 
 
 task_option = click.option(
-    "--task", default=DEFAULT_TASK, show_default=True, help="Upstream task to index."
+    "--task", default=settings.DEFAULT_TASK, show_default=True, help="Upstream task to index."
 )
 
 
@@ -212,7 +199,7 @@ deadline_option = click.option(
     "--itl-deadline-ms",
     type=click.UNPROCESSED,
     metavar="MS",
-    default=DEFAULT_ITL_DEADLINE_MS,
+    default=settings.DEFAULT_ITL_DEADLINE_MS,
     show_default=True,
     help="Inter-token latency deadline in milliseconds, inclusive: the latency target a pick "
     "meets, on the statistic --itl-statistic.",
@@ -222,7 +209,7 @@ deadline_option = click.option(
 out_option = click.option(
     "--out",
     type=click.Path(),  # text, so that the API sees a trailing '/' (Path would drop it)
-    default=Path(DEFAULT_OUT),
+    default=Path(settings.DEFAULT_OUT),
     show_default=True,
     help="Index file to write; its build report goes beside it as <name>.report.json.",
 )
@@ -230,16 +217,16 @@ out_option = click.option(
 
 index_option = path_option(
     "--index",
-    default=DEFAULT_OUT,
+    default=settings.DEFAULT_OUT,
     help="The index to document; its build report <name>.report.json must sit beside it "
-    f"({DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
+    f"({settings.DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
 )
 
 
 itl_statistic_option = click.option(
     "--itl-statistic",
     metavar=f"[{'|'.join(ITL_STATISTICS)}]",
-    default=DEFAULT_ITL_STATISTIC,
+    default=settings.DEFAULT_ITL_STATISTIC,
     show_default=True,
     help="Which inter-token latency statistic the deadline applies to: the median (the "
     "leaderboard's own rule, the published index) or a tail percentile. The index's selection "
@@ -270,13 +257,13 @@ FETCH_OPTIONS = stacked(
         "--task",
         "tasks",
         multiple=True,
-        default=[DEFAULT_TASK],
+        default=[settings.DEFAULT_TASK],
         show_default=True,
         help="Task file to fetch; repeat for several.",
     ),
     click.option(
         "--repository",
-        default=UPSTREAM_URL,
+        default=settings.UPSTREAM_URL,
         show_default=True,
         help="Upstream GitHub repository URL.",
     ),
@@ -286,13 +273,13 @@ FETCH_OPTIONS = stacked(
 
 # build
 BUILD_OPTIONS = stacked(
-    source_option(VENDORED_SNAPSHOT),
+    source_option(settings.VENDORED_SNAPSHOT),
     task_option,
     click.option(
         "--itl-deadline-ms",
         type=click.UNPROCESSED,
         metavar="MS[,MS…]",
-        default=json_number(DEFAULT_ITL_DEADLINE_MS),
+        default=json_number(settings.DEFAULT_ITL_DEADLINE_MS),
         show_default=True,
         help="Inter-token latency deadline in milliseconds, inclusive. Several, comma-separated "
         "(50,100,250,500), also write the deadline sweep, deadlines.json, beside the index, which "
@@ -339,7 +326,7 @@ BUILD_OPTIONS = stacked(
 
 # regenerate
 REGENERATE_OPTIONS = stacked(
-    source_option(LIVE),
+    source_option(settings.LIVE),
     task_option,
     deadline_option,
     out_option,
@@ -348,7 +335,7 @@ REGENERATE_OPTIONS = stacked(
     click.option(
         "--lock-timeout",
         type=click.FloatRange(min=0),
-        default=LOCK_TIMEOUT_SECONDS,
+        default=settings.LOCK_TIMEOUT_SECONDS,
         show_default=True,
         help="Seconds to wait for another regeneration of the same --out to finish.",
     ),
@@ -358,7 +345,8 @@ REGENERATE_OPTIONS = stacked(
         "vendored",
         help="The vendored snapshot to keep as the input of --out: replaced by the fetched one, "
         "together with the index, when upstream's files changed (created if missing). [default: "
-        f"{VENDORED_SNAPSHOT} when --out is {DEFAULT_OUT}; with another --out, none is kept]",
+        f"{settings.VENDORED_SNAPSHOT} when --out is {settings.DEFAULT_OUT}; with another --out, "
+        "none is kept]",
     ),
     cache_option,
     REPLACE_OPTION,
@@ -370,13 +358,13 @@ REFRESH_CARBON_OPTIONS = stacked(
     former_option("--snapshot", "--vendored", click.Path(path_type=Path)),
     path_option(
         "--vendored",
-        default=CARBON_SNAPSHOT,
+        default=settings.CARBON_SNAPSHOT,
         help="The vendored carbon snapshot, replaced whole when upstream's file changed.",
     ),
     path_option(
         "--changelog-dir",
         help="Where carbon.changelog.json and the CHANGELOG.md entry go [default: the folder of "
-        f"{DEFAULT_OUT}].",
+        f"{settings.DEFAULT_OUT}].",
     ),
     exit_code_option("the snapshot"),
     date_option,
@@ -389,17 +377,17 @@ REFRESH_CARBON_OPTIONS = stacked(
 AUDIT_OPTIONS = stacked(
     click.option(
         "--published",
-        default=DEFAULT_OUT,
+        default=settings.DEFAULT_OUT,
         show_default=True,
         help="The published index (or impacts.json) to check: a file, or an https:// URL where it "
-        f"is served ({DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
+        f"is served ({settings.DEFAULT_OUT}{INSTALLED_COPY}: the published index).",
     ),
     click.option(
         "--from",
         "source",
         help="Rebuild from this snapshot directory, upstream URL or 'live' [default: the "
-        f"vendored snapshot ({VENDORED_SNAPSHOT}{INSTALLED_COPY}) when the published file records "
-        "its dates, else the upstream commit current at the published source.retrieved].",
+        f"vendored snapshot ({settings.VENDORED_SNAPSHOT}{INSTALLED_COPY}) when the published file "
+        "records its dates, else the upstream commit current at the published source.retrieved].",
     ),
     click.option(
         "--at",
@@ -421,12 +409,12 @@ AUDIT_OPTIONS = stacked(
 
 # report and site: site takes report's inputs (the index, and the snapshot its build report
 # names); only what it writes differs.
-PAGE_INPUTS = stacked(index_option, source_option(VENDORED_SNAPSHOT))
+PAGE_INPUTS = stacked(index_option, source_option(settings.VENDORED_SNAPSHOT))
 REPORT_OPTIONS = stacked(
     PAGE_INPUTS,
     path_option(
         "--out",
-        default=DEFAULT_REPORT_PAGE,
+        default=settings.DEFAULT_REPORT_PAGE,
         help="The page to write.",
     ),
     path_option(
@@ -444,7 +432,7 @@ SITE_OPTIONS = stacked(
     PAGE_INPUTS,
     path_option(
         "--out",
-        default=DEFAULT_SITE,
+        default=settings.DEFAULT_SITE,
         help="The site directory, replaced whole.",
     ),
     carbon_option,
@@ -496,7 +484,7 @@ PLAN_OPTIONS = stacked(
         "[default: every country of --carbon, in --json and --csv only].",
     ),
     task_option,
-    source_option(VENDORED_SNAPSHOT),
+    source_option(settings.VENDORED_SNAPSHOT),
     carbon_option,
     click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON."),
     click.option(

@@ -58,31 +58,24 @@ INDEX_GROUP = ("model_id", "gpu_model")  # one index row
 SERVER_GROUP = ("model_id", "gpu_model", "num_gpus")  # one server: stability cascade, curves
 
 
-def _option(
-    help: str,
-    *,
-    envvar: bool = True,
-    minimum: float | None = None,
-    open_minimum: bool = False,
-    flag: str | None = None,
-    old_flag: str | None = None,
-    old_why: str = "",
-) -> dict[str, Any]:
-    """How a network setting is offered on the command line (cli.py makes its option from it):
-    ``flag`` (default ``--<name>``), read from ENERGY_INDEX_<FLAG> too when ``envvar``, no less
-    than ``minimum`` (greater, when ``open_minimum``); ``old_flag``, a former name that still
-    works for one release, with a warning saying ``old_why``."""
-    return {
-        "option": {
-            "help": help,
-            "envvar": envvar,
-            "min": minimum,
-            "min_open": open_minimum,
-            "flag": flag,
-            "old_flag": old_flag,
-            "old_why": old_why,
-        }
-    }
+@dataclass(frozen=True)
+class Offered:
+    """How a network setting is offered on the command line (cli_options.py makes its option
+    from it): ``flag`` (default ``--<name>``), read from ENERGY_INDEX_<FLAG> too when ``envvar``,
+    no less than ``minimum`` (greater, when ``open_minimum``); ``old_flag``, a former name that
+    still works for one release, with a warning saying ``old_why``."""
+
+    help: str
+    envvar: bool = True
+    minimum: int | None = None
+    open_minimum: bool = False
+    flag: str | None = None
+    old_flag: str | None = None
+    old_why: str = ""
+
+
+def _option(help: str, **how: Any) -> dict[str, Offered]:
+    return {"option": Offered(help, **how)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,23 +274,14 @@ class RefusedJSON(ValueError):
     """JSON that parses but is refused: every reader names the file and says why."""
 
 
-class DuplicateKey(RefusedJSON):
-    pass
-
-
 class NumberTooLarge(RefusedJSON):
-    pass
-
-
-class NotFinite(RefusedJSON):
-    pass
+    """An integer beyond the largest float, raised by json.loads' hook to be located after."""
 
 
 def strict_json(content: bytes | str, *, allow_nan: bool = False) -> Any:
     """Parsed JSON: bytes are UTF-8 text without a BOM (utf8_text); no key repeated in one object
-    (unique_keys), no number beyond the largest float and no NaN (RefusedJSON: DuplicateKey,
-    NumberTooLarge, NotFinite, naming where). ValueError (NotUtf8, json.JSONDecodeError) or
-    RecursionError otherwise.
+    (unique_keys), no number beyond the largest float and no NaN (RefusedJSON, naming where).
+    ValueError (NotUtf8, json.JSONDecodeError) or RecursionError otherwise.
 
     The integer is refused here, where numbers enter, not where a step first takes its float():
     json.loads keeps 10**400 as an int that every ``float(x)`` and ``math.isfinite(x)`` downstream
@@ -305,10 +289,10 @@ def strict_json(content: bytes | str, *, allow_nan: bool = False) -> Any:
     by its JSON path: json.loads reads it as ``inf``, which a schema check saw as ``null``.
 
     NaN, Infinity and -Infinity, which json.loads takes though JSON has none, are refused by
-    their path (NotFinite) unless ``allow_nan``: only for a reader whose own rules then name each
-    one (a task file's rules, row by row; the carbon file's, country by country).
+    their path unless ``allow_nan``: only for a reader whose own rules then name each one (a
+    task file's rules, row by row; the carbon file's, country by country).
 
-    Example: ``strict_json(b'{"a": 1, "a": 2}')`` raises DuplicateKey.
+    Example: ``strict_json(b'{"a": 1, "a": 2}')`` raises RefusedJSON.
     """
     beyond: list[_Refused] = []
 
@@ -317,12 +301,12 @@ def strict_json(content: bytes | str, *, allow_nan: bool = False) -> Any:
         # name the place is made only when one was found.
         value = float(literal)
         if value in (_INFINITY, -_INFINITY):
-            beyond.append(_BeyondFloat(literal))
+            beyond.append(_Refused(literal))
             return beyond[-1]
         return value
 
     def no_constant(literal: str) -> _Refused:
-        beyond.append(_NotJSON(literal))
+        beyond.append(_Refused(literal, constant=True))
         return beyond[-1]
 
     try:
@@ -339,8 +323,8 @@ def strict_json(content: bytes | str, *, allow_nan: bool = False) -> Any:
     if beyond and (found := _first_refused(document)):
         value, path = found
         literal = value.literal
-        if isinstance(value, _NotJSON):
-            raise NotFinite(f"{literal} at {path} is not a number (JSON has no NaN or Infinity)")
+        if value.constant:
+            raise RefusedJSON(f"{literal} at {path} is not a number (JSON has no NaN or Infinity)")
         cut = (
             f"'{literal}'"
             if len(literal) <= 12
@@ -355,18 +339,10 @@ def strict_json(content: bytes | str, *, allow_nan: bool = False) -> Any:
 @dataclass(frozen=True)
 class _Refused:
     """A number put in place of what json.loads would have made of it, to be named with its
-    path: a float beyond the range (``_BeyondFloat``, read as ±inf) or NaN, Infinity, -Infinity
-    (``_NotJSON``)."""
+    path: a float beyond the range (read as ±inf) or, a ``constant``, NaN, Infinity, -Infinity."""
 
     literal: str
-
-
-class _BeyondFloat(_Refused):
-    pass
-
-
-class _NotJSON(_Refused):
-    pass
+    constant: bool = False
 
 
 _INFINITY = float("inf")
@@ -431,7 +407,7 @@ def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise DuplicateKey(f"the key {key!a} appears twice in one object")
+                raise RefusedJSON(f"the key {key!a} appears twice in one object")
             seen.add(key)
     return document
 
@@ -548,12 +524,6 @@ class Target:
 
     itl_statistic: str
     itl_deadline_ms: float
-
-
-def checked_target(itl_statistic: Any, itl_deadline_ms: Any) -> Target:
-    """The planner's target, each value by its one rule (``checked_statistic``,
-    ``checked_deadline``)."""
-    return Target(checked_statistic(itl_statistic), checked_deadline(itl_deadline_ms))
 
 
 # -- the planner's load, checked once, where the API receives it -------------------------------
