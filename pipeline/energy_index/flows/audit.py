@@ -36,7 +36,7 @@ from energy_index.errors import (
     shown,
 )
 from energy_index.flows.build import assembled, index_stages
-from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_of
+from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_built
 from energy_index.flows.records import BuildSettings
 from energy_index.io.manifest import is_commit
 from energy_index.io.snapshots import upstream_snapshot
@@ -244,13 +244,8 @@ def audited_impacts(
     with _published_deadline(location, settings):
         stages = index_stages(snapshot, settings=settings)
         rebuilt = assembled(stages, settings.dates(stages.snapshot))
-    impacts = impacts_of(
-        rebuilt.document,
-        index_bytes=rebuilt.index_bytes,
-        task=task,
-        upstream_commit=stages.snapshot.commit,
-        carbon=carbon,
-        responses=stages.responses,
+    impacts = impacts_built(
+        stages, rebuilt.document, index_bytes=rebuilt.index_bytes, carbon=carbon
     )
     return audit_impacts(document, impacts)
 

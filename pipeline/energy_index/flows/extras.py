@@ -97,15 +97,10 @@ def _extended(stages: Stages, result: Build, extras: Extras) -> dict[str, Any]:
 
 
 def _impacts(stages: Stages, result: Build, extras: Extras) -> dict[str, Any]:
-    from energy_index.flows.impacts import impacts_of  # only with --impacts (issue 27)
+    from energy_index.flows.impacts import impacts_built  # only with --impacts (issue 27)
 
-    return impacts_of(
-        result.document,
-        index_bytes=result.index_bytes,
-        task=stages.snapshot.task,
-        upstream_commit=stages.snapshot.commit,
-        responses=stages.responses,
-        carbon=extras.carbon,
+    return impacts_built(
+        stages, result.document, index_bytes=result.index_bytes, carbon=extras.carbon
     )
 
 

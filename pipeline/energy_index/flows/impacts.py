@@ -13,6 +13,7 @@ from energy_index.documents.compare import differences
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.impacts import carbon_source, impacts_document
 from energy_index.documents.schemas import IMPACTS_SCHEMA, checked
+from energy_index.flows.records import Stages
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.steps.calibration import calibration_rows
 from energy_index.steps.carbon import grid_intensities
@@ -51,6 +52,17 @@ def impacts_of(
     )
     checked(document, schema=IMPACTS_SCHEMA)
     return document
+
+
+def impacts_built(
+    stages: Stages, index: dict[str, Any], *, index_bytes: bytes, carbon: Path
+) -> dict[str, Any]:
+    """``impacts_of`` the index built from ``stages``: their task, upstream commit and energy
+    per response."""
+    return impacts_of(
+        index, index_bytes=index_bytes, task=stages.snapshot.task,
+        upstream_commit=stages.snapshot.commit, carbon=carbon, responses=stages.responses,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -61,15 +61,6 @@ def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
         )
 
 
-def refuse_before_resolving(source: str, outputs: Mapping[str, Path], *, force: bool) -> None:
-    """What can be refused of the outputs before ``source`` is resolved (a fetch writes to the
-    cache): an output inside a local snapshot (the more telling refusal, first), then a file of
-    someone else's at an output path (``refuse_foreign_outputs``)."""
-    if not fetched(source):
-        refuse_outputs_inside(Path(source), outputs)
-    refuse_foreign_outputs(outputs, force=force)
-
-
 def fetched(source: str) -> bool:
     """Whether resolving ``source`` fetches upstream (into the cache) rather than naming a
     snapshot directory."""

@@ -20,11 +20,6 @@ from energy_index.steps.carbon import GridIntensity, grid_intensities
 from energy_index.steps.plan import plan_curves, ranked_plans
 
 
-def curves_of(stages: Stages) -> list[dict[str, Any]]:
-    """The planner's curves of a build's stable configurations."""
-    return plan_curves(stages.stability.stable.to_dicts())
-
-
 def source_of(stages: Stages) -> dict[str, Any]:
     """Which upstream files the curves were read from."""
     snapshot = stages.snapshot
@@ -68,7 +63,7 @@ def plan_at(
     stages = index_stages(snapshot, settings=BuildSettings(task=task))
     grid = _grid(carbon, countries)
     ((_, plans),) = ranked_plans(
-        curves_of(stages), target, [load], model=model, gpu=gpu,
+        plan_curves(stages.stability.stable.to_dicts()), target, [load], model=model, gpu=gpu,
         factors=impact_factors()["factors"], grid=grid,
     )  # fmt: skip
     return plan_document(
@@ -82,7 +77,7 @@ def plan_grid(
 ) -> dict[str, Any]:
     """The site's plan.json of one task: the plan at each load of the grid, with the facility
     estimates (carbon by country is left to the command: 213 countries at every load).
-    ``curves``: the stages' planner curves (``curves_of``; the page's planner has them)."""
+    ``curves``: the stages' planner curves (``steps.plan.plan_curves``), the page's planner's."""
     loads = [Load(tokens_per_second=load) for load in PLAN_GRID_TOKENS_PER_SECOND]
     try:  # the best and the runner-up are published, with how many families there are
         ranked = ranked_plans(curves, target, loads, first=2, factors=impact_factors()["factors"])

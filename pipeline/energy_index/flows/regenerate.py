@@ -201,7 +201,11 @@ def regenerated(
     files_changed = snapshot_changes(old_checksums, snapshot_checksums(fetched) or {}, read=read)
     if same and previous_document is not None:  # only what the index does not read changed
         log = Changelog(date=today, commit=commit, snapshot=files_changed)
-        dates = _dates_of(previous_document)
+        dates = Dates(
+            retrieved=previous_document["source"]["retrieved"],
+            updated=previous_document["updated"],
+            data_version=previous_document["data_version"],
+        )
     else:
         log = changelog(previous_document, candidate.document, date=today, commit=commit)
         log = replace(log, damaged=damage, snapshot=files_changed if moved else [])
@@ -236,7 +240,8 @@ def regenerated(
     # The entry's key: a rerun after a failed run replaces that run's entry instead of adding a
     # second; another index in the folder, or a later change at the same commit, has another.
     key = f"{out.name} upstream {commit} replacing {replaced}"
-    with folder_lock(_made(out.parent)):  # CHANGELOG.md is shared by every index in the folder
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out.parent):  # CHANGELOG.md is shared by every index in the folder
         earlier = _history_text(history)
         outputs = {
             report_path(out): result.report_bytes,
@@ -264,14 +269,6 @@ def _history_text(history: Path) -> str:
         ) from None
 
 
-def _dates_of(document: dict[str, Any]) -> Dates:
-    return Dates(
-        retrieved=document["source"]["retrieved"],
-        updated=document["updated"],
-        data_version=document["data_version"],
-    )
-
-
 def _check_tied(
     snapshot: dict[str, bytes],
     result: Build,
@@ -292,11 +289,6 @@ def _check_tied(
         raise SourceError(
             "the snapshot to vendor does not rebuild the index to write (a bug): nothing replaced"
         )
-
-
-def _made(folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
 
 
 def _existing_index(out: Path) -> tuple[bytes | None, dict[str, Any] | None, list[str]]:

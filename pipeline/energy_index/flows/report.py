@@ -19,8 +19,8 @@ from typing import Any
 from energy_index.documents.schemas import REPORT_SCHEMA, listed_problems, schema_problems
 from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import index_stages, inputs_of
-from energy_index.flows.impacts import impacts_of
-from energy_index.flows.outputs import refuse_before_resolving, refuse_outputs_inside
+from energy_index.flows.impacts import impacts_built
+from energy_index.flows.outputs import fetched, refuse_foreign_outputs, refuse_outputs_inside
 from energy_index.flows.records import BuildSettings, Stages
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
@@ -105,14 +105,7 @@ def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHO
     settings = settings_of(beside)
     stages = index_stages(source, settings=settings)
     refuse_other_snapshot(beside, stages, source=source)
-    impacts = impacts_of(
-        beside.document,
-        index_bytes=beside.content,
-        task=settings.task,
-        upstream_commit=stages.snapshot.commit,
-        responses=stages.responses,
-        carbon=carbon,
-    )
+    impacts = impacts_built(stages, beside.document, index_bytes=beside.content, carbon=carbon)
     # The file's name, not the path it was given by: the same index gives the same page.
     return inputs_of(
         stages, document=beside.document, report=beside.report, name=index.name, impacts=impacts
@@ -163,7 +156,9 @@ def write_report_page(
         missing = png_renderer_problem()
         if missing:  # before anything is read or written
             raise UsageError(missing, parameter="png")
-    refuse_before_resolving(source, outputs, force=force)
+    if not fetched(source):  # the more telling refusal, before the fetch writes the cache
+        refuse_outputs_inside(Path(source), outputs)
+    refuse_foreign_outputs(outputs, force=force)
     task = index_beside(index).report["parameters"]["task"]
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     refuse_outputs_inside(snapshot, outputs)

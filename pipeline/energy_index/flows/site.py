@@ -43,14 +43,10 @@ from typing import Any
 from energy_index.documents.editorial import editorial_text, indexed_tasks, task_text
 from energy_index.documents.index import serialized
 from energy_index.documents.schemas import (
-    DEADLINES_SCHEMA,
-    IMPACTS_SCHEMA,
     INDEX_SCHEMA,
     MODEL_SCHEMA,
     PLAN_GRID_SCHEMA,
-    PROFILES_SCHEMA,
     REPORT_SCHEMA,
-    RESPONSES_SCHEMA,
     SCHEMAS,
     checked,
     schema_path,
@@ -59,7 +55,7 @@ from energy_index.documents.tables import impacts_table_bytes, table_bytes
 from energy_index.errors import SourceError, shown
 from energy_index.flows.build import assembled, index_stages, inputs_of
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
-from energy_index.flows.impacts import impacts_of
+from energy_index.flows.impacts import impacts_built
 from energy_index.flows.plan import plan_grid
 from energy_index.flows.report import (
     index_beside,
@@ -70,7 +66,7 @@ from energy_index.io.files import write_directory
 from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.io.vendored import snapshot_tasks
-from energy_index.model import Access, Target
+from energy_index.model import EXTRAS, Access, Target
 from energy_index.pages.cards import card_html, card_path
 from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, task_links
 from energy_index.pages.page import page_style, page_title, report_html
@@ -122,14 +118,7 @@ def site_files(
             built = assembled(stages, task_settings.dates(stages.snapshot))
             document, report, index_bytes = built.document, built.report, built.index_bytes
         base = f"{API}/tasks/{task}"
-        impacts = impacts_of(
-            document,
-            index_bytes=index_bytes,
-            task=task,
-            upstream_commit=stages.snapshot.commit,
-            responses=stages.responses,
-            carbon=carbon,
-        )
+        impacts = impacts_built(stages, document, index_bytes=index_bytes, carbon=carbon)
         inputs = inputs_of(
             stages, document=document, report=report, name=f"{base}/index.json", impacts=impacts
         )
@@ -224,15 +213,12 @@ DOWNLOADS = (
     ("Plans at a grid of loads", PLAN_NAME),
 )
 API_INDEX = f"{API}/index.json"
-# The schema of each API file, by its name (or its folder's, for the per-model files); a table
-# (CSV, Parquet) is described by the Data Package instead.
+# The schema of each API file, by its name (or its folder's, for the per-model files; an
+# extra's, as model.EXTRAS declares it); a table (CSV, Parquet) is described by the Data Package.
 _SCHEMA_OF = {
+    **{extra.name: extra.schema for extra in EXTRAS.values() if extra.name},
     "index.json": INDEX_SCHEMA,
     "index.report.json": REPORT_SCHEMA,
-    DEADLINES_NAME: DEADLINES_SCHEMA,
-    PROFILES_NAME: PROFILES_SCHEMA,
-    RESPONSES_NAME: RESPONSES_SCHEMA,
-    "impacts.json": IMPACTS_SCHEMA,
     PLAN_NAME: PLAN_GRID_SCHEMA,
     "models": MODEL_SCHEMA,
 }
