@@ -800,3 +800,42 @@ def test_the_fewest_replicas_that_carry_a_load_at_the_edge_of_their_limit(
     assert plan["replicas"] == replicas
     limit = throughput * (1 + PLAN_SAME_THROUGHPUT)
     assert load / replicas <= limit and (replicas == 1 or limit < load / (replicas - 1))
+
+
+def test_the_gpu_figures_say_their_boundary_status_and_where_the_output_length_came_from(
+    monkeypatch,
+):
+    from energy_index.steps import plan as planner
+
+    monkeypatch.setattr(planner, "significant", lambda value: value)
+    (measured,) = qwen(tokens_per_second=2000)
+    (given,) = qwen(tokens_per_second=2000, output_tokens_per_request=500)
+    sources = [plan["output_tokens_per_request_source"] for plan in (measured, given)]
+    assert sources == ["measured", "given"]
+    gpu = measured["gpu_energy"]
+    assert (gpu["status"], gpu["boundary"]) == (measured["status"], "gpu") == ("bracketed", "gpu")
+    for end in ("low", "high"):  # a constant load all year
+        assert gpu["mwh_per_year"][end] == pytest.approx(
+            gpu["power_watts"][end] * 8760 / 1e6, rel=1e-12
+        )
+
+
+def two_point_curve(model_id: str, num_gpus: int, powers: tuple[float, float]) -> dict[str, Any]:
+    """A family measured at 1000 and 2000 tokens/s, drawing ``powers``."""
+    curve = one_point_curve(1000.0)
+    (slow,) = curve["points"]
+    fast = {**slow, "row_id": f"{model_id}/fast", "output_tokens_per_second": 2000.0}
+    slow["avg_power_watts"], fast["avg_power_watts"] = powers
+    return {**curve, "model_id": model_id, "num_gpus": num_gpus, "points": [slow, fast]}
+
+
+def test_on_a_tie_of_the_upper_bound_the_lower_bound_then_the_gpus_rank():
+    # bracketed at 1500 tokens/s: power between the two points'; the upper bound 600 W for all
+    curves = [
+        two_point_curve("a/wide", 1, (600.0, 100.0)),  # lower bound 100 W
+        two_point_curve("b/narrow", 1, (600.0, 500.0)),  # lower bound 500 W
+        two_point_curve("c/two-gpus", 2, (600.0, 100.0)),  # as a/wide, on two GPUs
+        two_point_curve("d/one-gpu", 1, (600.0, 100.0)),
+    ]
+    plans = planned(curves, tokens_per_second=1500)
+    assert [p["model_id"] for p in plans] == ["a/wide", "d/one-gpu", "c/two-gpus", "b/narrow"]
