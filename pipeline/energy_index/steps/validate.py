@@ -77,10 +77,6 @@ class Column:
     nullable: bool = False
 
 
-def _gt(bound: float, error: str) -> Rule:
-    return Rule(error, built_in="greater_than", bound=bound)
-
-
 def _ge(bound: float, error: str) -> Rule:
     return Rule(error, built_in="greater_than_or_equal_to", bound=bound)
 
@@ -124,7 +120,7 @@ def _request_energy_consistent(data: ColumnData) -> pl.LazyFrame:
 
 
 FINITE = Rule("must be a finite number", function=_finite, name="finite")
-POSITIVE = (_gt(0, "must be > 0"), FINITE)
+POSITIVE = (Rule("must be > 0", built_in="greater_than", bound=0), FINITE)
 
 
 def _float(*checks: Rule, nullable: bool = False) -> Column:
