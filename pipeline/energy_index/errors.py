@@ -24,7 +24,9 @@ import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+_T = TypeVar("_T")
 
 
 class EnergyIndexError(Exception):
@@ -207,3 +209,9 @@ def shown(
         return f"{text[:most]!r}… ({len(text)} characters)"
     plain = text_like and text.isprintable() and text.strip() == text != ""
     return text if plain and not quote else repr(text)
+
+
+def listed(names: Sequence[_T], most: int = 5, *, show: Callable[[_T], str] = str) -> str:
+    """The first ``most`` names as ``show`` writes them, and how many more: ``a, b and 1 more``."""
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(map(show, names[:most])) + more

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from energy_index.documents.outputs import Ends, foreign_outputs
-from energy_index.errors import UsageError
+from energy_index.errors import UsageError, listed
 from energy_index.flows.records import Extras
 from energy_index.io.files import checked_targets, existing_ends
 from energy_index.io.source import is_url
@@ -45,8 +45,7 @@ def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
     index = outputs.get("index")
     foreign = foreign_outputs(ends, index_suffix=index.suffix if index else ".json")
     if foreign:
-        named = ", ".join(f"{str(outputs[role])!r} (where the {role} goes)" for role in foreign[:5])
-        more = f" and {len(foreign) - 5} more" if len(foreign) > 5 else ""
+        named = listed(foreign, show=lambda role: f"{str(outputs[role])!r} (where the {role} goes)")
         it, does = ("it", "it does") if len(foreign) == 1 else ("them", "they do")
         picture = (
             " (a charts picture written before energy-index marked its pictures has no mark: "
@@ -55,7 +54,7 @@ def refuse_foreign_outputs(outputs: Mapping[str, Path], *, force: bool) -> None:
             else ""
         )
         raise UsageError(
-            f"{named}{more}: not written by energy-index ({does} not read as what goes there)"
+            f"{named}: not written by energy-index ({does} not read as what goes there)"
             f"{picture}; refusing to replace {it}: move {it} out of the way, or give --force to "
             "replace"
         )

@@ -36,6 +36,7 @@ from energy_index.errors import (
     OutputError,
     SourceError,
     UsageError,
+    listed,
     shown,
 )
 from energy_index.io.local import local_bytes, special_kind
@@ -366,8 +367,8 @@ def _checked(target: Path, *, manifest: str, keep_edits: bool = False) -> None:
         if edited:
             problem = (
                 f"holds what was changed since this tool wrote it (its sha256 is not the one "
-                f"{manifest} records): {_some(edited)}; refusing to overwrite it, move it out "
-                "or give --force"
+                f"{manifest} records): {listed(edited, show=_cut)}; refusing to overwrite it, "
+                "move it out or give --force"
             )
     if problem:
         raise UsageError(f"{shown(target, path=True)}: {problem}")
@@ -389,14 +390,14 @@ def _replace_problem(target: Path, *, manifest: str) -> tuple[SnapshotManifest |
     if listing is None:
         return None, (
             f"not {'a snapshot directory' if manifest == SNAPSHOT_MANIFEST else 'a folder'} "
-            f"this tool wrote ({why}) and not empty: {_some(entries)}; refusing to replace "
-            "it, name a new or empty directory"
+            f"this tool wrote ({why}) and not empty: {listed(entries, show=_cut)}; refusing to "
+            "replace it, name a new or empty directory"
         )
     foreign = _unlisted(entries, listing, manifest=manifest)
     if foreign:
         return listing, (
-            f"holds what its {manifest} does not list: {_some(foreign)}; refusing to replace "
-            "it, move them out first or name another directory"
+            f"holds what its {manifest} does not list: {listed(foreign, show=_cut)}; refusing to "
+            "replace it, move them out first or name another directory"
         )
     return listing, None
 
@@ -404,8 +405,8 @@ def _replace_problem(target: Path, *, manifest: str) -> tuple[SnapshotManifest |
 def _unlisted(entries: list[str], listing: SnapshotManifest, *, manifest: str) -> list[str]:
     """The ``entries`` a listing does not account for: neither the manifest, nor a listed file,
     nor a folder on the way to one."""
-    listed = set(listing.files)
-    allowed = listed | {manifest} | {str(p) for path in listed for p in Path(path).parents}
+    names = set(listing.files)
+    allowed = names | {manifest} | {str(p) for path in names for p in Path(path).parents}
     return [entry for entry in entries if entry not in allowed]
 
 
@@ -466,15 +467,12 @@ def _inside(target: Path, name: str, *, manifest: str) -> Path:
     return target / name
 
 
-def _some(names: list[str]) -> str:
-    """The first five names, escaped and each cut at QUOTED_CHARACTERS: a folder's names are
-    anyone's, and six of 250 characters made a refusal of 1,400 (errors.shown's count of
-    characters would take this one past the 700 its test holds it to)."""
-    cut = (repr(name)[1:-1] for name in names[:5])
-    listed = ", ".join(
-        n if len(n) <= QUOTED_CHARACTERS else f"{n[:QUOTED_CHARACTERS]}…" for n in cut
-    )
-    return listed + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+def _cut(name: str) -> str:
+    """A name escaped and cut at QUOTED_CHARACTERS: a folder's names are anyone's, and six of
+    250 characters made a refusal of 1,400 (errors.shown's count of characters would take one
+    of five past the 700 its test holds it to)."""
+    escaped = repr(name)[1:-1]
+    return escaped if len(escaped) <= QUOTED_CHARACTERS else f"{escaped[:QUOTED_CHARACTERS]}…"
 
 
 def _temporaries(target: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:

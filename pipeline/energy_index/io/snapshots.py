@@ -15,7 +15,7 @@ import re
 import stat
 from pathlib import Path
 
-from energy_index.errors import SourceError, shown
+from energy_index.errors import SourceError, listed, shown
 from energy_index.io.local import MAX_LOCAL_BYTES, local_bytes
 from energy_index.io.manifest import Checks, SnapshotManifest, read_manifest
 from energy_index.model import (
@@ -109,10 +109,8 @@ def carbon_snapshot(source: Path) -> CarbonSnapshot:
 def _verified_file(manifest: SnapshotManifest, path: str) -> UpstreamFile:
     record = manifest.files.get(path)
     if record is None:
-        names = sorted(manifest.files)
-        listed = ", ".join(shown(name, quote=True) for name in names[:_SHOWN_NAMES])
-        more = f" and {len(names) - _SHOWN_NAMES} more" if len(names) > _SHOWN_NAMES else ""
-        raise SourceError(f"{manifest.path}: does not list {path} (it lists {listed}{more})")
+        names = listed(sorted(manifest.files), _SHOWN_NAMES, show=lambda n: shown(n, quote=True))
+        raise SourceError(f"{manifest.path}: does not list {path} (it lists {names})")
     content = manifest.listed_file(path, read=_mapped)
     return UpstreamFile(
         path=path,

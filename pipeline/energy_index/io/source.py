@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from energy_index.errors import SourceError, UsageError, shown
+from energy_index.errors import SourceError, UsageError, listed, shown
 from energy_index.io.local import json_value, local_bytes
 from energy_index.model import Access, NetworkSettings
 from energy_index.settings import LIVE, MAX_INDEX_BYTES, UPSTREAM_URL
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from energy_index.io.http import Downloader
 
 Notify = Callable[[str], None]  # where progress lines go (the command line: stderr)
+_LISTED = 10  # names in one progress line: a cache listing 300 is said in one short line
 
 
 def is_url(source: str) -> bool:
@@ -90,18 +91,10 @@ def resolved_snapshot(
             f"{outcome.downloaded} file(s) downloaded)"
         )
     if outcome.kept:  # not asked for, so said even with --quiet
-        access.notify(f"kept from the previous snapshot: {_listed(outcome.kept)}")
+        access.notify(f"kept from the previous snapshot: {listed(outcome.kept, _LISTED)}")
     if outcome.dropped:
-        access.notify(f"no longer upstream, dropped: {_listed(outcome.dropped)}")
+        access.notify(f"no longer upstream, dropped: {listed(outcome.dropped, _LISTED)}")
     return outcome.directory
-
-
-_LISTED = 10  # names in one progress line: a cache listing 300 is said in one short line
-
-
-def _listed(names: Sequence[str]) -> str:
-    more = f" and {len(names) - _LISTED} more" if len(names) > _LISTED else ""
-    return ", ".join(names[:_LISTED]) + more
 
 
 def commit_current_at(day: str, *, network: NetworkSettings) -> tuple[str, str]:

@@ -18,7 +18,7 @@ import polars as pl
 
 from energy_index.documents.editorial import editorial_text
 from energy_index.documents.index import stated_itl_statistic
-from energy_index.errors import SourceError, shown
+from energy_index.errors import SourceError, listed, shown
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.derive import rows_in_order
@@ -131,12 +131,11 @@ def refuse_disagreement(
         key for key in repicked.keys() | published.keys() if repicked.get(key) != published.get(key)
     )
     if differing:
-        names = ", ".join(f"{shown(model)} on {shown(gpu)}" for model, gpu in differing[:5])
-        more = f" and {len(differing) - 5} more" if len(differing) > 5 else ""
+        names = listed(differing, show=lambda key: f"{shown(key[0])} on {shown(key[1])}")
         raise SourceError(
             f"{where}: {len(differing)} row(s) of the index differ from the picks its snapshot "
             f"gives at {shown(document['itl_deadline_ms'])} ms on the {statistic} ITL "
-            f"({names}{more}); the index was not built from this snapshot, or was edited since"
+            f"({names}); the index was not built from this snapshot, or was edited since"
         )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import polars as pl
 
-from energy_index.errors import DerivationError, shown
+from energy_index.errors import DerivationError, listed, shown
 from energy_index.steps.row_fields import (
     JOULES_PER_WATT_HOUR,
     OPTIONAL_NAMES,
@@ -221,11 +221,6 @@ def unprintable_characters(text: str) -> list[str]:
     ]
 
 
-def _first(found: list[str], limit: int = 5) -> str:
-    more = f" and {len(found) - limit} more" if len(found) > limit else ""
-    return ", ".join(found[:limit]) + more
-
-
 def _checked_names(configuration: Mapping[str, Any]) -> None:
     for name in NAME_FIELDS:  # non-null text: validate's String columns
         value = configuration[name]
@@ -235,7 +230,7 @@ def _checked_names(configuration: Mapping[str, Any]) -> None:
                 f"{shown(configuration['model_id'], quote=True)} on "
                 f"{shown(configuration['gpu_model'], quote=True)}: "
                 f"{name} {shown(value, quote=True)} holds control or bidirectional character(s) "
-                f"{_first(list(dict.fromkeys(found)))}; refused, not published"
+                f"{listed(list(dict.fromkeys(found)))}; refused, not published"
             )
 
 
