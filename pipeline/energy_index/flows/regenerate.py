@@ -97,7 +97,7 @@ def regenerate_index(
     busy = f"another regeneration of {out} is running; waited {lock_timeout:.0f} s"
     with exclusive_lock(lock, wait_seconds=lock_timeout, busy=busy):
         # Every file the vendored copy holds is fetched again: tasks, per-model files.
-        held = sorted(snapshot_checksums(vendored) or {}) if vendored is not None else []
+        held = sorted(snapshot_checksums(vendored) or {})
         fetched = resolved_snapshot(source, tasks=[settings.task], optional=held, access=access)
         done = regenerated(
             fetched, out=out, vendored=vendored, settings=settings, today=access.today
@@ -181,7 +181,7 @@ def regenerated(
     stages = staged_or_errors_file(fetched, out=out, settings=settings, editorial=editorial)
     upstream = stages.snapshot.commit
     new_files = snapshot_files(fetched) if vendored is not None else {}
-    old_checksums = snapshot_checksums(vendored) if vendored is not None else None
+    old_checksums = snapshot_checksums(vendored)
     moved = vendored is not None and old_checksums != snapshot_checksums(fetched)
     if vendored is not None and not moved:
         # Upstream's files are the vendored ones: the vendored snapshot (and its dates) is the

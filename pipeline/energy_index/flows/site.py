@@ -63,9 +63,9 @@ from energy_index.flows.report import (
     settings_of,
 )
 from energy_index.io.files import write_directory
+from energy_index.io.manifest import Checks, read_manifest
 from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
-from energy_index.io.vendored import snapshot_tasks
 from energy_index.model import EXTRAS, Access, Target
 from energy_index.pages.cards import card_html, card_path
 from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, task_links
@@ -258,7 +258,7 @@ _MEDIA = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 def _tasks(first: str, source: Path) -> list[str]:
     """The index's task, then every other indexed task the snapshot holds (a task upstream
     deleted, which regeneration dropped from the snapshot, has no page)."""
-    held = set(snapshot_tasks(snapshot_directory(source)))
+    held = set(read_manifest(snapshot_directory(source), checks=Checks.PROVENANCE).tasks())
     return [first, *(t for t in indexed_tasks(editorial_text()) if t != first and t in held)]
 
 

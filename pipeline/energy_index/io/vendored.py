@@ -22,19 +22,10 @@ from energy_index.io.manifest import CACHE_ONLY, INDEX_DATES, Checks, manifest_b
 from energy_index.model import SNAPSHOT_MANIFEST, Dates
 
 
-def snapshot_tasks(directory: Path) -> list[str]:
-    """The tasks a snapshot holds, from its snapshot.json; none if there is no snapshot there.
-
-    Example: ``snapshot_tasks(Path("snapshots/ml-energy-leaderboard"))`` → ``["gpqa", …]``.
-    """
-    if not (directory / SNAPSHOT_MANIFEST).is_file():
-        return []
-    return read_manifest(directory, checks=Checks.PROVENANCE).tasks()
-
-
-def snapshot_checksums(directory: Path) -> dict[str, str] | None:
-    """Path → sha256 of the files a snapshot lists; None if there is no snapshot there."""
-    if not (directory / SNAPSHOT_MANIFEST).is_file():
+def snapshot_checksums(directory: Path | None) -> dict[str, str] | None:
+    """Path → sha256 of the files a snapshot lists; None if there is no snapshot there (or no
+    directory: no vendored copy)."""
+    if directory is None or not (directory / SNAPSHOT_MANIFEST).is_file():
         return None
     return read_manifest(directory, checks=Checks.PROVENANCE).checksums()
 
