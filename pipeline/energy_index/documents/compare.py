@@ -158,21 +158,17 @@ _ABSENT = object()  # a key or item that one side does not have
 def _children(published: Any, rebuilt: Any, *, prefix: str) -> list[tuple[str, Any, Any]] | None:
     # Arrays item by item too: == on lists would make [true] and [1] equal.
     if isinstance(published, dict) and isinstance(rebuilt, dict):
-        keys = [*published, *(k for k in rebuilt if k not in published)]
-        return [
-            (f"{prefix}.{k}" if prefix else k, published.get(k, _ABSENT), rebuilt.get(k, _ABSENT))
-            for k in keys
-        ]
-    if isinstance(published, list) and isinstance(rebuilt, list):
-        return [
-            (f"{prefix}[{n}]", _at(published, n), _at(rebuilt, n))
-            for n in range(max(len(published), len(rebuilt)))
-        ]
-    return None
-
-
-def _at(items: list[Any], number: int) -> Any:
-    return items[number] if number < len(items) else _ABSENT
+        names: dict[Any, str] = {
+            k: f"{prefix}.{k}" if prefix else k for k in [*published, *rebuilt]
+        }
+    elif isinstance(published, list) and isinstance(rebuilt, list):
+        names = {n: f"{prefix}[{n}]" for n in range(max(len(published), len(rebuilt)))}
+        published, rebuilt = dict(enumerate(published)), dict(enumerate(rebuilt))
+    else:
+        return None
+    return [
+        (where, published.get(k, _ABSENT), rebuilt.get(k, _ABSENT)) for k, where in names.items()
+    ]
 
 
 def _or_none(value: Any) -> Any:
