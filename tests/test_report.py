@@ -196,18 +196,18 @@ def test_a_nickname_with_math_markup_and_quotes_is_escaped(tmp_path: Path):
 
 
 def test_the_committed_chart_specs_are_altairs_for_any_gpus():
-    from energy_index.pages.charts import chart_specs
     from energy_index.pages.specs import TEMPLATE, specs_for
 
     committed = REPO / "pipeline" / "energy_index" / "pages" / "assets" / TEMPLATE
-    written = script("page_assets").template_specs()
+    assets = script("page_assets")
+    written = assets.template_specs()
     assert json.loads(committed.read_text()) == written, "run scripts/page_assets.py"
     for gpus in (["H100"], ["B200", "H100"], ["A100", "B200", "H100", "MI300X", "X", "Y", "Z"]):
         for deadline in (500, 87.5):
             for wh_max in (80, 12.97):
-                assert specs_for(gpus=gpus, deadline_ms=deadline, wh_max=wh_max) == chart_specs(
+                assert specs_for(
                     gpus=gpus, deadline_ms=deadline, wh_max=wh_max
-                )
+                ) == assets.chart_specs(gpus=gpus, deadline_ms=deadline, wh_max=wh_max)
 
 
 def test_the_chart_specs_are_valid_vega_lite_with_legible_fonts():

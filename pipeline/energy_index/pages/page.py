@@ -21,7 +21,6 @@ from energy_index.documents.outputs import PAGE_GENERATOR
 from energy_index.documents.plan import planner_text
 from energy_index.errors import SourceError
 from energy_index.model import json_number
-from energy_index.pages.charts import gpu_colours
 from energy_index.pages.configurations import (
     FIELD_DIGITS,
     Configurations,
@@ -32,7 +31,7 @@ from energy_index.pages.configurations import (
 )
 from energy_index.pages.impacts import impacts_section, json_in_script
 from energy_index.pages.planner import model_options, planner_section
-from energy_index.pages.specs import BUNDLE, specs_for
+from energy_index.pages.specs import BUNDLE, gpu_colours, specs_for
 from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.row_fields import ROW
 

@@ -1,9 +1,9 @@
 """The chart specifications a page embeds, without importing altair on every page.
 
-``charts.chart_specs`` writes the specifications with altair. Importing altair costs half a
-second of cpu, a quarter of a page's budget, and the specifications depend on the data only
-through the GPU types (the colour scale) and the deadline. So altair writes them once, for a
-stand-in GPU, into ``assets/charts.json`` (``scripts/page_assets.py`` rewrites it), and a
+``chart_specs`` (scripts/page_assets.py) writes the specifications with altair. Importing
+altair costs half a second of cpu, a quarter of a page's budget, and the specifications depend
+on the data only through the GPU types (the colour scale) and the deadline. So altair writes
+them once, for a stand-in GPU, into ``assets/charts.json`` (that script rewrites it), and a
 page fills in its GPUs and deadline here; the tests check that the result equals altair's own
 output for the same GPUs and that the file is current.
 """
@@ -15,12 +15,17 @@ from collections.abc import Sequence
 from importlib import resources
 from typing import Any
 
-from energy_index.pages.charts import gpu_colours
-
 TEMPLATE = "charts.json"
 BUNDLE = "vega-bundle.js"
 VEGA_LITE_VERSION = "6.4"  # of the bundle, and of the PNG renderer
 STAND_IN_GPU = "GPU"  # the GPU charts.json is written for (scripts/page_assets.py)
+# Okabe–Ito: distinguishable with the common colour-vision deficiencies.
+PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#d55e00", "#56b4e9", "#f0e442", "#000000")
+
+
+def gpu_colours(gpus: Sequence[str]) -> dict[str, str]:
+    """Each GPU type's colour, in the order of ``gpus`` (sorted names), cycling the palette."""
+    return {gpu: PALETTE[i % len(PALETTE)] for i, gpu in enumerate(gpus)}
 
 
 def specs_for(
