@@ -24,6 +24,7 @@ from energy_index.errors import UsageError
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.model import Load, Target
 from energy_index.settings import (
+    MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
     PLAN_GRID_TOKENS_PER_SECOND,
     PLAN_SAME_THROUGHPUT,
@@ -839,3 +840,28 @@ def test_on_a_tie_of_the_upper_bound_the_lower_bound_then_the_gpus_rank():
     ]
     plans = planned(curves, tokens_per_second=1500)
     assert [p["model_id"] for p in plans] == ["a/wide", "d/one-gpu", "c/two-gpus", "b/narrow"]
+
+
+def test_a_point_at_the_deadline_meets_it():
+    points = [{"median_itl_ms": 499.0}, {"median_itl_ms": 500.0}, {"median_itl_ms": 501.0}]
+    assert meeting_target(points, TARGET) == points[:2]
+
+
+@pytest.mark.parametrize(
+    ("load", "deadline", "parameter"),
+    [
+        (Load(tokens_per_second=10), 5.0, "itl_deadline_ms"),  # the point's ITL is 10 ms
+        (Load(requests_per_second=1e8, output_tokens_per_request=100), 500, "requests_per_second"),
+        (Load(tokens_per_second=2e9), 500, "tokens_per_second"),
+    ],
+)
+def test_a_refused_load_or_target_names_its_parameter(load, deadline, parameter):
+    with pytest.raises(UsageError) as raised:
+        ranked_plans([one_point_curve(1000.0)], Target("median", deadline), [load])
+    assert raised.value.parameter == parameter
+
+
+def test_the_largest_load_the_planner_takes_is_carried():
+    load = Load(tokens_per_second=MAX_PLAN_TOKENS_PER_SECOND)
+    ((carried, (plan,)),) = ranked_plans([one_point_curve(1000.0)], TARGET, [load])
+    assert (carried, plan["replicas"]) == (1, 1_000_000)

@@ -176,7 +176,6 @@ class _Family(NamedTuple):
     what does not change with the load, found once for all the loads asked (plan.json asks 13
     of every family)."""
 
-    curve: Mapping[str, Any]
     points: list[Mapping[str, Any]]
     throughputs: list[float]
     limits: list[float]
@@ -189,9 +188,7 @@ def _eligible(curve: Mapping[str, Any], target: Target) -> _Family | None:
         return None
     throughputs = [p["output_tokens_per_second"] for p in points]
     limits = [t * _CARRIED for t in throughputs]
-    return _Family(
-        curve, points, throughputs, limits, [float(p["avg_power_watts"]) for p in points]
-    )
+    return _Family(points, throughputs, limits, [float(p["avg_power_watts"]) for p in points])
 
 
 def _plan_on(family: _Family, load: float, *, itl_statistic: str) -> dict[str, Any]:
