@@ -848,17 +848,48 @@ def test_a_point_at_the_deadline_meets_it():
 
 
 @pytest.mark.parametrize(
-    ("load", "deadline", "parameter"),
+    ("load", "deadline", "parameter", "ending"),
     [
-        (Load(tokens_per_second=10), 5.0, "itl_deadline_ms"),  # the point's ITL is 10 ms
-        (Load(requests_per_second=1e8, output_tokens_per_request=100), 500, "requests_per_second"),
-        (Load(tokens_per_second=2e9), 500, "tokens_per_second"),
+        # the point's ITL is 10 ms
+        (Load(tokens_per_second=10), 5.0, "itl_deadline_ms", "so none carries 10 output tokens/s"),
+        (
+            Load(requests_per_second=1e8, output_tokens_per_request=100),
+            500,
+            "requests_per_second",
+            "1e+09 the planner takes (no deployment's load; check the unit)",
+        ),
+        (
+            Load(tokens_per_second=2e9),
+            500,
+            "tokens_per_second",
+            "(no deployment's load; check the unit)",
+        ),
     ],
 )
-def test_a_refused_load_or_target_names_its_parameter(load, deadline, parameter):
+def test_a_refused_load_or_target_names_its_parameter(load, deadline, parameter, ending):
     with pytest.raises(UsageError) as raised:
         ranked_plans([one_point_curve(1000.0)], Target("median", deadline), [load])
     assert raised.value.parameter == parameter
+    assert str(raised.value).endswith(ending)
+
+
+@pytest.mark.parametrize(
+    ("names", "scope"),
+    [
+        ({"model": "org/m", "gpu": "h100"}, "model org/m, GPU h100"),
+        ({"model": "M"}, "model M"),
+        ({"gpu": "H100"}, "GPU H100"),
+    ],
+)
+def test_a_target_no_family_meets_names_the_model_and_gpu_asked(names, scope):
+    with pytest.raises(UsageError) as raised:
+        ranked_plans(
+            [one_point_curve(1000.0)], Target("median", 5.0), [Load(tokens_per_second=10)], **names
+        )
+    assert str(raised.value) == (
+        f"no family ({scope}) meets the median ITL target of 5 ms, so none carries 10 output "
+        "tokens/s"
+    )
 
 
 def test_the_largest_load_the_planner_takes_is_carried():
