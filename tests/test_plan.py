@@ -896,3 +896,40 @@ def test_the_largest_load_the_planner_takes_is_carried():
     load = Load(tokens_per_second=MAX_PLAN_TOKENS_PER_SECOND)
     ((carried, (plan,)),) = ranked_plans([one_point_curve(1000.0)], TARGET, [load])
     assert (carried, plan["replicas"]) == (1, 1_000_000)
+
+
+def configuration(model_id: str, avg_output_len: float, max_num_seqs: int) -> dict[str, Any]:
+    """A stable configuration as the validated frame has it (the columns a curve keeps)."""
+    from energy_index.steps.plan import CURVE_COLUMNS
+
+    values = {"model_id": model_id, "nickname": model_id.upper(), "gpu_model": "H100",
+              "num_gpus": 1, "max_num_seqs": max_num_seqs, "avg_power_watts": 500.0,
+              "energy_per_token_joules": 0.5 / max_num_seqs,
+              "avg_output_len": avg_output_len}  # fmt: skip
+    return {column: values.get(column, 10.0) for column in CURVE_COLUMNS}
+
+
+def test_a_curve_is_named_by_its_model_with_the_mean_output_length_of_its_configurations():
+    alone, pair = plan_curves(
+        [configuration("org/a", 100.0, 8), configuration("org/b", 100.0, 8),
+         configuration("org/b", 300.0, 16)]
+    )  # fmt: skip
+    assert (alone["model"], alone["output_tokens_per_request"]) == ("ORG/A", 100.0)
+    assert (pair["model"], pair["output_tokens_per_request"]) == ("ORG/B", 200.0)
+    assert [p["output_tokens_per_second"] for p in pair["points"]] == [8000.0, 16000.0]
+
+
+def test_the_first_families_only_are_given_of_all_that_carry_the_load():
+    curves = plan_curves([configuration(f"org/m{i}", 100.0, 8) for i in range(3)])
+    ((count, plans),) = ranked_plans(curves, TARGET, [Load(tokens_per_second=10)], first=2)
+    assert (count, [p["model_id"] for p in plans]) == (3, ["org/m0", "org/m1"])
+
+
+def test_an_unknown_model_is_refused_listing_twelve_known_and_how_many_more():
+    curves = plan_curves([configuration(f"org/m{i:02}", 100.0, 8) for i in range(14)])
+    with pytest.raises(UsageError) as raised:
+        ranked_plans(curves, TARGET, [Load(tokens_per_second=10)], model="GPT 9")
+    known = ", ".join(f"ORG/M{i:02}" for i in range(12))
+    assert str(raised.value) == (
+        f"GPT 9 is not a model of these curves (known: {known} and 2 more)"
+    )
