@@ -925,11 +925,10 @@ def test_the_first_families_only_are_given_of_all_that_carry_the_load():
     assert (count, [p["model_id"] for p in plans]) == (3, ["org/m0", "org/m1"])
 
 
-def test_an_unknown_model_is_refused_listing_twelve_known_and_how_many_more():
-    curves = plan_curves([configuration(f"org/m{i:02}", 100.0, 8) for i in range(14)])
+@pytest.mark.parametrize(("families", "more"), [(12, ""), (13, " and 1 more"), (14, " and 2 more")])
+def test_an_unknown_model_is_refused_listing_twelve_known_and_how_many_more(families, more):
+    curves = plan_curves([configuration(f"org/m{i:02}", 100.0, 8) for i in range(families)])
     with pytest.raises(UsageError) as raised:
         ranked_plans(curves, TARGET, [Load(tokens_per_second=10)], model="GPT 9")
     known = ", ".join(f"ORG/M{i:02}" for i in range(12))
-    assert str(raised.value) == (
-        f"GPT 9 is not a model of these curves (known: {known} and 2 more)"
-    )
+    assert str(raised.value) == f"GPT 9 is not a model of these curves (known: {known}{more})"

@@ -582,3 +582,13 @@ def test_a_number_column_written_as_integers_is_read_as_numbers_on_both_paths():
     for path in (content, careful(content)):
         frame = validated_configurations(upstream_file(path)).frame
         assert frame.schema["avg_power_watts"] == pl.Float64
+
+
+@pytest.mark.parametrize("content", [b"[1]", b'{"last_updated": 20260216}'])
+def test_a_leaderboard_index_without_a_date_is_refused_naming_the_file(content):
+    with pytest.raises(UpstreamFormatError) as caught:
+        leaderboard_compiled(index_file(content))
+    got = "null" if content == b"[1]" else "20260216"
+    assert str(caught.value) == (
+        f"public/data/index.json: 'last_updated' must be a date YYYY-MM-DD, got {got}"
+    )
