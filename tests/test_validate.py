@@ -584,11 +584,17 @@ def test_a_number_column_written_as_integers_is_read_as_numbers_on_both_paths():
         assert frame.schema["avg_power_watts"] == pl.Float64
 
 
-@pytest.mark.parametrize("content", [b"[1]", b'{"last_updated": 20260216}'])
-def test_a_leaderboard_index_without_a_date_is_refused_naming_the_file(content):
+@pytest.mark.parametrize(
+    ("document", "got"),
+    [
+        ([1], "null"),
+        ({"last_updated": 20260216}, "20260216"),
+        ({"last_updated": "x" * 50}, '"' + "x" * 39),
+    ],
+)
+def test_a_leaderboard_index_without_a_date_is_refused_naming_the_file(document, got):
     with pytest.raises(UpstreamFormatError) as caught:
-        leaderboard_compiled(index_file(content))
-    got = "null" if content == b"[1]" else "20260216"
+        leaderboard_compiled(index_file(json.dumps(document).encode()))
     assert str(caught.value) == (
         f"public/data/index.json: 'last_updated' must be a date YYYY-MM-DD, got {got}"
     )
