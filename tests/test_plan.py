@@ -803,6 +803,32 @@ def test_the_fewest_replicas_that_carry_a_load_at_the_edge_of_their_limit(
     assert load / replicas <= limit and (replicas == 1 or limit < load / (replicas - 1))
 
 
+def test_one_more_than_a_points_fewest_replicas_is_a_candidate_at_a_multiple_of_a_limit():
+    # 13 × what 2958.74 tokens/s carries: 13 replicas reach that point, whose rounded quotient's
+    # ceiling says 14, and 3235.1's fewest is 12: only "one more" than 12 finds 13 (13 × 143.34 W,
+    # bracketed under 2958.74; 14 × 143.34 W would be chosen without it).
+    curve = one_point_curve(1.0)
+    (point,) = curve["points"]
+    throughputs = (735.8, 1106.1, 2958.74, 3235.1)
+    powers = (264.37, 143.34, 78.23, 448.63)
+    curve["points"] = [
+        {**point, "row_id": f"m/H100/1/{seqs}", "max_num_seqs": seqs,
+         "output_tokens_per_second": speed, "avg_power_watts": power,
+         "energy_per_token_joules": power / speed}
+        for seqs, speed, power in zip((8, 16, 32, 64), throughputs, powers, strict=True)
+    ]  # fmt: skip
+    load = 2958.74 * (1 + PLAN_SAME_THROUGHPUT) * 13  # 38463.620038463625
+    (plan,) = planned([curve], tokens_per_second=load)
+    totals = {}
+    for n in range(1, 60):  # every count, as test_the_replicas_chosen_are_the_fewest_… does
+        high = _one_replica_high(curve["points"], load / n)
+        if high is not None:
+            totals[n] = n * high
+    best = min(totals.values())
+    assert plan["replicas"] == min(n for n, total in totals.items() if total == best) == 13
+    assert plan["gpu_energy"]["power_watts"]["high"] == significant(best)
+
+
 def test_the_gpu_figures_say_their_boundary_status_and_where_the_output_length_came_from(
     monkeypatch,
 ):
