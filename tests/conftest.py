@@ -121,6 +121,15 @@ def script(name: str) -> Any:
         sys.path.remove(str(REPO / "scripts"))
 
 
+def reference_problems(document: Any) -> list[str]:
+    """What jsonschema, the reference, finds wrong with a whole index document, worded as the
+    package words it (which shows the reference only the part the first problems are in)."""
+    from energy_index.documents.schemas import INDEX_SCHEMA, _json_path, _problem, _validator
+
+    errors = _validator(INDEX_SCHEMA).iter_errors(document)
+    return sorted(_problem(_json_path(e.absolute_path), e.message) for e in errors)
+
+
 def fixture_bytes(name: str) -> bytes:
     return (FIXTURES / "tasks" / name).read_bytes()
 

@@ -20,6 +20,7 @@ from energy_index.documents.schemas import (
 )
 from energy_index.errors import OutputError, SchemaViolation, UsageError, shown
 from energy_index.io.files import writable_directory, write_files
+from tests.conftest import reference_problems
 
 
 @pytest.mark.parametrize("name", SCHEMAS)
@@ -175,11 +176,11 @@ def _corpus(published: dict) -> list[tuple[str, dict]]:
 
 
 def test_the_compiled_validator_and_the_reference_agree_on_a_corpus(published):
-    from energy_index.documents.schemas import _compiled, _reference_problems
+    from energy_index.documents.schemas import _compiled
 
     corpus = _corpus(published)
     verdicts = {
-        name: (_compiled(INDEX_SCHEMA).is_valid(document), _reference_problems(document) == [])
+        name: (_compiled(INDEX_SCHEMA).is_valid(document), reference_problems(document) == [])
         for name, document in corpus
     }
     disagreements = {name: v for name, v in verdicts.items() if v[0] != v[1]}
@@ -195,11 +196,9 @@ def test_a_document_the_compiled_validator_refuses_is_reported_with_the_referenc
     document = copy.deepcopy(published)
     document["rows"][0]["num_gpus"] = 1.5
     document.update(updated="2026-02-30")
-    from energy_index.documents.schemas import _reference_problems
-
     with pytest.raises(SchemaViolation) as caught:
         checked(document)
-    assert caught.value.problems == _reference_problems(document) == schema_problems(document)
+    assert caught.value.problems == reference_problems(document) == schema_problems(document)
     assert "$.updated: '2026-02-30' is not a 'date'" in caught.value.problems
 
 

@@ -28,6 +28,7 @@ from tests.conftest import (
     REPO,
     TASK_PATH,
     fixture_bytes,
+    reference_problems,
     write_snapshot,
 )
 
@@ -902,14 +903,14 @@ def test_a_copy_with_50000_bad_rows_lists_a_bounded_number_and_counts_the_rest(t
 
 
 def test_the_schema_check_describes_a_late_bad_row_like_the_reference(published):
-    from energy_index.documents.schemas import _reference_problems, schema_problems
+    from energy_index.documents.schemas import schema_problems
 
     document = copy.deepcopy(published)
     document["rows"] = document["rows"] * 100
     document["rows"][-1] = {**document["rows"][-1], "gpu": 5}
     document.pop("caveat")
     problems = schema_problems(document)
-    assert problems == _reference_problems(document)
+    assert problems == reference_problems(document)
     assert problems == [
         "$.rows[3199].gpu: 5 is not of type 'string'",
         "$: 'caveat' is a required property",

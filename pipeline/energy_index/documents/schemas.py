@@ -280,12 +280,6 @@ def _remapped(path: Any, positions: dict[str, list[int]]) -> list[Any]:
     return parts
 
 
-def _reference_problems(document: Any, *, schema: str = INDEX_SCHEMA) -> list[str]:
-    """What jsonschema, the reference, finds wrong with the whole document."""
-    errors = _validator(schema).iter_errors(document)
-    return sorted(_problem(_json_path(e.absolute_path), e.message) for e in errors)
-
-
 def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
     """Raise SchemaViolation naming every problem unless the document matches the schema."""
     problems = schema_problems(document, schema=schema)
