@@ -27,7 +27,7 @@ from urllib.parse import quote, urlencode
 
 from energy_index.errors import SourceError, UsageError, shown
 from energy_index.io.files import writable_directory, write_directory
-from energy_index.io.http import Downloader, Fetched, failure, parsed_json
+from energy_index.io.http import Downloader, failure, parsed_json
 from energy_index.io.manifest import (
     Checks,
     SnapshotManifest,
@@ -225,11 +225,7 @@ def _downloaded(
     fetched = downloader.get(url, etag=old.get("etag"), last_modified=old.get("last_modified"))
     fresh = not (fetched.status == 304 and old)  # not modified; a record is never empty
     content = fetched.content if fresh else previous.content(path)  # type: ignore[union-attr]
-    parsed_json(
-        Fetched(url, fetched.status, content, fetched.etag, fetched.last_modified),
-        expect=dict,
-        scrub=downloader.scrub,
-    )
+    parsed_json(replace(fetched, content=content), expect=dict, scrub=downloader.scrub)
     record = {
         "url": url,
         "sha256": hashlib.sha256(content).hexdigest(),
