@@ -189,11 +189,7 @@ def _quickly_parsed(content: bytes) -> ModelFile | None:
             return None
         configurations.append(
             ModelConfiguration(
-                gpu_model=item.gpu_model,
-                num_gpus=item.num_gpus,
-                max_num_seqs=item.max_num_seqs,
-                energy_per_token_joules=item.energy_per_token_joules,
-                avg_output_len=item.avg_output_len,
+                **{name: getattr(item, name) for name, _ in REQUIRED},
                 histogram=Histogram(tuple(edges), tuple(counts)),
                 figures=_given(item, OTHER_FIGURES),
             )
