@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import click
 
 from energy_index import settings
-from energy_index.model import EXTRAS, ITL_STATISTICS, NetworkSettings, Offered, json_number
+from energy_index.model import EXTRAS, ITL_STATISTICS, NetworkSettings, json_number
 
 F = TypeVar("F", bound=Callable[..., Any])
 CHANGED_EXIT_CODE = 10
@@ -43,7 +43,9 @@ def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
         return click.option(flag, setting.name, is_flag=True, help=spec.help)
     if default is None:
         return click.option(flag, setting.name, help=spec.help)
-    kind = _kind_of(spec, default)
+    # A number's range: no less than the minimum (greater, when open); text has none.
+    bounded = {int: click.IntRange, float: click.FloatRange}.get(type(default))
+    kind = bounded(min=spec.minimum, min_open=spec.open_minimum) if bounded else None
     envvar = _envvar(flag) if spec.envvar else None
     option = click.option(
         flag, setting.name, type=kind, default=default, show_default=True, envvar=envvar,
@@ -56,14 +58,6 @@ def _network_option(setting: dataclasses.Field[Any]) -> Callable[[F], F]:
         why=spec.old_why,
     )  # fmt: skip
     return lambda command: renamed(option(command))
-
-
-def _kind_of(spec: Offered, default: Any) -> Any:
-    if isinstance(default, int):
-        return click.IntRange(min=spec.minimum, min_open=spec.open_minimum)
-    if isinstance(default, float):
-        return click.FloatRange(min=spec.minimum, min_open=spec.open_minimum)
-    return None
 
 
 # The network settings the command line offers: those whose field says how.
@@ -250,6 +244,9 @@ date_option = click.option(
 )
 
 
+# The last options of every command that may fetch and writes its own outputs.
+FETCHES_AND_REPLACES = stacked(cache_option, REPLACE_OPTION, network_options)
+
 # fetch
 FETCH_OPTIONS = stacked(
     path_option("--to", required=True, help="Snapshot directory to write."),
@@ -319,9 +316,7 @@ BUILD_OPTIONS = stacked(
         if extra.flag
     ),
     carbon_option,
-    cache_option,
-    REPLACE_OPTION,
-    network_options,
+    FETCHES_AND_REPLACES,
 )
 
 # regenerate
@@ -348,9 +343,7 @@ REGENERATE_OPTIONS = stacked(
         f"{settings.VENDORED_SNAPSHOT} when --out is {settings.DEFAULT_OUT}; with another --out, "
         "none is kept]",
     ),
-    cache_option,
-    REPLACE_OPTION,
-    network_options,
+    FETCHES_AND_REPLACES,
 )
 
 # refresh-carbon
@@ -368,9 +361,7 @@ REFRESH_CARBON_OPTIONS = stacked(
     ),
     exit_code_option("the snapshot"),
     date_option,
-    cache_option,
-    REPLACE_OPTION,
-    network_options,
+    FETCHES_AND_REPLACES,
 )
 
 # audit
@@ -423,9 +414,7 @@ REPORT_OPTIONS = stacked(
         "extra vl-convert-python: pip install 'energy-index[png]'.",
     ),
     carbon_option,
-    cache_option,
-    REPLACE_OPTION,
-    network_options,
+    FETCHES_AND_REPLACES,
 )
 
 SITE_OPTIONS = stacked(

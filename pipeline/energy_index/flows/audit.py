@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ from energy_index.errors import (
 )
 from energy_index.flows.build import assembled, index_stages
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_built
-from energy_index.flows.records import BuildSettings
+from energy_index.flows.records import Build, BuildSettings, Stages
 from energy_index.io.manifest import is_commit
 from energy_index.io.snapshots import upstream_snapshot
 from energy_index.io.source import (
@@ -106,12 +104,11 @@ def audited(
     snapshot = resolved_snapshot(
         chosen.source, tasks=[task], access=replace(access, network=network)
     )
-    with _published_deadline(published, settings):
-        stages = index_stages(snapshot, settings=settings)
-        rebuilt = assembled(stages, settings.dates(stages.snapshot)).document
+    stages, rebuilt = _rebuilt(published, snapshot, settings)
     if index_schema(document) == EXTENDED_SCHEMA:  # build --extended's file: rebuilt as one
-        rebuilt = extended_document(rebuilt, figures=stages.robustness)
-    result = audit(document, rebuilt)
+        result = audit(document, extended_document(rebuilt.document, figures=stages.robustness))
+    else:
+        result = audit(document, rebuilt.document)
     return replace(
         result,
         basis=f"{published} compared with a rebuild from {chosen.described}",
@@ -241,9 +238,7 @@ def audited_impacts(
     task = str(document["task"])
     settings = BuildSettings(task=task, itl_deadline_ms=float(document["index"]["itl_deadline_ms"]))
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    with _published_deadline(location, settings):
-        stages = index_stages(snapshot, settings=settings)
-        rebuilt = assembled(stages, settings.dates(stages.snapshot))
+    stages, rebuilt = _rebuilt(location, snapshot, settings)
     impacts = impacts_built(
         stages, rebuilt.document, index_bytes=rebuilt.index_bytes, carbon=carbon
     )
@@ -256,12 +251,12 @@ def checked_published(location: str, document: dict[str, Any], *, schema: str) -
         raise NotAnIndex(f"{location}: not a valid {schema} document:{listed_problems(problems)}")
 
 
-@contextmanager
-def _published_deadline(location: str, settings: BuildSettings) -> Iterator[None]:
-    """The rebuild is at the published copy's deadline: one no configuration meets is the copy's
-    fault (exit 1, naming it), not a flag's."""
+def _rebuilt(location: str, snapshot: Path, settings: BuildSettings) -> tuple[Stages, Build]:
+    """The index rebuilt at the published copy's settings: a deadline no configuration meets is
+    the copy's fault (exit 1, naming it), not a flag's."""
     try:
-        yield
+        stages = index_stages(snapshot, settings=settings)
+        return stages, assembled(stages, settings.dates(stages.snapshot))
     except EnergyIndexError as error:
         if error.parameter != "itl_deadline_ms":
             raise

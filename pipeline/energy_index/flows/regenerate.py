@@ -180,7 +180,6 @@ def regenerated(
     # Built from the fetched files first: a refused build replaces nothing.
     stages = staged_or_errors_file(fetched, out=out, settings=settings, editorial=editorial)
     upstream = stages.snapshot.commit
-    new_files = snapshot_files(fetched) if vendored is not None else {}
     old_checksums = snapshot_checksums(vendored)
     moved = vendored is not None and old_checksums != snapshot_checksums(fetched)
     if vendored is not None and not moved:
@@ -229,7 +228,7 @@ def regenerated(
 
     snapshot: dict[str, bytes] | None = None
     if vendored is not None:
-        source_files = new_files if moved else snapshot_files(vendored)
+        source_files = snapshot_files(fetched if moved else vendored)
         snapshot = {
             **source_files,
             SNAPSHOT_MANIFEST: vendored_manifest(source_files[SNAPSHOT_MANIFEST], dates=dates),

@@ -49,7 +49,12 @@ def index_beside(path: Path) -> IndexBeside:
     content = _read(path, what="the index", max_bytes=MAX_INDEX_BYTES)
     report_file = report_path(path)
     report = _parsed(_read(report_file, what="its build report"), report_file)
-    refuse_malformed_report(report, report_file)
+    # A page inserts the report's values: it must match its schema.
+    if problems := schema_problems(report, schema=REPORT_SCHEMA):
+        raise SourceError(
+            f"{shown(report_file, path=True)}: not a build report matching "
+            f"schemas/{REPORT_SCHEMA} ({problems.total} problem(s)):{listed_problems(problems)}"
+        )
     document = _parsed(content, path)
     actual = hashlib.sha256(content).hexdigest()
     recorded = report.get("index_sha256")
@@ -59,16 +64,6 @@ def index_beside(path: Path) -> IndexBeside:
             "build report is not this index's (rebuild both with energy-index build)"
         )
     return IndexBeside(path=path, document=document, report=report, content=content)
-
-
-def refuse_malformed_report(report: dict[str, Any], path: Path) -> None:
-    """Raise unless ``report`` matches schemas/report.schema.json: a page inserts its values."""
-    problems = schema_problems(report, schema=REPORT_SCHEMA)
-    if problems:
-        raise SourceError(
-            f"{shown(path, path=True)}: not a build report matching schemas/{REPORT_SCHEMA} "
-            f"({problems.total} problem(s)):{listed_problems(problems)}"
-        )
 
 
 def settings_of(beside: IndexBeside) -> BuildSettings:

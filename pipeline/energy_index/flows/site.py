@@ -34,7 +34,6 @@ taken from the snapshot, as ``energy-index build --all-tasks`` would.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -49,6 +48,7 @@ from energy_index.documents.schemas import (
     REPORT_SCHEMA,
     SCHEMAS,
     checked,
+    schema_document,
     schema_path,
 )
 from energy_index.documents.tables import impacts_table_bytes, table_bytes
@@ -360,7 +360,7 @@ def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -
     path = f"{API}/tasks/{task}/index.csv"
     content = files[path]
     # The fields of an index row, as the index schema declares them (with their descriptions).
-    row = json.loads(schema_path(INDEX_SCHEMA).read_text("utf-8"))["$defs"]["rowFields"]
+    row = schema_document(INDEX_SCHEMA)["$defs"]["rowFields"]
     fields = []
     # A field the schema does not require (a tail ITL) is a column only where the rows have it.
     present = set(document["rows"][0]) if document["rows"] else set(row["required"])
