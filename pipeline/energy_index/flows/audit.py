@@ -75,10 +75,7 @@ def audited(
     (``NotAnIndex``), since a comparison by row_id alone would pass rows that are not rows. The
     index rules it breaks beyond the schema (rows out of the documented order after a figure was
     edited, a row_id twice, …) are reported in ``.problems``, beside the figures that differ,
-    and fail the audit.
-
-    Example: ``audited("output/index.json", source=None, access=Access(today="2026-11-30"))``.
-    """
+    and fail the audit."""
     document = published_copy(published, access=access)
     published = masked_credentials(published)  # what follows names it: a query's token never shown
     if (was := no_longer_written(document)) is not None:
@@ -282,20 +279,13 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         return "", Problems([f"{written}: validate checks the JSON files this tool writes{beside}"])
     document = read_index(path)
     kind = document.get("kind")
-    known = ", ".join(repr(name) for name in KIND_SCHEMAS)
     if kind is None:
         if document.get("report") == REPORT_TITLE:
             return REPORT_SCHEMA, schema_problems(document, schema=REPORT_SCHEMA)
         if "rows" in document or "version" in document:
             return index_schema(document), index_problems(document)
         # Neither an index nor a kind: the index's schema would list every field it lacks.
-        return "", Problems(
-            [
-                "$: no 'kind', no 'rows' and no 'version': not a kind of file validate knows"
-                + _said_by_keys(document)
-                + f"; it knows {known}, the index and its build report"
-            ]
-        )
+        return _unknown("$: no 'kind', no 'rows' and no 'version':", _said_by_keys(document))
     schema = KIND_SCHEMAS.get(kind) if isinstance(kind, str) else None
     if schema is not None and (was := no_longer_written(document)) is not None:
         return schema, Problems([f"$.version: {shown(document['version'], quote=True)} is {was}"])
@@ -303,14 +293,18 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         said = (
             RETIRED_KINDS.get(kind) or UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
         )
-        return "", Problems(
-            [
-                f"$.kind: {shown(kind, quote=True)} is not a kind of file validate knows"
-                + (f" ({said})" if said else "")
-                + f"; it knows {known}, the index and its build report"
-            ]
-        )
+        return _unknown(f"$.kind: {shown(kind, quote=True)} is", f" ({said})" if said else "")
     return schema, schema_problems(document, schema=schema)
+
+
+def _unknown(what: str, said: str) -> tuple[str, Problems]:
+    """``validate``'s one problem with a file of no kind it knows: ``what`` it is, ``said`` in
+    brackets (or empty), and the kinds there are."""
+    known = ", ".join(repr(name) for name in KIND_SCHEMAS)
+    return "", Problems(
+        [f"{what} not a kind of file validate knows{said}; it knows {known}, the index and its "
+         "build report"]
+    )  # fmt: skip
 
 
 def other_than_an_index(document: dict[str, Any]) -> str | None:

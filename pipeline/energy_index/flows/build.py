@@ -156,10 +156,7 @@ def per_response(
     it calls when not given); a pick whose model has no usable file is ``skipped``, with the
     reason. This is the function to call for Wh per response of the index's picks.
 
-    ``picks``: the selection's frame, or its rows as mappings.
-
-    Example: ``per_response(stages.snapshot, stages.selection.selected)``.
-    """
+    ``picks``: the selection's frame, or its rows as mappings."""
     by_path = read_model_files(snapshot) if model_files is None else model_files
     files: dict[str, ModelFile | str] = {}
     model_ids = (
@@ -379,11 +376,7 @@ def build_index(
     force: bool = False,
 ) -> Build:
     """``build``: resolve ``source`` (a snapshot directory, or upstream, fetched into
-    ``access.cache``), then :func:`run`.
-
-    Example: ``build_index("snapshots/ml-energy-leaderboard", out=Path("output/index.json"),
-    settings=BuildSettings(), extras=Extras(), access=Access(today="2026-11-30"))``.
-    """
+    ``access.cache``), then :func:`run`."""
     if fetched(source):  # run checks its outputs, but after the fetch has written the cache
         refuse_outputs(output_paths(out, extras=extras), force=force)
     snapshot = resolved_snapshot(source, tasks=[settings.task], access=access)

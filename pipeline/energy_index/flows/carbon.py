@@ -52,11 +52,7 @@ def refresh_carbon(
     """Bring the vendored carbon snapshot up to date with mlco2/codecarbon's branch. A file in
     ``out_dir`` where a changelog goes that this tool did not write is refused before any
     request, unless ``force``. Two refreshes of one vendored folder never interleave: the second
-    waits for the first, up to LOCK_TIMEOUT_SECONDS (then LockBusy).
-
-    Example: ``refresh_carbon(Path("snapshots/codecarbon-energy-mix"), out_dir=Path("output"),
-    access=Access(today="2026-12-01"))``.
-    """
+    waits for the first, up to LOCK_TIMEOUT_SECONDS (then LockBusy)."""
     # Carbon's own branch, at its head: the network's ref and commit name the leaderboard's.
     upstream = Upstream(
         repository=CARBON_REPOSITORY, ref=CARBON_REF, network=replace(access.network, commit=None)

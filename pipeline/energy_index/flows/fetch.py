@@ -20,11 +20,7 @@ def fetch_snapshot(
     force: bool = False,
 ) -> Path:
     """Bring the snapshot at ``to`` up to date with ``repository`` (a GitHub URL). A file of it
-    changed by hand is not overwritten (UsageError naming it) unless ``force``.
-
-    Example: ``fetch_snapshot("https://github.com/ml-energy/leaderboard", to=Path("/tmp/up"),
-    tasks=["lm-arena-chat"], access=Access(today="2026-11-30", notify=print))``.
-    """
+    changed by hand is not overwritten (UsageError naming it) unless ``force``."""
     if not is_url(repository):
         raise UsageError(
             f"{shown(repository, quote=True)}: must be a https://github.com/<owner>/<repo> URL",

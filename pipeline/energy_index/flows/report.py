@@ -42,10 +42,7 @@ class IndexBeside:
 
 
 def index_beside(path: Path) -> IndexBeside:
-    """Read ``path`` and ``<stem>.report.json`` beside it; refuse if the report is another's.
-
-    Example: ``index_beside(Path("output/index.json")).report["index_sha256"]``
-    """
+    """Read ``path`` and ``<stem>.report.json`` beside it; refuse if the report is another's."""
     content = _read(path, what="the index", max_bytes=MAX_INDEX_BYTES)
     report_file = report_path(path)
     report = _parsed(_read(report_file, what="its build report"), report_file)
