@@ -247,7 +247,6 @@ date_option = click.option(
 # The last options of every command that may fetch and writes its own outputs.
 FETCHES_AND_REPLACES = stacked(cache_option, REPLACE_OPTION, network_options)
 
-# fetch
 FETCH_OPTIONS = stacked(
     path_option("--to", required=True, help="Snapshot directory to write."),
     click.option(
@@ -268,7 +267,6 @@ FETCH_OPTIONS = stacked(
     network_options,
 )
 
-# build
 BUILD_OPTIONS = stacked(
     source_option(settings.VENDORED_SNAPSHOT),
     task_option,
@@ -319,7 +317,6 @@ BUILD_OPTIONS = stacked(
     FETCHES_AND_REPLACES,
 )
 
-# regenerate
 REGENERATE_OPTIONS = stacked(
     source_option(settings.LIVE),
     task_option,
@@ -346,7 +343,6 @@ REGENERATE_OPTIONS = stacked(
     FETCHES_AND_REPLACES,
 )
 
-# refresh-carbon
 REFRESH_CARBON_OPTIONS = stacked(
     former_option("--snapshot", "--vendored", click.Path(path_type=Path)),
     path_option(
@@ -364,7 +360,6 @@ REFRESH_CARBON_OPTIONS = stacked(
     FETCHES_AND_REPLACES,
 )
 
-# audit
 AUDIT_OPTIONS = stacked(
     click.option(
         "--published",
@@ -431,7 +426,6 @@ SITE_OPTIONS = stacked(
 )
 
 
-# plan
 def _load(context: click.Context, param: click.Parameter, value: Any) -> Any:
     """A load (tokens or requests per second, tokens per request) as typed: text that is an
     integer stays one, so that a refusal shows 0 and not 0.0, and text that is no number goes on
@@ -483,7 +477,6 @@ PLAN_OPTIONS = stacked(
     network_options,
 )
 
-# validate
 VALIDATE_OPTIONS = stacked(
     click.argument("path", type=click.Path(path_type=Path)),
 )
