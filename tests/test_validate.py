@@ -598,3 +598,21 @@ def test_a_leaderboard_index_without_a_date_is_refused_naming_the_file(document,
     assert str(caught.value) == (
         f"public/data/index.json: 'last_updated' must be a date YYYY-MM-DD, got {got}"
     )
+
+
+@pytest.mark.parametrize(
+    ("architectures", "shown"),
+    [({"llm": [5]}, '{"llm": [5]}'), ({"llm": [1, "x" * 50]}, '{"llm": [1, "' + "x" * 27)],
+)
+def test_a_malformed_architectures_entry_is_shown_cut_to_40_characters(architectures, shown):
+    content = json.dumps({"last_updated": "2026-02-16", "architectures": architectures})
+    with pytest.raises(UpstreamFormatError) as caught:
+        refuse_unsupported_task(index_file(content.encode()), "lm-arena-chat")
+    assert str(caught.value) == (
+        "public/data/index.json: 'architectures' must be an object of lists of task names, got "
+        + shown
+    )
+
+
+def test_an_index_that_is_no_object_lists_no_diffusion_task():
+    assert refuse_unsupported_task(index_file(b"[1]"), "lm-arena-chat") is None
