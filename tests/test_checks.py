@@ -432,3 +432,10 @@ def test_a_check_with_more_violations_than_it_shows_counts_them_all():
     assert (
         len(found["energy_per_request_is_energy_per_token_times_output_length"]) == FINDINGS_SHOWN
     )
+
+
+def test_a_number_and_a_text_or_a_null_are_never_the_same_value():
+    from energy_index.steps.checks import _same
+
+    assert not _same(1.0, "1.0") and not _same("1.0", 1.0) and not _same(None, 0.0)
+    assert _same(1.0, 1.0 + 1e-12) and _same("H100", "H100")

@@ -563,7 +563,14 @@ def test_the_rule_makers_make_the_rules_they_are_named_for():
     ]
 
 
-@pytest.mark.parametrize(("document", "keys"), [({"b": 1, "a": 2}, "'a', 'b'"), ({}, "none")])
+@pytest.mark.parametrize(
+    ("document", "keys"),
+    [
+        ({"b": 1, "a": 2}, "'a', 'b'"),
+        ({}, "none"),
+        (dict.fromkeys("kjihgfedcba", 1), ", ".join(f"'{k}'" for k in "abcdefghij")),  # 10 of 11
+    ],
+)
 def test_a_file_without_configurations_lists_its_top_level_keys(document, keys):
     with pytest.raises(UpstreamFormatError) as caught:
         validated_configurations(upstream_file(json.dumps(document).encode()))
@@ -616,3 +623,9 @@ def test_a_malformed_architectures_entry_is_shown_cut_to_40_characters(architect
 
 def test_an_index_that_is_no_object_lists_no_diffusion_task():
     assert refuse_unsupported_task(index_file(b"[1]"), "lm-arena-chat") is None
+
+
+def test_an_empty_configurations_array_is_refused_in_those_words():
+    with pytest.raises(UpstreamFormatError) as caught:
+        validated_configurations(upstream_file(b'{"configurations": []}'))
+    assert str(caught.value) == f"{TASK_PATH}: 'configurations' is empty"
