@@ -829,6 +829,20 @@ def test_one_more_than_a_points_fewest_replicas_is_a_candidate_at_a_multiple_of_
     assert plan["gpu_energy"]["power_watts"]["high"] == significant(best)
 
 
+def test_the_command_at_a_multiple_of_a_measured_limit_takes_the_fewest_replicas_that_carry_it():
+    # 277 × what Qwen 3 30B A3B Instruct on one B200 carries at its 8839.82… tokens/s point: 277
+    # replicas, 194,800 W at most (278 and 195,500 W without "one more" among the candidates).
+    result = invoke(
+        "plan", "--model", "Qwen 3 30B A3B Instruct", "--gpu", "B200", "--from", GOLDEN,
+        "--tokens-per-second", "2448631.524627569",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (
+        "277 replicas × 1 GPU = 277 GPUs, 8839.824998655484 output tokens/s each" in result.output
+    )
+    assert "GPU power    151600 – 194800 W (all replicas)" in result.output
+
+
 def test_the_gpu_figures_say_their_boundary_status_and_where_the_output_length_came_from(
     monkeypatch,
 ):
