@@ -36,7 +36,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from energy_index.errors import UsageError, shown
+from energy_index.errors import UsageError, listed, shown
 from energy_index.model import (
     ITL_STATISTICS,
     PLAN_NAMES,
@@ -340,11 +340,10 @@ def _named(
     found = [c for c in curves if any(str(c[f]).casefold() == wanted for f in field_names)]
     if not found:
         known = sorted({str(c[field_names[0]]) for c in curves})
-        listed = ", ".join(shown(k) for k in known[:12])
-        more = f" and {len(known) - 12} more" if len(known) > 12 else ""
         what = PLAN_NAMES[parameter]
         raise UsageError(
-            f"{shown(value)} is not a {what} of these curves (known: {listed}{more})",
+            f"{shown(value)} is not a {what} of these curves "
+            f"(known: {listed(known, 12, show=shown)})",
             parameter=parameter,
         )
     return found
