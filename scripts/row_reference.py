@@ -1,6 +1,7 @@
 """Write the published row's generated copies from its declaration (steps/row_fields.py), so
-that they cannot drift: the row part of schemas/index.schema.json ($defs/rowFields) and the
-field table of docs/design.md.
+that they cannot drift: the row part of schemas/index.schema.json ($defs/rowFields), the
+field table of docs/design.md, and the rows of schemas/diffusion-index.schema.json (from
+steps/diffusion.py's row_fields).
 
 Usage: ``python scripts/row_reference.py`` (``make docs``) rewrites both; ``--check`` exits 1,
 naming the stale file, when either differs from what the declaration gives.
@@ -14,10 +15,14 @@ from pathlib import Path
 
 from cli_reference import between_markers
 
+from energy_index.documents.editorial import diffusion_tasks, editorial_text
+from energy_index.steps.diffusion import output_of
+from energy_index.steps.diffusion import row_schema as output_row_schema
 from energy_index.steps.row_fields import field_table, row_schema
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = REPO / "schemas" / "index.schema.json"
+DIFFUSION_SCHEMA = REPO / "schemas" / "diffusion-index.schema.json"
 DESIGN = REPO / "docs" / "design.md"
 START = "<!-- row-fields: generated from steps/row_fields.py by `make docs`; do not edit -->"
 END = "<!-- /row-fields -->"
@@ -29,12 +34,26 @@ def with_row_schema(text: str) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+def with_output_rows(text: str) -> str:
+    """The diffusion index's rows ($defs/imageRow, $defs/videoRow), from steps/diffusion.py."""
+    schema = json.loads(text)
+    editorial = editorial_text()
+    for task in diffusion_tasks(editorial):
+        output = output_of(task, editorial["diffusion"]["tasks"][task])
+        schema["$defs"][f"{output.noun}Row"] = output_row_schema(output)
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
 def with_field_table(text: str) -> str:
     table = f"{field_table()}\n"
     return between_markers(text, table, start=START, end=END, name="docs/design.md")
 
 
-GENERATED = ((SCHEMA, with_row_schema), (DESIGN, with_field_table))
+GENERATED = (
+    (SCHEMA, with_row_schema),
+    (DESIGN, with_field_table),
+    (DIFFUSION_SCHEMA, with_output_rows),
+)
 
 if __name__ == "__main__":
     stale = []

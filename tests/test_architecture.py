@@ -39,6 +39,7 @@ STEP_ORDER = {
     "row_fields": 0,  # the published row, declared: imports no step
     "responses": 4,
     "checks": 5,  # reads the per-model files as responses does
+    "diffusion": 4,  # the diffusion kind: validate, derive and row_fields reused
 }
 BASE = {"energy_index", "energy_index.settings", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {

@@ -84,13 +84,15 @@ def test_the_chat_index_built_among_all_tasks_equals_the_default_one(all_tasks: 
 
 
 @pytest.mark.parametrize("task", ["text-to-image", "text-to-video"])
-def test_a_diffusion_task_is_refused_with_a_clear_message(task, tmp_path):
+def test_a_diffusion_task_gets_its_own_index_and_never_the_token_pipeline(task, tmp_path):
+    # The token stages still refuse it as such: only the diffusion flow may build it.
     with pytest.raises(UnsupportedTask, match=f"{task} is a diffusion task"):
         index_stages(GOLDEN, settings=BuildSettings(task=task))
     result = invoke("build", "--from", GOLDEN, "--task", task, "--out", tmp_path / "i.json")
-    assert result.exit_code == 1
-    assert "energy per image or video, not per output token" in result.output
-    assert not (tmp_path / "i.json").exists()
+    assert result.exit_code == 0, result.output
+    assert "no place in this index" not in result.output
+    document = json.loads((tmp_path / "i.json").read_bytes())
+    assert (document["kind"], document["task"]) == ("diffusion index", task)
 
 
 # -- deadline sweep ------------------------------------------------------------------------------

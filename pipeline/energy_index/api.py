@@ -167,6 +167,7 @@ def build(
     task: str = settings.DEFAULT_TASK,
     itl_deadline_ms: float | Iterable[float] = settings.DEFAULT_ITL_DEADLINE_MS,
     itl_statistic: str = settings.DEFAULT_ITL_STATISTIC,
+    deadline_s: float | None = None,
     out: PathLike | None = settings.DEFAULT_OUT,
     retrieved: str | None = None,
     updated: str | None = None,
@@ -189,7 +190,10 @@ def build(
 
     ``source`` is a snapshot directory, or the upstream repository's URL (or 'live'), fetched
     into ``cache`` first. Several deadlines also write the deadline sweep; the index uses the
-    largest. Dates not given come from the snapshot (see docs/design.md, *Dates*).
+    largest. Dates not given come from the snapshot (see docs/design.md, *Dates*). A diffusion
+    task (text-to-image, text-to-video) is picked under ``deadline_s``, seconds of batch latency
+    (default: the task's); ``deadline_s`` for a token task is refused, as ``itl_deadline_ms`` and
+    ``itl_statistic`` other than their defaults are for a diffusion task.
     """
     given = locals()  # the extras' keywords are read by name from model.EXTRAS
     from energy_index.flows.build import build_in_memory, build_index
@@ -201,6 +205,11 @@ def build(
         task=task,
         itl_deadline_ms=max(deadlines),
         itl_statistic=itl_statistic,
+        deadline_s=(
+            None
+            if deadline_s is None
+            else checked_deadline(deadline_s, unit="seconds", parameter="deadline_s")
+        ),
         retrieved=checked_day(retrieved, parameter="retrieved"),
         updated=checked_day(updated, parameter="updated"),
     )

@@ -234,7 +234,8 @@ def build(**options: Any) -> None:
     --cache first. Dates not given are those --from's snapshot.json records for its index
     (index_dates), else the snapshot's retrieval date: never the clock, nor the index already at
     --out, so rebuilding unchanged input gives the same bytes. Nothing is written unless every
-    stage succeeds. Diffusion tasks (energy per image or video) are refused.
+    stage succeeds. A diffusion task (text-to-image, text-to-video) gets its own index, energy
+    per image or per video, picked under --deadline-s (docs/design.md).
 
     Example:
 
@@ -258,8 +259,10 @@ def build(**options: Any) -> None:
             click.echo(f"wrote {result.files[0]} ({rows} rows){_and_beside(result.files)}")
         return
     counts = built.report["counts"]
+    # A diffusion index has no stability filter: every configuration is a candidate.
+    stable = f"{counts['stable']} stable of " if "stable" in counts else ""
     click.echo(
-        f"wrote {built.files[0]} ({counts['rows']} rows from {counts['stable']} stable of "
+        f"wrote {built.files[0]} ({counts['rows']} rows from {stable}"
         f"{counts['configurations']} configurations){_and_beside(built.files)}"
     )
 

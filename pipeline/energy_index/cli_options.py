@@ -281,6 +281,15 @@ BUILD_OPTIONS = stacked(
         "then uses the largest.",
     ),
     itl_statistic_option,
+    click.option(
+        "--deadline-s",
+        type=click.UNPROCESSED,
+        metavar="S",
+        help="Batch latency deadline in seconds, inclusive, of a diffusion task (text-to-image, "
+        "text-to-video): the time to generate one batch a pick meets [default: the "
+        "leaderboard's default of the task]. Refused for a token task, as --itl-deadline-ms "
+        "and --itl-statistic other than their defaults are for a diffusion task.",
+    ),
     out_option,
     click.option(
         "--retrieved",
@@ -297,8 +306,8 @@ BUILD_OPTIONS = stacked(
     click.option(
         "--all-tasks",
         is_flag=True,
-        help="Build one index per LLM and multimodal task, as tasks/<task>/index.json beside --out "
-        "(which is not written).",
+        help="Build one index per task (LLM, multimodal and diffusion), as "
+        "tasks/<task>/index.json beside --out (which is not written).",
     ),
     *(
         click.option(

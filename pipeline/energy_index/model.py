@@ -450,14 +450,17 @@ def utf8_text(content: bytes) -> str:
 _BYTES = (bytes, bytearray, memoryview)
 
 
-def checked_deadlines(value: Any) -> tuple[float, ...]:
+def checked_deadlines(
+    value: Any, *, unit: str = "milliseconds", parameter: str = "itl_deadline_ms"
+) -> tuple[float, ...]:
     """The deadlines asked for, sorted, once each: a number, text (``"100"``, ``"100,500"``: the
     command line hands ``--itl-deadline-ms`` on as typed) or several numbers.
     Each must be a positive, finite number of milliseconds (NaN passes every range comparison,
     and nothing is measured at infinity). The command line and the API refuse the same values in
     the same words (UsageError naming ``itl_deadline_ms``).
 
-    Example: ``checked_deadlines("500,100")`` → ``(100.0, 500.0)``.
+    Example: ``checked_deadlines("500,100")`` → ``(100.0, 500.0)``. A diffusion task's
+    deadlines are seconds of batch latency (``unit="seconds", parameter="deadline_s"``).
     """
     parts = _deadline_parts(value)
     try:
@@ -467,17 +470,17 @@ def checked_deadlines(value: Any) -> tuple[float, ...]:
         deadlines = [float(part) for part in parts]
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int past every float
         raise UsageError(
-            f"{shown(value, quote=True)} is not a number of milliseconds or a comma-separated list",
-            parameter="itl_deadline_ms",
+            f"{shown(value, quote=True)} is not a number of {unit} or a comma-separated list",
+            parameter=parameter,
         ) from None
     if not deadlines:
-        raise UsageError("no deadline given", parameter="itl_deadline_ms")
+        raise UsageError("no deadline given", parameter=parameter)
     for part, deadline in zip(parts, deadlines, strict=True):
         if not 0 < deadline < math.inf:
             said = part.strip() if isinstance(part, str) else repr(part)  # as typed, not 0.0 for 0
             raise UsageError(
-                f"{said}: every deadline must be a positive, finite number of milliseconds",
-                parameter="itl_deadline_ms",
+                f"{said}: every deadline must be a positive, finite number of {unit}",
+                parameter=parameter,
             )
     return tuple(sorted(set(deadlines)))
 
@@ -495,13 +498,15 @@ def _deadline_parts(value: Any) -> list[Any]:
         return [value]
 
 
-def checked_deadline(value: Any) -> float:
+def checked_deadline(
+    value: Any, *, unit: str = "milliseconds", parameter: str = "itl_deadline_ms"
+) -> float:
     """One deadline (regenerate's, plan's), by the rule of ``checked_deadlines``."""
-    deadlines = checked_deadlines(value)
+    deadlines = checked_deadlines(value, unit=unit, parameter=parameter)
     if len(deadlines) > 1:
         raise UsageError(
             f"{shown(value, quote=True)}: one deadline is taken, not several",
-            parameter="itl_deadline_ms",
+            parameter=parameter,
         )
     return deadlines[0]
 

@@ -41,3 +41,20 @@ def task_text(editorial: dict[str, Any], task: str) -> dict[str, Any]:
 def indexed_tasks(editorial: dict[str, Any]) -> list[str]:
     """The tasks that have an index (``build --all-tasks``): those with editorial text."""
     return sorted(editorial["tasks"])
+
+
+def diffusion_tasks(editorial: dict[str, Any]) -> list[str]:
+    """The diffusion tasks that have an index (energy per image, per video): those declared in
+    editorial.json's ``diffusion.tasks``."""
+    return sorted(editorial["diffusion"]["tasks"])
+
+
+def every_task(editorial: dict[str, Any]) -> list[str]:
+    """Every task with an index, of either kind (``build --all-tasks``): tokens', then
+    diffusion's."""
+    return [*indexed_tasks(editorial), *diffusion_tasks(editorial)]
+
+
+def is_diffusion(editorial: dict[str, Any], task: str) -> bool:
+    """Whether ``task`` is declared as a diffusion task (its index is per image or video)."""
+    return task in editorial["diffusion"]["tasks"]

@@ -34,6 +34,10 @@ from energy_index.steps.stability import StableConfigurations
 from energy_index.steps.validate import ValidatedConfigurations
 
 REPORT_TITLE = "energy-index build report"
+# A diffusion index (documents/diffusion.py) opens with its kind, its build report with its title:
+# here, so that what tells this tool's outputs apart (documents/outputs.py) loads no diffusion step.
+DIFFUSION_KIND = "diffusion index"
+DIFFUSION_REPORT_TITLE = "energy-index diffusion build report"
 
 
 def index_document(
@@ -59,13 +63,6 @@ def index_document(
     reach = _reach(stability.stable, selection, words)
     qualifiers = [words["summary_default_ceiling"]] if is_default else []
     source = editorial["source"]
-    changed_at = datetime.fromisoformat(snapshot.task_file.last_commit_date)
-    task_file_changed = changed_at.astimezone(UTC).date().isoformat()
-    evidence_key = (
-        "compiled_evidence_same_day"
-        if task_file_changed == compiled
-        else "compiled_evidence_different_days"
-    )
     return {
         "version": editorial["format_version"],
         "updated": dates.updated,
@@ -79,40 +76,75 @@ def index_document(
         "reference_row": reference_row(
             rows, task_text["reference_row"], stable=stability.stable, selection=selection
         ),
-        "source": {
-            "name": source["name"],
-            "publisher": source["publisher"],
-            "url": source["url"],
-            "data_url": branch_url(snapshot, snapshot.task_file),
-            "version": source["version"].format(
-                benchmark_version=source["benchmark_version"],
-                released=source["released"],
-                compiled=compiled,
-            ),
-            "released": source["released"],
-            "compiled": compiled,
-            "compiled_evidence": source[evidence_key].format(
-                compiled=compiled, task_file_changed=task_file_changed
-            ),
-            "retrieved": dates.retrieved,
-            "licence": source["licence"],
-            "licence_evidence": list(source["licence_evidence"]),
-            "workload": task_text["source_workload"],
-            "method": source["method"],
-            "selection": words["source"].format(
+        "source": source_block(
+            snapshot,
+            compiled=compiled,
+            dates=dates,
+            source=source,
+            workload=task_text["source_workload"],
+            method=source["method"],
+            selection=words["source"].format(
                 statistic=statistic,
                 deadline_ms=deadline,
                 default_ceiling=words["source_default_ceiling"] if is_default else "",
                 reach=reach,
             ),
-            "cite": source["cite"],
-            "cite_url": source["cite_url"],
-            "used_for": source["used_for"],
-            "configurations": source["configurations"].format(count=stability.stable.height),
-        },
+            used_for=source["used_for"],
+            configurations=source["configurations"].format(count=stability.stable.height),
+        ),
         "caveat": editorial["caveat"],
         "boundary": editorial["boundary"],
         "rows": [dict(row) for row in rows],
+    }
+
+
+def source_block(
+    snapshot: UpstreamSnapshot,
+    *,
+    compiled: str,
+    dates: Dates,
+    source: dict[str, Any],
+    workload: str,
+    method: str,
+    selection: str,
+    used_for: str,
+    configurations: str,
+) -> dict[str, Any]:
+    """An index's ``source`` block, for either kind: the leaderboard's provenance from the
+    snapshot and the editorial ``source`` text, with the kind's own method, selection, use and
+    configurations sentences, in the published key order."""
+    changed_at = datetime.fromisoformat(snapshot.task_file.last_commit_date)
+    task_file_changed = changed_at.astimezone(UTC).date().isoformat()
+    evidence_key = (
+        "compiled_evidence_same_day"
+        if task_file_changed == compiled
+        else "compiled_evidence_different_days"
+    )
+    return {
+        "name": source["name"],
+        "publisher": source["publisher"],
+        "url": source["url"],
+        "data_url": branch_url(snapshot, snapshot.task_file),
+        "version": source["version"].format(
+            benchmark_version=source["benchmark_version"],
+            released=source["released"],
+            compiled=compiled,
+        ),
+        "released": source["released"],
+        "compiled": compiled,
+        "compiled_evidence": source[evidence_key].format(
+            compiled=compiled, task_file_changed=task_file_changed
+        ),
+        "retrieved": dates.retrieved,
+        "licence": source["licence"],
+        "licence_evidence": list(source["licence_evidence"]),
+        "workload": workload,
+        "method": method,
+        "selection": selection,
+        "cite": source["cite"],
+        "cite_url": source["cite_url"],
+        "used_for": used_for,
+        "configurations": configurations,
     }
 
 
@@ -303,19 +335,7 @@ def build_report(
         else "the stability filter excluded no configuration: the task file holds only stable runs"
     )
     return {
-        "report": REPORT_TITLE,
-        "note": "This is not the index; it records how the index beside it was built.",
-        "pipeline_version": __version__,
-        "index_sha256": hashlib.sha256(index_bytes).hexdigest(),
-        "source": {
-            "repository": snapshot.repository,
-            "ref": snapshot.ref,
-            "commit": snapshot.commit,
-            "commit_date": snapshot.commit_date,
-            "retrieved": snapshot.retrieved,
-            "data_url_at_commit": snapshot.task_file.url,
-        },
-        "inputs": [_input(f) for f in (snapshot.task_file, snapshot.index_file)],
+        **report_head(index_bytes, snapshot),
         "parameters": {
             "task": snapshot.task,
             "itl_deadline_ms": json_number(selection.itl_deadline_ms),
@@ -352,6 +372,28 @@ def build_report(
         "per_response": responses_summary(responses),
         # Upstream's data checked: findings are reported, never refused (steps/checks.py).
         "data_checks": checks or {"checks": [], "findings": []},
+    }
+
+
+def report_head(
+    index_bytes: bytes, snapshot: UpstreamSnapshot, *, title: str = REPORT_TITLE
+) -> dict[str, Any]:
+    """What a build report of either kind opens with: its title, the index's sha256, and the
+    snapshot and files it was built from."""
+    return {
+        "report": title,
+        "note": "This is not the index; it records how the index beside it was built.",
+        "pipeline_version": __version__,
+        "index_sha256": hashlib.sha256(index_bytes).hexdigest(),
+        "source": {
+            "repository": snapshot.repository,
+            "ref": snapshot.ref,
+            "commit": snapshot.commit,
+            "commit_date": snapshot.commit_date,
+            "retrieved": snapshot.retrieved,
+            "data_url_at_commit": snapshot.task_file.url,
+        },
+        "inputs": [_input(f) for f in (snapshot.task_file, snapshot.index_file)],
     }
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from energy_index.documents.index import REPORT_TITLE
+from energy_index.documents.index import DIFFUSION_KIND, DIFFUSION_REPORT_TITLE, REPORT_TITLE
 from energy_index.model import EXTRAS
 from energy_index.settings import TABLE_FORMATS
 
@@ -84,7 +84,23 @@ def _parquet(columns: tuple[str, ...]) -> Callable[[Ends], bool]:
     )
 
 
-_INDEX = _json(("version", None), ("updated", None))  # the index or the extended index
+_TOKEN_INDEX = _json(("version", None), ("updated", None))  # the index or the extended index
+_DIFFUSION_INDEX = _json(("version", None), ("kind", DIFFUSION_KIND))
+
+
+def _INDEX(ends: Ends) -> bool:
+    """An index of either kind: a token index (or its extended copy) or a diffusion index."""
+    return _TOKEN_INDEX(ends) or _DIFFUSION_INDEX(ends)
+
+
+_REPORTS = (_json(("report", REPORT_TITLE)), _json(("report", DIFFUSION_REPORT_TITLE)))
+
+
+def _build_report(ends: Ends) -> bool:
+    """A build report of either kind, by its title."""
+    return any(report(ends) for report in _REPORTS)
+
+
 _TABLES = {"csv": _csv, "parquet": _parquet}
 
 
@@ -105,7 +121,7 @@ def _extras() -> Iterator[tuple[str, Callable[[Ends], bool]]]:
 # flows/regenerate.py ``regeneration_paths``, flows/report.py), and how it is told.
 RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     "index": _INDEX,
-    "build report": _json(("report", REPORT_TITLE)),
+    "build report": _build_report,
     "errors file": _json(("file", None), ("failures", "#")),
     "changelog": _json(("date", None), ("upstream_commit", None)),
     "carbon changelog": _json(("kind", "carbon-changelog")),

@@ -34,9 +34,12 @@ IMPACTS_SCHEMA = EXTRAS["impacts"].schema
 PROFILES_SCHEMA = EXTRAS["profiles"].schema
 RESPONSES_SCHEMA = EXTRAS["responses"].schema
 PLAN_GRID_SCHEMA = "plan-grid.schema.json"  # the site API's tasks/<task>/plan.json
+DIFFUSION_INDEX_SCHEMA = "diffusion-index.schema.json"  # energy per image or per video
+DIFFUSION_REPORT_SCHEMA = "diffusion-report.schema.json"  # its build report
 SCHEMAS = (
     INDEX_SCHEMA, EXTENDED_SCHEMA, DEADLINES_SCHEMA, CURVES_SCHEMA, MODEL_SCHEMA, REPORT_SCHEMA,
-    IMPACTS_SCHEMA, PROFILES_SCHEMA, RESPONSES_SCHEMA, PLAN_GRID_SCHEMA,
+    IMPACTS_SCHEMA, PROFILES_SCHEMA, RESPONSES_SCHEMA, PLAN_GRID_SCHEMA, DIFFUSION_INDEX_SCHEMA,
+    DIFFUSION_REPORT_SCHEMA,
 )  # fmt: skip
 
 
@@ -51,6 +54,7 @@ KIND_SCHEMAS = {
     "impacts": IMPACTS_SCHEMA,
     "model": MODEL_SCHEMA,
     "plan-grid": PLAN_GRID_SCHEMA,
+    "diffusion index": DIFFUSION_INDEX_SCHEMA,
 }
 
 # Kinds this tool wrote once and no longer does, with what replaced them: validate says so.

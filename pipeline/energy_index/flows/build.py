@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from energy_index.documents.editorial import EDITORIAL_FILE, editorial_text, task_text
+from energy_index.documents.editorial import (
+    EDITORIAL_FILE,
+    editorial_text,
+    every_task,
+    is_diffusion,
+    task_text,
+)
 from energy_index.documents.index import (
     build_report,
     index_document,
@@ -77,7 +83,7 @@ def index_stages(
     """Fetch → validate → stability filter → selection → derive; raise on any bad input."""
     editorial = editorial or editorial_text()
     if settings.task not in editorial["tasks"]:
-        _refuse_unknown_task(source, settings.task, known=sorted(editorial["tasks"]))
+        _refuse_unknown_task(source, settings.task, known=sorted(every_task(editorial)))
     snapshot = upstream_snapshot(source, task=settings.task)
     refuse_unsupported_task(snapshot.index_file, settings.task)
     wording = task_text(editorial, settings.task)
@@ -188,14 +194,27 @@ def per_response(
 
 
 def _refuse_unknown_task(source: Path, task: str, *, known: list[str]) -> None:
-    """A diffusion task is refused as such (exit 1, its unit is not per token); any other task
-    without editorial text is a usage error naming the tasks there are."""
+    """A diffusion task is refused as such (exit 1, its unit is not per token: it has its own
+    index, flows/diffusion.py); any other task without editorial text is a usage error naming
+    the tasks there are."""
     refuse_unsupported_task(leaderboard_index(source), task)
     raise UsageError(
         f"{shown(task, quote=True)}: unknown task; known tasks: {', '.join(known)} (declared "
         f"in {EDITORIAL_FILE})",
         parameter="task",
     )
+
+
+def refuse_diffusion_settings(settings: BuildSettings) -> None:
+    """A diffusion task's deadline (seconds of batch latency) given for a token task is refused
+    by name: it would otherwise be ignored."""
+    if settings.deadline_s is not None:
+        raise UsageError(
+            f"a deadline on batch latency is for a diffusion task (text-to-image, "
+            f"text-to-video), not {shown(settings.task, quote=True)}; its deadline is "
+            "itl_deadline_ms",
+            parameter="deadline_s",
+        )
 
 
 def assembled(stages: Stages, dates: Dates) -> Build:
@@ -243,7 +262,14 @@ def build(
     settings: BuildSettings,
     editorial: dict[str, Any] | None = None,
 ) -> Build:
-    """Build the index from a snapshot directory, in memory."""
+    """Build the index from a snapshot directory, in memory (a diffusion task's index:
+    flows/diffusion.py)."""
+    editorial = editorial or editorial_text()
+    if is_diffusion(editorial, settings.task):
+        from energy_index.flows.diffusion import diffusion_build  # only a diffusion build's
+
+        return diffusion_build(source, settings=settings, editorial=editorial)
+    refuse_diffusion_settings(settings)
     stages = index_stages(source, settings=settings, editorial=editorial)
     return assembled(stages, settings.dates(stages.snapshot))
 
@@ -338,7 +364,16 @@ def built_files(
 ) -> tuple[Build, dict[Path, bytes]]:
     """The build at ``out`` (``written``: its files, the index first) and every file it writes,
     the index last: it is replaced only once everything beside it is in place. Nothing is
-    written but the errors file of a task file that broke rules (``staged_or_errors_file``)."""
+    written but the errors file of a task file that broke rules (``staged_or_errors_file``). A
+    diffusion task's are flows/diffusion.py's."""
+    editorial = editorial or editorial_text()
+    if is_diffusion(editorial, settings.task):
+        from energy_index.flows.diffusion import diffusion_built_files
+
+        return diffusion_built_files(
+            source, out=out, settings=settings, extras=extras, editorial=editorial
+        )
+    refuse_diffusion_settings(settings)
     stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
     result = assembled(stages, settings.dates(stages.snapshot))
     refuse_unpublishable(stages, result, name=str(out))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from energy_index.errors import UsageError
 from energy_index.model import EXTRAS, Dates, Extra, UpstreamSnapshot
@@ -21,6 +21,11 @@ from energy_index.steps.selection import Selection
 from energy_index.steps.stability import StabilityThresholds, StableConfigurations
 from energy_index.steps.validate import ValidatedConfigurations
 
+if TYPE_CHECKING:  # a token build does not load the diffusion kind's steps
+    import polars as pl
+
+    from energy_index.steps.diffusion import Output, OutputSelection
+
 
 @dataclass(frozen=True)
 class BuildSettings:
@@ -30,6 +35,9 @@ class BuildSettings:
     itl_deadline_ms: float = DEFAULT_ITL_DEADLINE_MS
     itl_statistic: str = DEFAULT_ITL_STATISTIC
     thresholds: StabilityThresholds = field(default_factory=StabilityThresholds)
+    # A diffusion task's deadline on batch latency, in seconds; None: the task's default
+    # (editorial.json). A token task has none.
+    deadline_s: float | None = None
     retrieved: str | None = None
     updated: str | None = None
     data_version: str | None = None
@@ -90,6 +98,21 @@ class Stages:
     responses: tuple[dict[str, Any], ...] = ()
     # Upstream's data checked (steps.checks.data_checks): each check and its findings.
     checks: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DiffusionStages:
+    """What the stages of a diffusion index computed (flows/diffusion.py), before dates."""
+
+    snapshot: UpstreamSnapshot
+    output: Output
+    validated: ValidatedConfigurations
+    configurations: pl.DataFrame  # steps.diffusion.configurations_frame: both tasks' names
+    checks: dict[str, Any]
+    selection: OutputSelection
+    rows: tuple[dict[str, Any], ...]
+    compiled: str
+    editorial: dict[str, Any]
 
 
 @dataclass(frozen=True)

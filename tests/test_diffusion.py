@@ -1,0 +1,293 @@
+"""The diffusion kind of index (steps/diffusion.py, documents/diffusion.py, flows/diffusion.py):
+energy per image and per video. Fast (seconds): small frames written here for the rules, and the
+frozen golden copies of both task files (fixtures/golden/) for the figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from energy_index import api
+from energy_index.documents.editorial import editorial_text
+from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, schema_problems
+from energy_index.errors import UsageError, ValidationFailed
+from energy_index.flows.build import build
+from energy_index.flows.records import BuildSettings
+from energy_index.model import UpstreamFile
+from energy_index.steps.diffusion import (
+    configurations_frame,
+    output_checks,
+    output_of,
+    output_rows,
+    selected_outputs,
+    selection_order,
+    validated_outputs,
+)
+from tests.conftest import GOLDEN, invoke
+
+IMAGE = output_of("text-to-image", editorial_text()["diffusion"]["tasks"]["text-to-image"])
+VIDEO = output_of("text-to-video", editorial_text()["diffusion"]["tasks"]["text-to-video"])
+
+
+def image(**given: Any) -> dict[str, Any]:
+    """One text-to-image configuration whose figures agree with one another (the data checks
+    hold): a batch of ``batch_size`` in ``batch_latency_s`` at ``avg_power_watts``."""
+    c = {
+        "model_id": "org/model",
+        "nickname": "Model",
+        "gpu_model": "H100",
+        "num_gpus": 1,
+        "ulysses_degree": 1,
+        "ring_degree": 1,
+        "batch_size": 1,
+        "inference_steps": 20,
+        "image_width": 1024,
+        "image_height": 1024,
+        "weight_precision": "bfloat16",
+        "total_params_billions": 1.0,
+        "activated_params_billions": 1.0,
+        "avg_power_watts": 500.0,
+        "batch_latency_s": 2.0,
+        **given,
+    }
+    throughput = c["batch_size"] / c["batch_latency_s"]
+    c.setdefault("throughput_images_per_sec", throughput)
+    c.setdefault("energy_per_image_joules", c["avg_power_watts"] / throughput)
+    return c
+
+
+def task_file(configurations: list[dict[str, Any]], task: str = "text-to-image") -> UpstreamFile:
+    content = json.dumps({"task": task, "configurations": configurations}).encode()
+    return UpstreamFile(
+        path=f"public/data/tasks/{task}.json", content=content, sha256="0" * 64,
+        bytes=len(content), url="https://example.org", last_commit="0" * 40,
+        last_commit_date="2026-01-01T00:00:00Z",
+    )  # fmt: skip
+
+
+def frame(configurations: list[dict[str, Any]]) -> pl.DataFrame:
+    return configurations_frame(validated_outputs(task_file(configurations), IMAGE).frame, IMAGE)
+
+
+# -- the figures of the golden copies ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def image_index() -> dict[str, Any]:
+    return build(GOLDEN, settings=BuildSettings(task="text-to-image")).document
+
+
+@pytest.fixture(scope="module")
+def video_index() -> dict[str, Any]:
+    return build(GOLDEN, settings=BuildSettings(task="text-to-video")).document
+
+
+def test_the_image_index_has_14_rows_and_sana_on_b200_costs_337_9_joules(image_index):
+    assert len(image_index["rows"]) == 14
+    assert image_index["deadline_s"] == 30 and image_index["unit"] == "Wh per image"
+    sana = next(r for r in image_index["rows"] if r["row_id"].startswith("sana-1-5-1-6b/B200/"))
+    assert (sana["joules_per_image"], sana["wh_per_image"]) == (337.9, 0.0939)
+    assert (sana["batch_size"], sana["num_gpus"], sana["batch_latency_s"]) == (4, 1, 1.83)
+    assert sana["row_id"] == "sana-1-5-1-6b/B200/1/4/1/1"
+    assert image_index["rows"][0] == sana  # the lowest Wh per image comes first
+
+
+def test_the_video_index_has_10_rows_with_seconds_of_video(video_index):
+    assert len(video_index["rows"]) == 10
+    assert video_index["deadline_s"] == 300 and video_index["unit"] == "Wh per video"
+    wan = next(r for r in video_index["rows"] if r["row_id"].startswith("wan-2-1-14b/H100/"))
+    assert (wan["num_frames"], wan["fps"], wan["video_seconds"]) == (81, 15, 5.4)
+    assert (wan["ulysses_degree"], wan["ring_degree"], wan["num_gpus"]) == (2, 1, 2)
+    assert wan["wh_per_video_second"] == round(wan["joules_per_video"] / 3600 / 5.4, 4)
+    assert video_index["reference_row"] == {"model": "Wan 2.1 14B", "gpu": "H100", "num_gpus": 2}
+
+
+def test_both_indices_answer_to_their_schema_and_say_there_is_no_stability_filter(
+    image_index, video_index
+):
+    for document in (image_index, video_index):
+        assert schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA) == []
+        assert "no stability filter" in document["source"]["selection"]
+        assert document["boundary"] == "gpu_only"
+    assert "8 or 4 per image configuration" in image_index["caveat"]
+    assert "2 per video configuration" in video_index["caveat"]
+
+
+# -- validation ----------------------------------------------------------------------------------
+
+
+def test_a_broken_rule_names_the_file_the_configuration_and_the_field():
+    bad = [image(), image(batch_size=2, batch_latency_s=-1.0, throughput_images_per_sec=1.0,
+                          energy_per_image_joules=1.0), {**image(), "batch_size": "4"}]  # fmt: skip
+    with pytest.raises(ValidationFailed) as raised:
+        validated_outputs(task_file(bad), IMAGE)
+    failures = {(f.position, f.column, f.problem) for f in raised.value.failures}
+    assert failures == {
+        (1, "batch_latency_s", "must be > 0"),
+        (2, "batch_size", "must be an integer"),
+    }
+    assert raised.value.path == "public/data/tasks/text-to-image.json"
+    second = next(f for f in raised.value.failures if f.position == 1)
+    assert second.row == (
+        "configurations[1] (model_id=org/model, gpu_model=H100, num_gpus=1, ulysses_degree=1, "
+        "ring_degree=1, batch_size=2)"
+    )
+
+
+def test_a_column_missing_everywhere_is_named():
+    configuration = image()
+    del configuration["batch_latency_s"]
+    with pytest.raises(Exception, match="missing from every configuration: batch_latency_s"):
+        validated_outputs(task_file([configuration]), IMAGE)
+
+
+# -- selection -----------------------------------------------------------------------------------
+
+
+def test_the_deadline_is_inclusive_and_a_pair_without_a_pick_is_counted():
+    configurations = frame([
+        image(batch_size=1, batch_latency_s=30.0, avg_power_watts=100.0),  # exactly 30 s
+        image(batch_size=2, batch_latency_s=30.5, avg_power_watts=10.0),  # lower energy, too slow
+        image(gpu_model="B200", batch_latency_s=31.0),  # nothing within 30 s
+    ])  # fmt: skip
+    selection = selected_outputs(configurations, deadline_s=30)
+    assert selection.selected.get_column("batch_size").to_list() == [1]
+    assert selection.eligible_configurations == 1
+    assert selection.groups_without_eligible.to_dicts() == [
+        {"model_id": "org/model", "gpu_model": "B200", "configurations": 1,
+         "fastest_batch_latency_s": 31.0}
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("winner", "loser"),
+    [
+        # equal energy: the lower batch latency wins
+        ({"batch_latency_s": 1.0}, {"batch_latency_s": 2.0}),
+        # equal energy and latency: fewer GPUs
+        ({"num_gpus": 1}, {"num_gpus": 2, "ulysses_degree": 2}),
+        # equal energy, latency and GPUs: the smaller batch
+        ({"batch_size": 1}, {"batch_size": 2}),
+        # equal in all four: the other columns, in ascending order (ring_degree before ulysses)
+        ({"num_gpus": 2, "ring_degree": 1, "ulysses_degree": 2},
+         {"num_gpus": 2, "ring_degree": 2, "ulysses_degree": 1}),
+    ],
+)  # fmt: skip
+def test_ties_are_broken_in_the_documented_order_whatever_the_file_order(winner, loser):
+    energy = {"energy_per_image_joules": 100.0}
+    for order in ((winner, loser), (loser, winner)):
+        picked = selected_outputs(frame([image(**energy, **c) for c in order]), deadline_s=30)
+        row = picked.selected.row(0, named=True)
+        assert {k: row[k] for k in winner} == winner, order
+
+
+def test_the_order_is_energy_latency_gpus_batch_then_every_other_column():
+    order = selection_order(["position", "z", "batch_size", "a", "num_gpus",
+                             "batch_latency_s", "energy_per_output_joules"])  # fmt: skip
+    assert order == ["energy_per_output_joules", "batch_latency_s", "num_gpus", "batch_size",
+                     "a", "z", "position"]  # fmt: skip
+
+
+# -- the row -------------------------------------------------------------------------------------
+
+
+def test_a_row_is_converted_and_rounded_as_declared():
+    configurations = frame([image(batch_size=4, batch_latency_s=1.8309, avg_power_watts=738.2,
+                                  energy_per_image_joules=337.94)])  # fmt: skip
+    (row,) = output_rows(configurations, IMAGE, editorial_text()["precision_labels"])
+    assert row["wh_per_image"] == round(337.94 / 3600, 4) == 0.0939
+    assert (row["joules_per_image"], row["batch_latency_s"], row["gpu_power_watts_total"]) == (
+        337.9,
+        1.83,
+        738,
+    )
+    assert row["images_per_second"] == round(4 / 1.8309, 3)
+    assert row["precision"] == "BF16" and row["row_id"] == "model/H100/1/4/1/1"
+
+
+# -- data checks ---------------------------------------------------------------------------------
+
+
+def _violations(configurations: list[dict[str, Any]]) -> dict[str, int]:
+    checks = output_checks(frame(configurations), IMAGE)
+    return {check["name"]: check["violations"] for check in checks["checks"]}
+
+
+def test_consistent_figures_break_no_check():
+    assert set(_violations([image(), image(batch_size=2, avg_power_watts=900.0)]).values()) == {0}
+
+
+@pytest.mark.parametrize(
+    ("broken", "check"),
+    [
+        ({"avg_power_watts": 500.0, "energy_per_image_joules": 2000.0},
+         "energy_times_throughput_is_power"),
+        ({"throughput_images_per_sec": 0.25, "energy_per_image_joules": 2000.0},
+         "throughput_is_batch_over_latency"),
+        ({"num_gpus": 2}, "gpus_are_ulysses_times_ring"),
+    ],
+)  # fmt: skip
+def test_each_broken_data_check_is_counted_and_names_the_configuration(broken, check):
+    configurations = frame([image(), image(gpu_model="B200", **broken)])
+    report = output_checks(configurations, IMAGE)
+    counted = {c["name"]: c["violations"] for c in report["checks"]}
+    assert counted[check] == 1
+    assert sum(counted.values()) == 1
+    (finding,) = report["findings"]
+    assert finding["check"] == check
+    assert finding["subject"].startswith("configurations[1] (model_id=org/model, gpu_model=B200")
+
+
+def test_energy_rising_with_the_batch_is_a_finding_not_a_refusal():
+    rising = [image(batch_size=1, avg_power_watts=500.0),
+              image(batch_size=2, batch_latency_s=5.0, avg_power_watts=500.0)]  # fmt: skip
+    report = output_checks(frame(rising), IMAGE)
+    counted = {c["name"]: (c["checked"], c["violations"]) for c in report["checks"]}
+    assert counted["energy_per_output_falls_as_batch_grows"] == (1, 1)
+    assert "at batch size 2" in report["findings"][0]["detail"]
+    assert selected_outputs(frame(rising), deadline_s=30).selected.height == 1
+
+
+# -- the command and the API ---------------------------------------------------------------------
+
+
+def test_build_writes_the_same_bytes_twice_and_the_api_refuses_what_the_cli_does(tmp_path: Path):
+    out = tmp_path / "index.json"
+    first = invoke("build", "--from", GOLDEN, "--task", "text-to-image", "--out", out)
+    assert first.exit_code == 0, first.output
+    assert "14 rows from 638 configurations" in first.output
+    written = out.read_bytes(), (tmp_path / "index.report.json").read_bytes()
+    again = invoke("build", "--from", GOLDEN, "--task", "text-to-image", "--out", out)
+    assert again.exit_code == 0
+    assert (out.read_bytes(), (tmp_path / "index.report.json").read_bytes()) == written
+    for args, keyword, flag in [
+        ({"itl_deadline_ms": 100}, "itl_deadline_ms", "--itl-deadline-ms"),
+        ({"itl_statistic": "p99"}, "itl_statistic", "--itl-statistic"),
+        ({"curves": True}, "curves", "--curves"),
+    ]:
+        with pytest.raises(UsageError) as raised:
+            api.build(source=GOLDEN, task="text-to-video", out=tmp_path / "v.json", **args)
+        assert raised.value.parameter == keyword
+        value = [] if args.get(keyword) is True else [str(args[keyword])]
+        result = invoke("build", "--from", GOLDEN, "--task", "text-to-video", flag, *value,
+                        "--out", tmp_path / "v.json")  # fmt: skip
+        assert result.exit_code == 2
+        assert result.output == f"error: {flag}: {raised.value}\n"
+    with pytest.raises(UsageError, match="for a diffusion task") as raised:
+        api.build(source=GOLDEN, deadline_s=30, out=None)
+    assert raised.value.parameter == "deadline_s"
+    with pytest.raises(UsageError, match="positive, finite number of seconds"):
+        api.build(source=GOLDEN, task="text-to-image", deadline_s=0, out=None)
+    assert not (tmp_path / "v.json").exists()
+
+
+def test_a_shorter_deadline_leaves_pairs_out_and_says_so():
+    built = api.build(source=GOLDEN, task="text-to-image", deadline_s=2, out=None)
+    assert built.document["deadline_s"] == 2
+    assert built.report["counts"]["rows"] + built.report["counts"]["groups_without_eligible"] == 14
+    assert all(row["batch_latency_s"] <= 2 for row in built.document["rows"])
+    assert built.document["reference_row"] is None  # Stable Diffusion 3.5 Large's fastest: 2.97 s
