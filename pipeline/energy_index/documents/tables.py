@@ -30,6 +30,14 @@ def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
     return _written(pl.DataFrame(rows, schema=types), format=format)
 
 
+def rows_table_bytes(
+    rows: list[dict[str, Any]], record_schema: dict[str, Any], *, format: str
+) -> bytes:
+    """Rows as CSV or Parquet, their columns typed from ``record_schema`` (a diffusion index's
+    row, ``steps.diffusion.row_schema``), in its order."""
+    return _written(pl.DataFrame(rows, schema=_types(record_schema)), format=format)
+
+
 def profile_table_bytes(picks: list[dict[str, Any]], *, format: str) -> bytes:
     """The latency profiles' picks (one per group, statistic and deadline) as CSV or Parquet."""
     types = _types(schema_document(PROFILES_SCHEMA)["$defs"]["pick"])

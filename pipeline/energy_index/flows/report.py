@@ -16,16 +16,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.schemas import REPORT_SCHEMA, listed_problems, schema_problems
+from energy_index.documents.diffusion import DIFFUSION_REPORT_TITLE
+from energy_index.documents.editorial import editorial_text
+from energy_index.documents.schemas import (
+    DIFFUSION_REPORT_SCHEMA,
+    REPORT_SCHEMA,
+    listed_problems,
+    schema_problems,
+)
 from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import index_stages, inputs_of
+from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.impacts import impacts_built
 from energy_index.flows.outputs import fetched, refuse_foreign_outputs, refuse_outputs_inside
-from energy_index.flows.records import BuildSettings, Stages
+from energy_index.flows.records import BuildSettings, DiffusionStages, Stages
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access, report_path
+from energy_index.pages.diffusion import DiffusionPageInputs, diffusion_page, ordered_candidates
 from energy_index.pages.page import PageInputs, report_html
 from energy_index.settings import CARBON_SNAPSHOT, MAX_INDEX_BYTES
 from energy_index.steps.stability import StabilityThresholds
@@ -46,11 +55,13 @@ def index_beside(path: Path) -> IndexBeside:
     content = _read(path, what="the index", max_bytes=MAX_INDEX_BYTES)
     report_file = report_path(path)
     report = _parsed(_read(report_file, what="its build report"), report_file)
-    # A page inserts the report's values: it must match its schema.
-    if problems := schema_problems(report, schema=REPORT_SCHEMA):
+    # A page inserts the report's values: it must match its schema (a diffusion index's
+    # report, told by its title, its own).
+    schema = DIFFUSION_REPORT_SCHEMA if is_diffusion_report(report) else REPORT_SCHEMA
+    if problems := schema_problems(report, schema=schema):
         raise SourceError(
             f"{shown(report_file, path=True)}: not a build report matching "
-            f"schemas/{REPORT_SCHEMA} ({problems.total} problem(s)):{listed_problems(problems)}"
+            f"schemas/{schema} ({problems.total} problem(s)):{listed_problems(problems)}"
         )
     document = _parsed(content, path)
     actual = hashlib.sha256(content).hexdigest()
@@ -63,9 +74,16 @@ def index_beside(path: Path) -> IndexBeside:
     return IndexBeside(path=path, document=document, report=report, content=content)
 
 
+def is_diffusion_report(report: dict[str, Any]) -> bool:
+    """Whether a build report is a diffusion index's (energy per image or per video)."""
+    return report.get("report") == DIFFUSION_REPORT_TITLE
+
+
 def settings_of(beside: IndexBeside) -> BuildSettings:
     """The settings the index was built with, as its build report records them."""
     parameters = beside.report["parameters"]
+    if is_diffusion_report(beside.report):
+        return BuildSettings(task=parameters["task"], deadline_s=float(parameters["deadline_s"]))
     return BuildSettings(
         task=parameters["task"],
         itl_deadline_ms=float(parameters["itl_deadline_ms"]),
@@ -76,7 +94,9 @@ def settings_of(beside: IndexBeside) -> BuildSettings:
     )
 
 
-def refuse_other_snapshot(beside: IndexBeside, stages: Stages, *, source: Path) -> None:
+def refuse_other_snapshot(
+    beside: IndexBeside, stages: Stages | DiffusionStages, *, source: Path
+) -> None:
     """Raise unless the snapshot holds the very input files the index was built from."""
     recorded = {i["path"]: i["sha256"] for i in beside.report["inputs"]}
     files = (stages.snapshot.task_file, stages.snapshot.index_file)
@@ -101,6 +121,37 @@ def page_inputs(index: Path, source: Path, *, carbon: Path = Path(CARBON_SNAPSHO
     # The file's name, not the path it was given by: the same index gives the same page.
     return inputs_of(
         stages, document=beside.document, report=beside.report, name=index.name, impacts=impacts
+    )
+
+
+def diffusion_inputs(
+    stages: DiffusionStages,
+    *,
+    document: dict[str, Any],
+    report: dict[str, Any],
+    name: str,
+    links: str = "",
+) -> DiffusionPageInputs:
+    """A diffusion page's inputs from stages already run and the index and report they gave."""
+    return DiffusionPageInputs(
+        document=document,
+        report=report,
+        candidates=ordered_candidates(
+            stages.configurations, stages.output, stages.editorial["precision_labels"]
+        ),
+        output=stages.output,
+        index_name=name,
+        links=links,
+    )
+
+
+def diffusion_page_of(index: Path, source: Path) -> str:
+    """The page of the diffusion index at ``index``, its configurations from ``source``."""
+    beside = index_beside(index)
+    stages = diffusion_stages(source, settings=settings_of(beside), editorial=editorial_text())
+    refuse_other_snapshot(beside, stages, source=source)
+    return diffusion_page(
+        diffusion_inputs(stages, document=beside.document, report=beside.report, name=index.name)
     )
 
 
@@ -151,7 +202,19 @@ def write_report_page(
     if not fetched(source):  # the more telling refusal, before the fetch writes the cache
         refuse_outputs_inside(Path(source), outputs)
     refuse_foreign_outputs(outputs, force=force)
-    task = index_beside(index).report["parameters"]["task"]
+    report = index_beside(index).report
+    task = report["parameters"]["task"]
+    if is_diffusion_report(report):
+        if png is not None:  # before anything is fetched or written
+            raise UsageError(
+                f"{index}: a diffusion index's page has no charts to draw as a picture",
+                parameter="png",
+            )
+        snapshot = resolved_snapshot(source, tasks=[task], access=access)
+        refuse_outputs_inside(snapshot, outputs)
+        page = diffusion_page_of(index, snapshot).encode("utf-8")
+        write_files({out: page})
+        return len(page)
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     refuse_outputs_inside(snapshot, outputs)
     inputs = page_inputs(index, snapshot, carbon=carbon)

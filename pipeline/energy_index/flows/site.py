@@ -39,9 +39,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.editorial import editorial_text, indexed_tasks, task_text
+from energy_index.documents.diffusion import DIFFUSION_KIND
+from energy_index.documents.editorial import editorial_text, every_task, is_diffusion, task_text
 from energy_index.documents.index import serialized
 from energy_index.documents.schemas import (
+    DIFFUSION_INDEX_SCHEMA,
+    DIFFUSION_REPORT_SCHEMA,
     INDEX_SCHEMA,
     MODEL_SCHEMA,
     PLAN_GRID_SCHEMA,
@@ -51,13 +54,17 @@ from energy_index.documents.schemas import (
     schema_document,
     schema_path,
 )
-from energy_index.documents.tables import impacts_table_bytes, table_bytes
+from energy_index.documents.tables import impacts_table_bytes, rows_table_bytes, table_bytes
 from energy_index.errors import SourceError, shown
 from energy_index.flows.build import assembled, index_stages, inputs_of
+from energy_index.flows.diffusion import diffusion_assembled, diffusion_stages
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
 from energy_index.flows.impacts import impacts_built
 from energy_index.flows.plan import plan_grid
+from energy_index.flows.records import BuildSettings
 from energy_index.flows.report import (
+    IndexBeside,
+    diffusion_inputs,
     index_beside,
     refuse_other_snapshot,
     settings_of,
@@ -68,6 +75,7 @@ from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import EXTRAS, Access, Target
 from energy_index.pages.cards import card_html, card_path
+from energy_index.pages.diffusion import diffusion_card, diffusion_page, diffusion_title
 from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, task_links
 from energy_index.pages.page import page_style, page_title, report_html
 from energy_index.settings import (
@@ -79,6 +87,8 @@ from energy_index.settings import (
 )
 from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import slug
+from energy_index.steps.diffusion import output_of
+from energy_index.steps.diffusion import row_schema as output_row_schema
 
 API = "api/v1"
 # Every file of the site with its sha256: what a reader can check a copy against, and what
@@ -102,14 +112,23 @@ def site_files(
     models: dict[str, dict[str, Any]] = {}
     tables = []
     editorial = editorial_text()
+    tasks = _tasks(settings.task, source)
     # Each task's page by its own name (its title), on the front page and every link to it.
-    pages = {
-        f"tasks/{task}/index.html": page_title(task_text(editorial, task)["source_workload"])
-        for task in _tasks(settings.task, source)
-    }
+    pages = {f"tasks/{task}/index.html": _page_name(editorial, task) for task in tasks}
     schemas = [f"schemas/{name}" for name in SCHEMAS]
-    for task in _tasks(settings.task, source):
-        task_settings = replace(settings, task=task)
+    # A diffusion task's page links every page; a token task's the token tasks' alone, as
+    # before the diffusion kind: its bytes stay those of the index it documents (the front
+    # page lists them all).
+    token_pages = {
+        path: name for path, name in pages.items() if not is_diffusion(editorial, _task_of(path))
+    }
+    for task in tasks:
+        if is_diffusion(editorial, task):
+            tables.append(
+                (task, _diffusion_files(files, task, settings, source, beside, pages, schemas))
+            )
+            continue
+        task_settings = _settings_for(settings, task)
         stages = index_stages(source, settings=task_settings)
         if task == settings.task:
             refuse_other_snapshot(beside, stages, source=source)
@@ -125,7 +144,7 @@ def site_files(
         here = f"tasks/{task}/index.html"
         links = task_links(
             here=here,
-            tasks=pages,
+            tasks=token_pages,
             downloads={label: f"{base}/{name}" for label, name in DOWNLOADS},
             schemas=schemas,
             cards={
@@ -174,13 +193,17 @@ def site_files(
     files["datapackage.json"] = serialized(data_package(tables, files))
     for name in SCHEMAS:
         files[f"schemas/{name}"] = schema_path(name).read_bytes()
-    files[API_INDEX] = serialized(api_index(files))
+    files[API_INDEX] = serialized(api_index(files, diffusion=[t for t, d in tables if _is_diffusion_index(d)]))
     files["index.html"] = front_page(
-        title="energy-index: energy per output token of LLMs",
-        lede="Per model and GPU type, the stable serving configuration with the lowest energy "
-        "per output token within a latency deadline, rebuilt from the ML.ENERGY Leaderboard. "
-        "Each task's page has its figures, downloads and API files.",
+        title="energy-index: energy per output token, per image and per video",
+        lede="Per model and GPU type, the configuration with the lowest measured GPU energy "
+        "within a latency deadline, rebuilt from the ML.ENERGY Leaderboard: per output token "
+        "for language models (the stable serving configurations, under a deadline on "
+        "inter-token latency), per image or per video for diffusion models (every published "
+        "configuration, under a deadline on batch latency). Each task's page has its figures, "
+        "downloads and API files.",
         tasks=pages,
+        units={path: _unit(editorial, _task_of(path)) for path in pages},
         style=page_style(),
         extra={
             "Every API endpoint, with its schema (api/v1/index.json)": API_INDEX,
@@ -224,15 +247,17 @@ _SCHEMA_OF = {
 }
 
 
-def api_index(files: Mapping[str, bytes]) -> dict[str, Any]:
+def api_index(files: Mapping[str, bytes], *, diffusion: Sequence[str] = ()) -> dict[str, Any]:
     """api/v1/index.json: every file of the API with its schema (a path in the site) or, for
-    a table, the Data Package that describes it."""
+    a table, the Data Package that describes it. ``diffusion``: the tasks whose index is a
+    diffusion index (its own schemas)."""
     endpoints = []
     for path in sorted(files):
         if not path.startswith(f"{API}/"):
             continue
         name, folder = path.rsplit("/", 1)[-1], path.rsplit("/", 2)[-2]
-        schema = _SCHEMA_OF.get(folder) or _SCHEMA_OF.get(name)
+        of = _DIFFUSION_SCHEMA_OF if folder in diffusion else _SCHEMA_OF
+        schema = of.get(folder) or of.get(name)
         endpoints.append(
             {
                 "path": path,
@@ -252,14 +277,113 @@ def api_index(files: Mapping[str, bytes]) -> dict[str, Any]:
     }
 
 
+_DIFFUSION_SCHEMA_OF = {
+    "index.json": DIFFUSION_INDEX_SCHEMA,
+    "index.report.json": DIFFUSION_REPORT_SCHEMA,
+}
 _MEDIA = {"csv": "text/csv", "parquet": "application/vnd.apache.parquet"}
 
 
 def _tasks(first: str, source: Path) -> list[str]:
-    """The index's task, then every other indexed task the snapshot holds (a task upstream
-    deleted, which regeneration dropped from the snapshot, has no page)."""
+    """The index's task, then every other task with an index that the snapshot holds, the
+    token tasks first (a task upstream deleted, which regeneration dropped from the snapshot,
+    has no page)."""
     held = set(read_manifest(snapshot_directory(source), checks=Checks.PROVENANCE).tasks())
-    return [first, *(t for t in indexed_tasks(editorial_text()) if t != first and t in held)]
+    return [first, *(t for t in every_task(editorial_text()) if t != first and t in held)]
+
+
+def _task_of(page: str) -> str:
+    return page.split("/")[1]  # tasks/<task>/index.html
+
+
+def _page_name(editorial: dict[str, Any], task: str) -> str:
+    """A task's page by its own name (its title): the unit, then the workload."""
+    if is_diffusion(editorial, task):
+        entry = editorial["diffusion"]["tasks"][task]
+        return diffusion_title(output_of(task, entry), entry["source_workload"])
+    return page_title(task_text(editorial, task)["source_workload"])
+
+
+def _unit(editorial: dict[str, Any], task: str) -> str:
+    if is_diffusion(editorial, task):
+        return str(editorial["diffusion"]["tasks"][task]["unit"])
+    return str(editorial["unit"])
+
+
+def _settings_for(settings: BuildSettings, task: str) -> BuildSettings:
+    """What another task of the site is built with: a token task, the settings of the index
+    given (its deadline and statistic) when that is a token index; a diffusion task, or a token
+    task beside a diffusion index, its defaults (each diffusion task has its own deadline)."""
+    if task == settings.task:
+        return settings
+    editorial = editorial_text()
+    if is_diffusion(editorial, task) or is_diffusion(editorial, settings.task):
+        return BuildSettings(task=task)
+    return replace(settings, task=task)
+
+
+# What a diffusion task's page offers to download: label, file name in api/v1/tasks/<task>/.
+DIFFUSION_DOWNLOADS = (
+    ("The index (JSON)", "index.json"),
+    ("Its rows as CSV", "index.csv"),
+    ("Its rows as Parquet", "index.parquet"),
+    ("The build report", "index.report.json"),
+)
+
+
+def _diffusion_files(
+    files: dict[str, bytes],
+    task: str,
+    settings: BuildSettings,
+    source: Path,
+    beside: IndexBeside,
+    pages: Mapping[str, str],
+    schemas: list[str],
+) -> dict[str, Any]:
+    """A diffusion task's page, API files and cards, added to ``files``; returns its index."""
+    task_settings = _settings_for(settings, task)
+    stages = diffusion_stages(source, settings=task_settings, editorial=editorial_text())
+    if task == settings.task:
+        refuse_other_snapshot(beside, stages, source=source)
+        document, report, index_bytes = beside.document, beside.report, beside.content
+    else:
+        built = diffusion_assembled(stages, task_settings.dates(stages.snapshot))
+        document, report, index_bytes = built.document, built.report, built.index_bytes
+    base = f"{API}/tasks/{task}"
+    here = f"tasks/{task}/index.html"
+    links = task_links(
+        here=here,
+        tasks=pages,
+        downloads={label: f"{base}/{name}" for label, name in DIFFUSION_DOWNLOADS},
+        schemas=schemas,
+        cards={f"{row['model']} on {row['gpu']}": card_path(task, row) for row in document["rows"]},
+        api_index=API_INDEX,
+    )
+    inputs = diffusion_inputs(
+        stages, document=document, report=report, name=f"{base}/index.json", links=links
+    )
+    files[here] = diffusion_page(inputs).encode("utf-8")
+    files[f"{base}/index.json"] = index_bytes
+    files[f"{base}/index.report.json"] = serialized(dict(report))
+    row_schema = output_row_schema(stages.output)
+    for format in ("csv", "parquet"):
+        files[f"{base}/index.{format}"] = rows_table_bytes(
+            document["rows"], row_schema, format=format
+        )
+    sha256 = hashlib.sha256(index_bytes).hexdigest()
+    for row in document["rows"]:
+        files[card_path(task, row)] = diffusion_card(
+            task=task,
+            output=stages.output,
+            index=document,
+            index_row=row,
+            index_sha256=sha256,
+            upstream_commit=stages.snapshot.commit,
+            api=API,
+            style=page_style() + SITE_STYLE,
+            back=back_links(here=card_path(task, row), task_page=here, task_name=pages[here]),
+        ).encode("utf-8")
+    return document
 
 
 def _add_models(
@@ -312,11 +436,13 @@ def data_package(
     first = tables[0][1]["source"]
     return {
         "name": "energy-index",
-        "title": "energy-index: energy per output token of LLMs, per model and GPU",
-        "description": "One row per (model, GPU type): the stable serving configuration with the "
-        "lowest energy per output token whose median inter-token latency meets the deadline, "
-        "rebuilt from the ML.ENERGY Leaderboard. Each task's index, deadline sweep and the "
-        "per-model files are in api/v1 beside this file as JSON.",
+        "title": "energy-index: energy per output token, per image and per video, per model and GPU",
+        "description": "One row per (model, GPU type): for a language model task, the stable "
+        "serving configuration with the lowest energy per output token whose median inter-token "
+        "latency meets the deadline; for a diffusion task, the configuration with the lowest "
+        "energy per image or per video whose batch latency meets the deadline; rebuilt from the "
+        "ML.ENERGY Leaderboard. Each task's index, and for a language model task its deadline "
+        "sweep and the per-model files, are in api/v1 beside this file as JSON.",
         "licenses": [
             {
                 "name": "Apache-2.0",
@@ -327,7 +453,7 @@ def data_package(
         "sources": [{"title": first["name"], "path": first["url"]}],
         "resources": [
             *(_table(task, document, files) for task, document in tables),
-            *(_impacts_table(task, files) for task, _ in tables),
+            *(_impacts_table(task, files) for task, d in tables if not _is_diffusion_index(d)),
         ],
     }
 
@@ -359,8 +485,8 @@ def _impacts_table(task: str, files: Mapping[str, bytes]) -> dict[str, Any]:
 def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -> dict[str, Any]:
     path = f"{API}/tasks/{task}/index.csv"
     content = files[path]
-    # The fields of an index row, as the index schema declares them (with their descriptions).
-    row = schema_document(INDEX_SCHEMA)["$defs"]["rowFields"]
+    # The fields of an index row, as its schema declares them (with their descriptions).
+    row = _row_schema(task, document)
     fields = []
     # A field the schema does not require (a tail ITL) is a column only where the rows have it.
     present = set(document["rows"][0]) if document["rows"] else set(row["required"])
@@ -376,6 +502,18 @@ def _table(task: str, document: Mapping[str, Any], files: Mapping[str, bytes]) -
         "title": f"{document['source']['workload']}: the index rows",
         **_csv_resource(path, content, fields),
     }
+
+
+def _is_diffusion_index(document: Mapping[str, Any]) -> bool:
+    return document.get("kind") == DIFFUSION_KIND
+
+
+def _row_schema(task: str, document: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema of one row of ``document``, a token index or a diffusion index of ``task``."""
+    if _is_diffusion_index(document):
+        return output_row_schema(output_of(task, editorial_text()["diffusion"]["tasks"][task]))
+    row: dict[str, Any] = schema_document(INDEX_SCHEMA)["$defs"]["rowFields"]
+    return row
 
 
 def _csv_resource(path: str, content: bytes, fields: list[dict[str, Any]]) -> dict[str, Any]:
@@ -403,7 +541,7 @@ def write_site(
     """``site``: write every file of the site into ``out``, replaced whole; returns them. A
     file of the previous site changed by hand is not overwritten (UsageError) unless ``force``.
     """
-    tasks = indexed_tasks(editorial_text())
+    tasks = every_task(editorial_text())
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     files = site_files(index, snapshot, carbon=carbon)
     write_directory(out, files, manifest=SITE_MANIFEST, keep_edits=not force)

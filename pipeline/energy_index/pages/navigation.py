@@ -67,11 +67,16 @@ def front_page(
     extra: Mapping[str, str],
     lede: str,
     style: str,
+    units: Mapping[str, str],
 ) -> str:
     """The site's front page: a link to every task's page, labelled with that page's own name
-    (``tasks``: path → name), and to the API and data package; in the report's ``style``."""
+    (``tasks``: path → name) and its unit (``units``: path → unit), and to the API and data
+    package; in the report's ``style``."""
     here = HOME
-    items = [link(path, name, here=here) for path, name in tasks.items()]
+    items = [
+        f'{link(path, name, here=here)}<br><span class="unit">{escape(units[path])}</span>'
+        for path, name in tasks.items()
+    ]
     others = [link(path, label, here=here) for label, path in extra.items()]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

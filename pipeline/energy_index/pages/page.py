@@ -127,7 +127,7 @@ def report_html(inputs: PageInputs) -> str:
         "index_table": _index_table(configurations, document),
         "sweep_table": _sweep_table(inputs.sweep),
         "excluded": _excluded(report),
-        "provenance": _provenance(document, report, inputs.index_name),
+        "provenance": provenance_list(document, report, inputs.index_name),
         "page_data": json_in_script(
             {
                 "deadline": deadline,
@@ -144,7 +144,7 @@ def report_html(inputs: PageInputs) -> str:
         "links": inputs.links,
         "statistic_select": _statistic_select(configurations, statistic),
         "responses_section": _responses_section(inputs.responses, document),
-        "findings_section": _findings_section(report),
+        "findings_section": findings_section(report),
         "planner_section": (
             planner_section(inputs.plan_curves, planner_text(), configurations)
             if inputs.plan_curves
@@ -220,7 +220,7 @@ def _responses_section(responses: Sequence[Mapping[str, Any]], document: Mapping
     )
 
 
-def _findings_section(report: Mapping[str, Any]) -> str:
+def findings_section(report: Mapping[str, Any]) -> str:
     """Upstream's data checked: every check, and each finding."""
     checks = report.get("data_checks")
     if not checks:
@@ -387,7 +387,7 @@ def _cell(field: str, value: Any) -> str:
     return f"<td{kind}>{escape(str(value))}</td>"
 
 
-def _provenance(document: Mapping[str, Any], report: Mapping[str, Any], index_name: str) -> str:
+def provenance_list(document: Mapping[str, Any], report: Mapping[str, Any], index_name: str) -> str:
     source = document["source"]
     built = report["source"]
     inputs = "; ".join(f"{i['path']} sha256 {i['sha256']}" for i in report["inputs"])
