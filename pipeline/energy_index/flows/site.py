@@ -115,7 +115,10 @@ def site_files(
     tasks = _tasks(settings.task, source)
     # Each task's page by its own name (its title), on the front page and every link to it.
     pages = {f"tasks/{task}/index.html": _page_name(editorial, task) for task in tasks}
-    schemas = [f"schemas/{name}" for name in SCHEMAS]
+    # Each page links the schemas of its kind's files.
+    own = (DIFFUSION_INDEX_SCHEMA, DIFFUSION_REPORT_SCHEMA)
+    schemas = [f"schemas/{name}" for name in SCHEMAS if name not in own]
+    diffusion_schemas = [f"schemas/{name}" for name in own]
     # A diffusion task's page links every page; a token task's the token tasks' alone, as
     # before the diffusion kind: its bytes stay those of the index it documents (the front
     # page lists them all).
@@ -125,7 +128,7 @@ def site_files(
     for task in tasks:
         if is_diffusion(editorial, task):
             tables.append(
-                (task, _diffusion_files(files, task, settings, source, beside, pages, schemas))
+                (task, _diffusion_files(files, task, settings, source, beside, pages, diffusion_schemas))
             )
             continue
         task_settings = _settings_for(settings, task)
