@@ -118,6 +118,13 @@ def _today() -> str:
     return datetime.now(UTC).date().isoformat()
 
 
+def _deadline_s(value: Any) -> float | None:
+    """A diffusion task's deadline as given (None: the task's default), checked as seconds."""
+    if value is None:
+        return None
+    return checked_deadline(value, unit="seconds", parameter="deadline_s")
+
+
 def _path(value: PathLike | None, *, parameter: str) -> Path | None:
     """A path given as text or Path; text ending in a separator names a directory, which no
     parameter taking a file accepts (Path() would drop the slash)."""
@@ -205,11 +212,7 @@ def build(
         task=task,
         itl_deadline_ms=max(deadlines),
         itl_statistic=itl_statistic,
-        deadline_s=(
-            None
-            if deadline_s is None
-            else checked_deadline(deadline_s, unit="seconds", parameter="deadline_s")
-        ),
+        deadline_s=_deadline_s(deadline_s),
         retrieved=checked_day(retrieved, parameter="retrieved"),
         updated=checked_day(updated, parameter="updated"),
     )
@@ -288,6 +291,7 @@ def regenerate(
     source: PathLike = settings.LIVE,
     task: str = settings.DEFAULT_TASK,
     itl_deadline_ms: float = settings.DEFAULT_ITL_DEADLINE_MS,
+    deadline_s: float | None = None,
     out: PathLike = settings.DEFAULT_OUT,
     today: str | None = None,
     lock_timeout: float = settings.LOCK_TIMEOUT_SECONDS,
@@ -301,7 +305,9 @@ def regenerate(
     (and the vendored snapshot ``vendored``; by default the vendored snapshot when ``out`` is
     the default output) only if upstream changed. ``today`` stamps a change (default: today,
     UTC). ``.changelog`` is None when nothing changed. A file where an output goes that is not
-    this tool's output of that kind is refused (UsageError) unless ``force``."""
+    this tool's output of that kind is refused (UsageError) unless ``force``. A diffusion task
+    (text-to-image, text-to-video) is picked under ``deadline_s``, seconds of batch latency
+    (default: the task's), as ``build`` picks it."""
     from energy_index.flows.records import BuildSettings
     from energy_index.flows.regenerate import regenerate_index
 
@@ -314,7 +320,11 @@ def regenerate(
         _source(source),
         out=target,
         vendored=snapshot,
-        settings=BuildSettings(task=task, itl_deadline_ms=checked_deadline(itl_deadline_ms)),
+        settings=BuildSettings(
+            task=task,
+            itl_deadline_ms=checked_deadline(itl_deadline_ms),
+            deadline_s=_deadline_s(deadline_s),
+        ),
         lock_timeout=lock_timeout,
         access=_access(cache, network, today=today, notify=notify),
         force=force,

@@ -200,6 +200,17 @@ deadline_option = click.option(
 )
 
 
+deadline_s_option = click.option(
+    "--deadline-s",
+    type=click.UNPROCESSED,
+    metavar="S",
+    help="Batch latency deadline in seconds, inclusive, of a diffusion task (text-to-image, "
+    "text-to-video): the time to generate one batch a pick meets [default: the "
+    "leaderboard's default of the task]. Refused for a token task, as --itl-deadline-ms "
+    "and --itl-statistic other than their defaults are for a diffusion task.",
+)
+
+
 out_option = click.option(
     "--out",
     type=click.Path(),  # text, so that the API sees a trailing '/' (Path would drop it)
@@ -281,15 +292,7 @@ BUILD_OPTIONS = stacked(
         "then uses the largest.",
     ),
     itl_statistic_option,
-    click.option(
-        "--deadline-s",
-        type=click.UNPROCESSED,
-        metavar="S",
-        help="Batch latency deadline in seconds, inclusive, of a diffusion task (text-to-image, "
-        "text-to-video): the time to generate one batch a pick meets [default: the "
-        "leaderboard's default of the task]. Refused for a token task, as --itl-deadline-ms "
-        "and --itl-statistic other than their defaults are for a diffusion task.",
-    ),
+    deadline_s_option,
     out_option,
     click.option(
         "--retrieved",
@@ -330,6 +333,7 @@ REGENERATE_OPTIONS = stacked(
     source_option(settings.LIVE),
     task_option,
     deadline_option,
+    deadline_s_option,
     out_option,
     exit_code_option("the index"),
     date_option,

@@ -12,9 +12,25 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from energy_index.documents.compare import Difference, differences, header_differences
+from energy_index.documents.editorial import editorial_text
 from energy_index.documents.markdown import inert
+from energy_index.steps.diffusion import ENERGY, output_of, row_fields
 
-ENERGY_FIELDS = ("wh_per_million_output_tokens", "joules_per_output_token")
+# The row fields whose change the changelog states as a relative change too: the energy figures
+# of either kind of index (a diffusion row's, as steps/diffusion.py declares them: every field
+# read from the energy per output).
+ENERGY_FIELDS = (
+    "wh_per_million_output_tokens",
+    "joules_per_output_token",
+    *sorted(
+        {
+            field.name
+            for task, entry in editorial_text()["diffusion"]["tasks"].items()
+            for field in row_fields(output_of(task, entry))
+            if field.source == ENERGY
+        }
+    ),
+)
 
 
 @dataclass(frozen=True)

@@ -126,15 +126,26 @@ def diffusion_built_files(
     last). When validation fails, the complete list goes to ``errors_path(out)``, as for a
     token task."""
     refuse_token_settings(settings, extras)
+    stages = diffusion_staged_or_errors_file(
+        source, out=out, settings=settings, editorial=editorial
+    )
+    result = diffusion_assembled(stages, settings.dates(stages.snapshot))
+    written = replace(result, written=(out, report_path(out)))
+    return written, {report_path(out): result.report_bytes, out: result.index_bytes}
+
+
+def diffusion_staged_or_errors_file(
+    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any]
+) -> DiffusionStages:
+    """``diffusion_stages``; when validation fails, the complete list goes to
+    ``errors_path(out)`` and the error names it (``flows.build.staged_or_errors_file``'s rule):
+    a build's and a regeneration's."""
     try:
-        stages = diffusion_stages(source, settings=settings, editorial=editorial)
+        return diffusion_stages(source, settings=settings, editorial=editorial)
     except ValidationFailed as failed:
         errors_file = errors_path(out)
         write_files({errors_file: serialized(failed.as_json())})
         raise failed.with_errors_file(str(errors_file)) from None
-    result = diffusion_assembled(stages, settings.dates(stages.snapshot))
-    written = replace(result, written=(out, report_path(out)))
-    return written, {report_path(out): result.report_bytes, out: result.index_bytes}
 
 
 def refuse_token_settings(settings: BuildSettings, extras: Extras) -> None:

@@ -19,9 +19,11 @@ from energy_index.documents.changelog import (
     snapshot_changes,
 )
 from energy_index.documents.compare import audit
-from energy_index.documents.index import serialized
+from energy_index.documents.editorial import editorial_text, is_diffusion
+from energy_index.documents.index import DIFFUSION_KIND, serialized
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.outputs import HISTORY_TITLE
+from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, Problems, schema_problems
 from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import (
     assembled,
@@ -29,13 +31,15 @@ from energy_index.flows.build import (
     refuse_unpublishable,
     staged_or_errors_file,
 )
+from energy_index.flows.diffusion import diffusion_assembled, diffusion_staged_or_errors_file
 from energy_index.flows.outputs import (
     fetched,
     output_paths,
     refuse_foreign_outputs,
     refuse_outputs_inside,
 )
-from energy_index.flows.records import Build, BuildSettings, Extras
+from energy_index.flows.records import Build, BuildSettings, DiffusionStages, Extras, Stages
+from energy_index.flows.report import diffusion_inputs
 from energy_index.io.files import (
     checked_targets,
     exclusive_lock,
@@ -56,6 +60,7 @@ from energy_index.model import (
     changelog_path,
     report_path,
 )
+from energy_index.pages.diffusion import diffusion_page
 from energy_index.settings import CHANGELOG_NAME
 
 
@@ -176,17 +181,18 @@ def regenerated(
     """
     history = out.parent / CHANGELOG_NAME
     _history_text(history)  # a CHANGELOG.md that cannot be read stops it before anything
-    previous_bytes, previous_document, damage = _existing_index(out)
+    diffusion = is_diffusion(editorial or editorial_text(), settings.task)
+    previous_bytes, previous_document, damage = _existing_index(out, diffusion=diffusion)
     # Built from the fetched files first: a refused build replaces nothing.
-    stages = staged_or_errors_file(fetched, out=out, settings=settings, editorial=editorial)
+    stages = _staged(fetched, out=out, settings=settings, editorial=editorial)
     upstream = stages.snapshot.commit
     old_checksums = snapshot_checksums(vendored)
     moved = vendored is not None and old_checksums != snapshot_checksums(fetched)
     if vendored is not None and not moved:
         # Upstream's files are the vendored ones: the vendored snapshot (and its dates) is the
         # input, whatever commit the fetch resolved to.
-        stages = staged_or_errors_file(vendored, out=out, settings=settings, editorial=editorial)
-    candidate = assembled(stages, settings.dates(stages.snapshot))
+        stages = _staged(vendored, out=out, settings=settings, editorial=editorial)
+    candidate = _assembled(stages, settings.dates(stages.snapshot))
     commit = stages.snapshot.commit
     same = previous_document is not None and audit(previous_document, candidate.document).identical
     if same and not moved:
@@ -223,8 +229,8 @@ def regenerated(
                 parameter="today",
             )
         dates = Dates(retrieved=retrieved, updated=today, data_version=data_version)
-    result = assembled(stages, dates)
-    refuse_unpublishable(stages, result, name=str(out))  # what report and site would refuse
+    result = _assembled(stages, dates)
+    _refuse_unpublishable(stages, result, name=str(out))  # what report and site would refuse
 
     snapshot: dict[str, bytes] | None = None
     if vendored is not None:
@@ -290,9 +296,42 @@ def _check_tied(
         )
 
 
-def _existing_index(out: Path) -> tuple[bytes | None, dict[str, Any] | None, list[str]]:
+def _staged(
+    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any] | None
+) -> Stages | DiffusionStages:
+    """The stages of the task's kind of index; a task file that broke rules leaves the list
+    of failures beside ``out``, as a build does."""
+    editorial = editorial or editorial_text()
+    if is_diffusion(editorial, settings.task):
+        return diffusion_staged_or_errors_file(
+            source, out=out, settings=settings, editorial=editorial
+        )
+    return staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
+
+
+def _assembled(stages: Stages | DiffusionStages, dates: Dates) -> Build:
+    if isinstance(stages, DiffusionStages):
+        return diffusion_assembled(stages, dates)
+    return assembled(stages, dates)
+
+
+def _refuse_unpublishable(stages: Stages | DiffusionStages, result: Build, *, name: str) -> None:
+    """What the report page would refuse of this index, refused before it is written: a
+    diffusion page lists every configuration as a row (a precision with no label, a name
+    Python cannot print, in a configuration no pick shows, refuses it)."""
+    if isinstance(stages, DiffusionStages):
+        inputs = diffusion_inputs(stages, document=result.document, report=result.report, name=name)
+        diffusion_page(inputs)
+        return
+    refuse_unpublishable(stages, result, name=name)
+
+
+def _existing_index(
+    out: Path, *, diffusion: bool = False
+) -> tuple[bytes | None, dict[str, Any] | None, list[str]]:
     """The bytes and document of the index at ``out``, or ``None`` for a damaged one, with its
-    problems (``index_problems``, or why it does not parse): a damaged index is rewritten."""
+    problems (``index_problems``, or for a ``diffusion`` index its schema's, or why it does not
+    parse): a damaged index is rewritten."""
     if not out.exists():
         return None, None, []
     content = local_bytes(out)
@@ -300,5 +339,11 @@ def _existing_index(out: Path) -> tuple[bytes | None, dict[str, Any] | None, lis
         document = json_value(content, path=out)
     except SourceError as error:
         return content, None, [str(error).removeprefix(f"{shown(out, path=True)}: ")]
-    problems = index_problems(document)
+    problems = _diffusion_problems(document) if diffusion else index_problems(document)
     return content, (None if problems else document), problems
+
+
+def _diffusion_problems(document: Any) -> Problems:
+    if not isinstance(document, dict) or document.get("kind") != DIFFUSION_KIND:
+        return Problems([f"$: not a {DIFFUSION_KIND}"])
+    return schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA)

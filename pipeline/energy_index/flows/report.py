@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.diffusion import DIFFUSION_REPORT_TITLE
 from energy_index.documents.editorial import editorial_text
+from energy_index.documents.index import DIFFUSION_REPORT_TITLE
 from energy_index.documents.schemas import (
     DIFFUSION_REPORT_SCHEMA,
     REPORT_SCHEMA,

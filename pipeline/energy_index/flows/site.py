@@ -39,9 +39,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from energy_index.documents.diffusion import DIFFUSION_KIND
 from energy_index.documents.editorial import editorial_text, every_task, is_diffusion, task_text
-from energy_index.documents.index import serialized
+from energy_index.documents.index import DIFFUSION_KIND, serialized
 from energy_index.documents.schemas import (
     DIFFUSION_INDEX_SCHEMA,
     DIFFUSION_REPORT_SCHEMA,
@@ -128,7 +127,12 @@ def site_files(
     for task in tasks:
         if is_diffusion(editorial, task):
             tables.append(
-                (task, _diffusion_files(files, task, settings, source, beside, pages, diffusion_schemas))
+                (
+                    task,
+                    _diffusion_files(
+                        files, task, settings, source, beside, pages, diffusion_schemas
+                    ),
+                )
             )
             continue
         task_settings = _settings_for(settings, task)
@@ -196,7 +200,9 @@ def site_files(
     files["datapackage.json"] = serialized(data_package(tables, files))
     for name in SCHEMAS:
         files[f"schemas/{name}"] = schema_path(name).read_bytes()
-    files[API_INDEX] = serialized(api_index(files, diffusion=[t for t, d in tables if _is_diffusion_index(d)]))
+    files[API_INDEX] = serialized(
+        api_index(files, diffusion=[t for t, d in tables if _is_diffusion_index(d)])
+    )
     files["index.html"] = front_page(
         title="energy-index: energy per output token, per image and per video",
         lede="Per model and GPU type, the configuration with the lowest measured GPU energy "
@@ -439,7 +445,8 @@ def data_package(
     first = tables[0][1]["source"]
     return {
         "name": "energy-index",
-        "title": "energy-index: energy per output token, per image and per video, per model and GPU",
+        "title": "energy-index: energy per output token, per image and per video, per model "
+        "and GPU",
         "description": "One row per (model, GPU type): for a language model task, the stable "
         "serving configuration with the lowest energy per output token whose median inter-token "
         "latency meets the deadline; for a diffusion task, the configuration with the lowest "

@@ -55,9 +55,7 @@ def ordered_candidates(
     for row in rows:
         first.setdefault((row["model_id"], row["gpu"]), row)
     return Candidates(
-        groups=tuple(
-            {"model": first[k]["model"], "model_id": k[0], "gpu": k[1]} for k in keys
-        ),
+        groups=tuple({"model": first[k]["model"], "model_id": k[0], "gpu": k[1]} for k in keys),
         group=tuple(position[(row["model_id"], row["gpu"])] for row in rows),
         latency=tuple(ordered.get_column(LATENCY).to_list()),
         rows=rows,
@@ -73,9 +71,7 @@ def picks_at(candidates: Candidates, deadline_s: float) -> tuple[int | None, ...
     return tuple(picks)
 
 
-def refuse_disagreement(
-    candidates: Candidates, document: Mapping[str, Any], *, where: str
-) -> None:
+def refuse_disagreement(candidates: Candidates, document: Mapping[str, Any], *, where: str) -> None:
     """Raise unless re-picking at the index's deadline gives exactly the index's rows."""
     picks = picks_at(candidates, float(document["deadline_s"]))
     groups = candidates.groups
@@ -215,8 +211,8 @@ def _every_configuration(inputs: DiffusionPageInputs) -> str:
     places = _places(inputs.output)
     head = "".join(f"<th>{escape(label)}</th>" for _, label in columns)
     by_group: dict[int, list[int]] = {}
-    for i, group in enumerate(candidates.group):
-        by_group.setdefault(group, []).append(i)
+    for i, g in enumerate(candidates.group):
+        by_group.setdefault(g, []).append(i)
     lines = []
     for g, group in enumerate(candidates.groups):
         lines.append(
@@ -225,9 +221,13 @@ def _every_configuration(inputs: DiffusionPageInputs) -> str:
         )
         for i in by_group.get(g, []):
             row = candidates.rows[i]
-            status = "pick" if i in picks else "over the deadline" if candidates.latency[i] > (
-                deadline
-            ) else ""
+            status = (
+                "pick"
+                if i in picks
+                else "over the deadline"
+                if candidates.latency[i] > (deadline)
+                else ""
+            )
             mark = ' class="pick"' if i in picks else ""
             lines.append(
                 f"<tr{mark}>"
@@ -293,10 +293,10 @@ def diffusion_page(inputs: DiffusionPageInputs) -> str:
         f'<p class="lede">{escape(source["selection"])} {escape(document["caveat"])}</p>\n'
         f'<p class="beside">{escape(beside)}</p>\n{inputs.links}\n</header>\n'
         "<h2>The index</h2>\n"
-        f"<p>One row per model and GPU type: the configuration with the lowest {escape(document['unit'])} "
-        f"whose batch latency is within {deadline} s. A recipe is what one "
-        f"{inputs.output.noun} is (pixels; for a video its frames and frame rate); Ulysses × "
-        "ring is how the GPUs split each output's sequence.</p>\n"
+        "<p>One row per model and GPU type: the configuration with the lowest "
+        f"{escape(document['unit'])} whose batch latency is within {deadline} s. A recipe is "
+        f"what one {inputs.output.noun} is (pixels; for a video its frames and frame rate); "
+        "Ulysses × ring is how the GPUs split each output's sequence.</p>\n"
         f"{_index_table(inputs)}\n"
         "<h2>What the figures are</h2>\n"
         f"{header_blocks(document)}\n"
@@ -336,7 +336,11 @@ def diffusion_card(
     figures = [
         (f"Energy per {noun}", f"joules_per_{noun}", "J"),
         (f"Energy per {noun}", f"wh_per_{noun}", "Wh"),
-        *((("Energy per second of video", "wh_per_video_second", "Wh"),) if output.is_video else ()),
+        *(
+            (("Energy per second of video", "wh_per_video_second", "Wh"),)
+            if output.is_video
+            else ()
+        ),
         ("Average GPU power", "gpu_power_watts_total", "W"),
         (
             ("Videos per hour", "videos_per_hour", "")
