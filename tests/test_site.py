@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import posixpath
 import re
 import shutil
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,14 +16,15 @@ from click.testing import CliRunner
 
 from energy_index.cli import main
 from energy_index.documents import schemas as declared
-from energy_index.documents.editorial import editorial_text, indexed_tasks
+from energy_index.documents.editorial import diffusion_tasks, editorial_text, indexed_tasks
 from energy_index.documents.schemas import schema_problems
-from energy_index.flows.site import DOWNLOADS
+from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
 from energy_index.steps.impacts import carbon_in
 from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke
 from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
 
-TASKS = indexed_tasks(editorial_text())
+TASKS = indexed_tasks(editorial_text())  # the token tasks
+DIFFUSION = diffusion_tasks(editorial_text())  # energy per image, per video
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +38,14 @@ def site(tmp_path_factory, golden_index) -> Path:
 
 
 def test_the_site_has_a_page_per_task_and_the_index_as_published(site: Path, golden_index):
-    assert len(TASKS) == 5
-    for task in TASKS:
+    assert len(TASKS) == 5 and DIFFUSION == ["text-to-image", "text-to-video"]
+    for task in [*TASKS, *DIFFUSION]:
         page = (site / "tasks" / task / "index.html").read_text()
         assert f"This page documents api/v1/tasks/{task}/index.json" in page
     api = site / "api" / "v1" / "tasks" / "lm-arena-chat"
     assert (api / "index.json").read_bytes() == golden_index.read_bytes()
     front = (site / "index.html").read_text()
-    assert all(f'href="tasks/{task}/index.html"' in front for task in TASKS)
+    assert all(f'href="tasks/{task}/index.html"' in front for task in [*TASKS, *DIFFUSION])
 
 
 def test_every_json_file_of_the_api_matches_its_schema(site: Path):
@@ -55,16 +58,21 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         "index.report.json": declared.REPORT_SCHEMA,
         "plan.json": declared.PLAN_GRID_SCHEMA,
     }
+    diffusion = {
+        "index.json": declared.DIFFUSION_INDEX_SCHEMA,
+        "index.report.json": declared.DIFFUSION_REPORT_SCHEMA,
+    }
     by_folder = {"models": declared.MODEL_SCHEMA}
     checked = 0
     for path in sorted((site / "api").rglob("*.json")):
         if path == site / "api/v1/index.json":  # the list of endpoints: tested below
             continue
-        schema = by_folder.get(path.parent.name) or schemas[path.name]
+        of = diffusion if path.parent.name in DIFFUSION else schemas
+        schema = by_folder.get(path.parent.name) or of[path.name]
         assert schema_problems(json.loads(path.read_bytes()), schema=schema) == [], path
         checked += 1
     models = len(list((site / "api/v1/models").glob("*.json")))
-    assert checked == 7 * len(TASKS) + models
+    assert checked == 7 * len(TASKS) + 2 * len(DIFFUSION) + models
 
 
 def test_the_site_grows_with_rows_not_rows_times_countries(site: Path):
@@ -85,7 +93,9 @@ def test_the_site_grows_with_rows_not_rows_times_countries(site: Path):
     # Per task: its page and its downloads; the cards (one per row), the models, the schemas,
     # and the front page, the API's index, files.json, datapackage.json and .nojekyll.
     per_task = 1 + len(DOWNLOADS)
-    every = per_task * len(TASKS) + len(cards) + len(models) + len(declared.SCHEMAS) + 5
+    per_diffusion_task = 1 + len(DIFFUSION_DOWNLOADS)
+    every = per_task * len(TASKS) + per_diffusion_task * len(DIFFUSION)
+    every += len(cards) + len(models) + len(declared.SCHEMAS) + 5
     assert len(files) == every
 
 
@@ -105,7 +115,8 @@ def test_the_data_package_validates_with_frictionless(site: Path):
     package = json.loads((site / "datapackage.json").read_bytes())
     assert package["licenses"][0]["name"] == "Apache-2.0"
     names = sorted(r["name"] for r in package["resources"])
-    assert names == sorted([*(f"{t}-index" for t in TASKS), *(f"{t}-impacts" for t in TASKS)])
+    indices = [f"{t}-index" for t in [*TASKS, *DIFFUSION]]
+    assert names == sorted([*indices, *(f"{t}-impacts" for t in TASKS)])
     fields = [f["name"] for f in package["resources"][0]["schema"]["fields"]]
     assert fields[:3] == ["model", "slug", "model_id"] and "row_id" in fields
     report = validate(str(site / "datapackage.json"))
@@ -492,7 +503,7 @@ def _links_of(html: str) -> dict[str, str]:
 def test_the_front_page_names_each_task_page_as_the_page_names_itself(site: Path):
     front = (site / "index.html").read_text("utf-8")
     links = _links_of(front)
-    for task in TASKS:
+    for task in [*TASKS, *DIFFUSION]:
         page = (site / "tasks" / task / "index.html").read_text("utf-8")
         assert links[f"tasks/{task}/index.html"] == _heading(page)
 
@@ -542,3 +553,103 @@ def test_validate_says_the_per_country_files_are_no_longer_written(tmp_path: Pat
     assert result.exit_code == 1
     assert "'impacts-country' is not a kind of file validate knows (the site's" in result.stderr
     assert "impacts.json lists each country's grid intensity once" in result.stderr
+
+
+# -- Issue 33: the diffusion tasks (energy per image, per video) ---------------------------------
+
+
+def _diffusion_index(task: str) -> dict:
+    from energy_index.flows.build import BuildSettings, build
+
+    return build(GOLDEN, settings=BuildSettings(task=task)).document
+
+
+def test_each_diffusion_endpoint_holds_the_index_and_its_page_shows_every_row(site: Path):
+    for task in DIFFUSION:
+        base = site / "api/v1/tasks" / task
+        index = json.loads((base / "index.json").read_bytes())
+        assert index == _diffusion_index(task)
+        report = json.loads((base / "index.report.json").read_bytes())
+        assert (
+            report["index_sha256"] == hashlib.sha256((base / "index.json").read_bytes()).hexdigest()
+        )
+        page = (site / "tasks" / task / "index.html").read_text("utf-8")
+        shown = re.findall(r'<tr data-row-id="([^"]+)">', page)
+        assert shown == [row["row_id"] for row in index["rows"]]
+        # Its header blocks, each as the index states it; what is not published, said.
+        assert escape(index["caveat"]) in page and "gpu_only" in page
+        assert "how many generations each figure averages" in index["caveat"]
+        assert f"{index['deadline_s']} s of batch latency (deadline_s)" in page
+        assert escape(index["source"]["method"]) in page
+        # Plain HTML: no script, no Vega bundle.
+        assert "<script" not in page and len(page) < 400_000
+        # Every page of the site, linked with its own name.
+        for other in [*TASKS, *DIFFUSION]:
+            href = "index.html" if other == task else f"../{other}/index.html"
+            assert f'href="{href}"' in page
+
+
+def test_the_image_page_states_the_published_pick_figure_by_figure(site: Path):
+    page = (site / "tasks/text-to-image/index.html").read_text("utf-8")
+    row = re.search(r'<tr data-row-id="sana-1-5-1-6b/B200/1/4/1/1">(.*?)</tr>', page).group(1)
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+    # model, precision, GPU, GPUs, Ulysses × ring, batch, steps, recipe, J, Wh, latency, W, /s
+    assert cells == [
+        "SANA 1.5 1.6B", "BF16", "B200", "1", "1 × 1", "4", "20", "1024 × 1024", "337.9",
+        "0.0939", "1.83", "738", "2.185",
+    ]  # fmt: skip
+    video = (site / "tasks/text-to-video/index.html").read_text("utf-8")
+    assert "<th>Wh / s of video</th>" in video and "frames at 15 fps (5.4 s)" in video
+
+
+def test_each_diffusion_pick_has_a_card_of_measured_figures_and_the_audit_that_checks_it(
+    site: Path,
+):
+    for task in DIFFUSION:
+        index = json.loads((site / "api/v1/tasks" / task / "index.json").read_bytes())
+        cards = sorted((site / "cards" / task).rglob("*.html"))
+        assert len(cards) == len(index["rows"])
+        for row in index["rows"]:
+            html = (site / "cards" / task / row["slug"] / f"{row['gpu'].lower()}.html").read_text()
+            figures = re.findall(
+                r'<td class="status">(\w+)</td><td>(\w+)</td><td>[^<]*</td>'
+                r'<td class="num">([^<]*)</td>',
+                html,
+            )
+            assert {(status, boundary) for status, boundary, _ in figures} == {("measured", "gpu")}
+            noun = "video" if task == "text-to-video" else "image"
+            assert f"{row[f'joules_per_{noun}']:.1f} J" in [value for *_, value in figures]
+            assert f"<code>{escape(row['row_id'])}</code>" in html
+            assert escape(index["caveat"]) in html
+            assert f"energy-index audit --published api/v1/tasks/{task}/index.json" in html
+
+
+def test_the_whole_site_of_the_seven_tasks_stays_within_12_mib(site: Path):
+    sizes = {p: p.stat().st_size for p in site.rglob("*") if p.is_file()}
+    assert sum(sizes.values()) <= 12 * 2**20
+    for task in DIFFUSION:  # a page without the charts' bundle
+        assert sizes[site / "tasks" / task / "index.html"] < 400_000
+
+
+def test_the_api_index_names_the_diffusion_schemas(site: Path):
+    api = json.loads((site / "api/v1/index.json").read_bytes())
+    by_path = {e["path"]: e for e in api["endpoints"]}
+    for task in DIFFUSION:
+        base = f"api/v1/tasks/{task}"
+        assert by_path[f"{base}/index.json"]["schema"] == "schemas/diffusion-index.schema.json"
+        assert by_path[f"{base}/index.report.json"]["schema"] == (
+            "schemas/diffusion-report.schema.json"
+        )
+        assert by_path[f"{base}/index.csv"]["described_by"] == "datapackage.json"
+
+
+def test_the_front_page_gives_each_task_its_unit(site: Path):
+    front = (site / "index.html").read_text("utf-8")
+    items = dict(
+        re.findall(r'<a href="(tasks/[^"]+)">.*?</a><br><span class="unit">(.*?)</span>', front)
+    )
+    editorial = editorial_text()
+    assert items == {
+        **{f"tasks/{t}/index.html": editorial["unit"] for t in TASKS},
+        **{f"tasks/{t}/index.html": editorial["diffusion"]["tasks"][t]["unit"] for t in DIFFUSION},
+    }
