@@ -76,7 +76,10 @@ def test_the_pages_walk_picks_what_the_selection_picks(task: str, deadlines: lis
     stages = diffusion_stages(GOLDEN, settings=BuildSettings(task=task), editorial=editorial_text())
     labels = stages.editorial["precision_labels"]
     candidates = ordered_candidates(stages.configurations, stages.output, labels)
-    for deadline in deadlines:
+    # And exactly at the batch latency of the first configuration of the first pair: the
+    # deadline is inclusive, so it picks that one.
+    exact = candidates.latency[candidates.group.index(0)]
+    for deadline in [*deadlines, exact]:
         selection = selected_outputs(stages.configurations, deadline_s=deadline)
         expected = {
             (row["model_id"], row["gpu"]): row

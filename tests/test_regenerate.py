@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from energy_index.documents.schemas import schema_problems
-from tests.conftest import FAST, GOLDEN, REPO, REPOSITORY_URL, TASK_PATH, cli, invoke
+from tests.conftest import (
+    FAST,
+    GOLDEN,
+    REPO,
+    REPOSITORY_URL,
+    TASK_PATH,
+    changed_snapshot,
+    cli,
+    invoke,
+)
 from tests.standin import StandIn
 
 SELECTED = ("meta-llama/Llama-3.1-8B-Instruct", "B200", 1, 2048)  # the cheapest published row
@@ -279,3 +289,61 @@ def test_the_vendored_snapshot_option_has_one_name_and_the_former_one_warns(tmp_
     both = invoke("regenerate", "--from", GOLDEN, "--snapshot", vendored, "--vendored", vendored,
                   "--out", out)  # fmt: skip
     assert both.exit_code == 2 and "give --vendored alone" in both.output
+
+
+# -- Issue 33: a diffusion task's index regenerates the same way ---------------------------------
+
+IMAGE = "public/data/tasks/text-to-image.json"
+SANA = ("Efficient-Large-Model/SANA1.5_1.6B_1024px_diffusers", "B200", 1, 4)  # its B200 pick
+
+
+def with_sana_drawing_more(watts: float) -> bytes:
+    """The image task with one configuration drawing ``watts`` more, its energy per image
+    consistent with it (power / throughput)."""
+    document = json.loads((GOLDEN / IMAGE).read_bytes())
+    for c in document["configurations"]:
+        if (c["model_id"], c["gpu_model"], c["num_gpus"], c["batch_size"]) == SANA:
+            c["avg_power_watts"] += watts
+            c["energy_per_image_joules"] = c["avg_power_watts"] / c["throughput_images_per_sec"]
+    return json.dumps(document, indent=2).encode()
+
+
+def test_a_changed_diffusion_configuration_regenerates_its_index_with_a_changelog(tmp_path):
+    vendored = tmp_path / "snapshots" / "ml-energy-leaderboard"
+    shutil.copytree(GOLDEN, vendored)
+    out = tmp_path / "output" / "text-to-image" / "index.json"
+    assert (
+        invoke("build", "--task", "text-to-image", "--from", vendored, "--out", out).exit_code == 0
+    )
+    upstream = changed_snapshot(
+        GOLDEN, tmp_path / "upstream", {IMAGE: with_sana_drawing_more(7.0)}, commit="d" * 40
+    )
+    regenerate = ["regenerate", "--task", "text-to-image", "--from", upstream, "--out", out,
+                  "--vendored", vendored, "--exit-code"]  # fmt: skip
+    result = invoke(*regenerate, "--date", "2026-12-07")
+    assert result.exit_code == 10, result.output
+    row_id = "sana-1-5-1-6b/B200/1/4/1/1"
+    assert [line for line in result.output.splitlines() if line.startswith("  changed")] == [
+        f"  changed {row_id}: wh_per_image: 0.0939 → 0.0948 (+1.0%)",
+        f"  changed {row_id}: joules_per_image: 337.9 → 341.1 (+0.9%)",
+        f"  changed {row_id}: gpu_power_watts_total: 738 → 745",
+    ]
+    log = json.loads(out.with_name("index.changelog.json").read_bytes())
+    assert [row["row_id"] for row in log["rows_changed"]] == [row_id]
+    assert log["rows_added"] == log["rows_removed"] == []
+    assert f"- changed `{row_id}`: joules_per_image: 337.9 → 341.1 (+0.9%)" in (
+        out.with_name("CHANGELOG.md").read_text("utf-8")
+    )
+    index = json.loads(out.read_bytes())
+    assert index["updated"] == index["data_version"] == "2026-12-07"
+    # The vendored snapshot is the new input, and rebuilds the index byte for byte.
+    assert (vendored / IMAGE).read_bytes() == (upstream / IMAGE).read_bytes()
+    rebuilt = tmp_path / "rebuilt" / "index.json"
+    assert (
+        invoke("build", "--task", "text-to-image", "--from", vendored, "--out", rebuilt).exit_code
+        == 0
+    )
+    assert rebuilt.read_bytes() == out.read_bytes()
+    # Once taken, the same upstream is no change.
+    again = invoke(*regenerate, "--date", "2026-12-14")
+    assert again.exit_code == 0 and again.output == f"unchanged (upstream {'d' * 40})\n"
