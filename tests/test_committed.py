@@ -22,7 +22,13 @@ from typing import Any
 
 import pytest
 
-from energy_index.flows.build import BuildSettings, index_stages, run
+from energy_index.documents.editorial import (
+    diffusion_tasks,
+    editorial_text,
+    every_task,
+    is_diffusion,
+)
+from energy_index.flows.build import BuildSettings, build, index_stages, run
 from energy_index.flows.extras import sweep_of
 from energy_index.model import SNAPSHOT_MANIFEST
 from energy_index.pages.configurations import ordered_configurations, picks_at
@@ -145,6 +151,35 @@ def test_the_report_and_the_site_build(checkout: Checkout, tmp_path: Path):
     assert result.exit_code == 0, result.output
     api = site / "api" / "v1" / "tasks" / DEFAULT_TASK / "index.json"
     assert api.read_bytes() == checkout.index.read_bytes()
+    # Every task the snapshot holds that has an index has its page and its endpoint; a
+    # diffusion task's endpoint holds the rows a build of that task gives (issue 33).
+    held = json.loads((checkout.snapshot / SNAPSHOT_MANIFEST).read_bytes())["files"]
+    editorial = editorial_text()
+    tasks = [t for t in every_task(editorial) if f"public/data/tasks/{t}.json" in held]
+    assert DEFAULT_TASK in tasks
+    for task in tasks:
+        page = (site / "tasks" / task / "index.html").read_text("utf-8")
+        endpoint = json.loads((site / "api" / "v1" / "tasks" / task / "index.json").read_bytes())
+        assert f"This page documents api/v1/tasks/{task}/index.json" in page
+        if is_diffusion(editorial, task):
+            rows = build(checkout.snapshot, settings=BuildSettings(task=task)).document["rows"]
+            assert endpoint["rows"] == rows
+            assert all(f'<tr data-row-id="{row["row_id"]}">' in page for row in rows), task
+
+
+def test_report_answers_for_each_diffusion_task_of_the_snapshot(checkout: Checkout, tmp_path):
+    held = json.loads((checkout.snapshot / SNAPSHOT_MANIFEST).read_bytes())["files"]
+    for task in diffusion_tasks(editorial_text()):
+        if f"public/data/tasks/{task}.json" not in held:
+            continue
+        index = tmp_path / task / "index.json"
+        built = invoke("build", "--task", task, "--from", checkout.snapshot, "--out", index)
+        assert built.exit_code == 0, built.output
+        page = tmp_path / task / "report.html"
+        result = invoke("report", "--index", index, "--from", checkout.snapshot, "--out", page)
+        assert result.exit_code == 0, result.output
+        rows = json.loads(index.read_bytes())["rows"]
+        assert all(row["row_id"] in page.read_text("utf-8") for row in rows)
 
 
 def test_the_report_pages_picks_equal_the_deadline_sweep(checkout: Checkout):
