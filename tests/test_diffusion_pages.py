@@ -165,10 +165,9 @@ def test_a_nickname_with_markup_and_quotes_is_escaped_on_the_page_and_card(tmp_p
     index_document = json.loads(index.read_bytes())
     row = next(r for r in index_document["rows"] if r["model"].startswith("Evil"))
     card = diffusion_card(
-        task="text-to-image",
-        output=stages.output,
-        index=index_document,
-        index_row=row,
+        stages.output,
+        index_document,
+        row,
         index_sha256="0" * 64,
         upstream_commit="c" * 40,
         api="api/v1",

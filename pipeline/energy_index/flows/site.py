@@ -60,7 +60,7 @@ from energy_index.flows.diffusion import diffusion_assembled, diffusion_stages
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
 from energy_index.flows.impacts import impacts_built
 from energy_index.flows.plan import plan_grid
-from energy_index.flows.records import BuildSettings
+from energy_index.flows.records import BuildSettings, DiffusionStages, Stages
 from energy_index.flows.report import (
     IndexBeside,
     diffusion_inputs,
@@ -137,28 +137,16 @@ def site_files(
             continue
         task_settings = _settings_for(settings, task)
         stages = index_stages(source, settings=task_settings)
-        if task == settings.task:
-            refuse_other_snapshot(beside, stages, source=source)
-            document, report, index_bytes = beside.document, beside.report, beside.content
-        else:
-            built = assembled(stages, task_settings.dates(stages.snapshot))
-            document, report, index_bytes = built.document, built.report, built.index_bytes
+        document, report, index_bytes = _given_or_built(
+            beside, stages, task_settings, given=task == settings.task, source=source
+        )
         base = f"{API}/tasks/{task}"
         impacts = impacts_built(stages, document, index_bytes=index_bytes, carbon=carbon)
         inputs = inputs_of(
             stages, document=document, report=report, name=f"{base}/index.json", impacts=impacts
         )
         here = f"tasks/{task}/index.html"
-        links = task_links(
-            here=here,
-            tasks=token_pages,
-            downloads={label: f"{base}/{name}" for label, name in DOWNLOADS},
-            schemas=schemas,
-            cards={
-                f"{row['model']} on {row['gpu']}": card_path(task, row) for row in document["rows"]
-            },
-            api_index=API_INDEX,
-        )
+        links = _links(task, document, pages=token_pages, downloads=DOWNLOADS, schemas=schemas)
         files[here] = report_html(replace(inputs, links=links)).encode("utf-8")
         files[f"{base}/index.json"] = index_bytes
         files[f"{base}/index.report.json"] = serialized(dict(report))
@@ -331,6 +319,49 @@ def _settings_for(settings: BuildSettings, task: str) -> BuildSettings:
     return replace(settings, task=task)
 
 
+def _links(
+    task: str,
+    document: Mapping[str, Any],
+    *,
+    pages: Mapping[str, str],
+    downloads: Sequence[tuple[str, str]],
+    schemas: list[str],
+) -> str:
+    """The links of a task's page: ``pages``, its ``downloads`` (label, file name in its API
+    folder), ``schemas``, the API's list and a card per pick."""
+    base = f"{API}/tasks/{task}"
+    return task_links(
+        here=f"tasks/{task}/index.html",
+        tasks=pages,
+        downloads={label: f"{base}/{name}" for label, name in downloads},
+        schemas=schemas,
+        cards={f"{row['model']} on {row['gpu']}": card_path(task, row) for row in document["rows"]},
+        api_index=API_INDEX,
+    )
+
+
+def _given_or_built(
+    beside: IndexBeside,
+    stages: Stages | DiffusionStages,
+    settings: BuildSettings,
+    *,
+    given: bool,
+    source: Path,
+) -> tuple[dict[str, Any], dict[str, Any], bytes]:
+    """A task's index, its build report and the index's bytes: for --index's task the files
+    given (once their snapshot is checked to be ``source``), for any other a build of
+    ``stages`` with the snapshot's dates, as ``build --all-tasks`` would."""
+    if given:
+        refuse_other_snapshot(beside, stages, source=source)
+        return beside.document, beside.report, beside.content
+    dates = settings.dates(stages.snapshot)
+    if isinstance(stages, DiffusionStages):
+        built = diffusion_assembled(stages, dates)
+    else:
+        built = assembled(stages, dates)
+    return built.document, built.report, built.index_bytes
+
+
 # What a diffusion task's page offers to download: label, file name in api/v1/tasks/<task>/.
 DIFFUSION_DOWNLOADS = (
     ("The index (JSON)", "index.json"),
@@ -352,22 +383,12 @@ def _diffusion_files(
     """A diffusion task's page, API files and cards, added to ``files``; returns its index."""
     task_settings = _settings_for(settings, task)
     stages = diffusion_stages(source, settings=task_settings, editorial=editorial_text())
-    if task == settings.task:
-        refuse_other_snapshot(beside, stages, source=source)
-        document, report, index_bytes = beside.document, beside.report, beside.content
-    else:
-        built = diffusion_assembled(stages, task_settings.dates(stages.snapshot))
-        document, report, index_bytes = built.document, built.report, built.index_bytes
+    document, report, index_bytes = _given_or_built(
+        beside, stages, task_settings, given=task == settings.task, source=source
+    )
     base = f"{API}/tasks/{task}"
     here = f"tasks/{task}/index.html"
-    links = task_links(
-        here=here,
-        tasks=pages,
-        downloads={label: f"{base}/{name}" for label, name in DIFFUSION_DOWNLOADS},
-        schemas=schemas,
-        cards={f"{row['model']} on {row['gpu']}": card_path(task, row) for row in document["rows"]},
-        api_index=API_INDEX,
-    )
+    links = _links(task, document, pages=pages, downloads=DIFFUSION_DOWNLOADS, schemas=schemas)
     inputs = diffusion_inputs(
         stages, document=document, report=report, name=f"{base}/index.json", links=links
     )
@@ -380,18 +401,21 @@ def _diffusion_files(
             document["rows"], row_schema, format=format
         )
     sha256 = hashlib.sha256(index_bytes).hexdigest()
+    commit, style = stages.snapshot.commit, page_style() + SITE_STYLE
     for row in document["rows"]:
-        files[card_path(task, row)] = diffusion_card(
-            task=task,
-            output=stages.output,
-            index=document,
-            index_row=row,
+        path = card_path(task, row)
+        back = back_links(here=path, task_page=here, task_name=pages[here])
+        card = diffusion_card(
+            stages.output,
+            document,
+            row,
             index_sha256=sha256,
-            upstream_commit=stages.snapshot.commit,
+            upstream_commit=commit,
             api=API,
-            style=page_style() + SITE_STYLE,
-            back=back_links(here=card_path(task, row), task_page=here, task_name=pages[here]),
-        ).encode("utf-8")
+            style=style,
+            back=back,
+        )
+        files[path] = card.encode("utf-8")
     return document
 
 

@@ -10,7 +10,7 @@ in the report's default one, and says how any other follows (the task page's sel
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
@@ -76,11 +76,7 @@ def card_html(
             ("estimated", block["boundary"], what, f"{_range(bounds)} Wh")
             for what, bounds in ranges.items()
         ]
-    figures = "".join(
-        f'<tr><td class="status">{status}</td><td>{boundary}</td><td>{escape(what)}</td>'
-        f'<td class="num">{escape(value)}</td></tr>'
-        for status, boundary, what, value in lines
-    )
+    figures = figure_rows(lines)
     by_country = "".join(
         f"<tr><td>{escape(countries[code]['country'])} ({escape(code)}, "
         f"{countries[code]['year']}, {countries[code]['g_per_kwh']} gCO2e/kWh)</td>"
@@ -102,25 +98,17 @@ def card_html(
     # as the sentence that opens the entry, rather than restating it in its own words.
     rule = index["selection"]
     return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{style}</style></head><body>"
-        f"<header>{back}<h1>{escape(title)}</h1></header>"
-        f"<p>{escape(index['caveat'])}</p>"
-        "<h2>The pick</h2><dl>"
-        f"<dt>Configuration</dt><dd>{escape(str(index_row['num_gpus']))} × "
-        f"{escape(index_row['gpu'])}, max_num_seqs {escape(str(index_row['max_num_seqs']))}, "
-        f"{escape(index_row['precision'])}; row_id <code>{escape(index_row['row_id'])}</code></dd>"
-        f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. itl_deadline_ms: "
-        f"{deadline} ms; this pick's median inter-token latency: {index_row['median_itl_ms']} ms."
-        "</dd>"
-        f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
-        f"{escape(upstream_commit)}</code>; index updated {escape(index['updated'])}, sha256 "
-        f"<code>{escape(impacts['index']['sha256'])}</code></dd></dl>"
-        "<h2>Figures</h2>"
-        '<table id="card-figures"><thead><tr><th>Status</th><th>Boundary</th><th>Figure</th>'
-        f"<th>Value</th></tr></thead><tbody>{figures}</tbody></table>"
-        f"<p>{escape(impacts['per_response'])} Estimated ranges use the factors in "
+        card_opening(title=title, style=style, back=back, caveat=index["caveat"])
+        + card_pick(
+            configuration=f"{index_row['num_gpus']} × {index_row['gpu']}, max_num_seqs "
+            f"{index_row['max_num_seqs']}, {index_row['precision']}",
+            row_id=index_row["row_id"],
+            rule=rule,
+            deadline=f"itl_deadline_ms: {deadline} ms; this pick's median inter-token latency: "
+            f"{index_row['median_itl_ms']} ms.",
+        )
+        + card_upstream_and_figures(source, upstream_commit, index, impacts["index"], figures)
+        + f"<p>{escape(impacts['per_response'])} Estimated ranges use the factors in "
         f"<code>{row_api}/impacts.json</code> (with their sources); facility bounds: "
         f"{escape(factors)}.</p>"
         "<h2>Carbon by country (estimated, facility boundary)</h2>"
@@ -132,6 +120,64 @@ def card_html(
         '<table id="card-carbon"><thead><tr>'
         "<th>Country (year, intensity)</th><th>gCO2e per million output tokens</th>"
         f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table>"
+        + card_closing(verify)
+    )
+
+
+def card_opening(*, title: str, style: str, back: str, caveat: str) -> str:
+    """What a card of either kind of index opens with: its title, the way back (``back``),
+    the index's caveat, and the list describing the pick, open."""
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{style}</style></head><body>"
+        f"<header>{back}<h1>{escape(title)}</h1></header>"
+        f"<p>{escape(caveat)}</p>"
+        "<h2>The pick</h2><dl>"
+    )
+
+
+def card_pick(*, configuration: str, row_id: str, rule: str, deadline: str) -> str:
+    """The pick's configuration and row_id, and the rule and deadline it was picked under
+    (``deadline``: HTML, numbers the index holds)."""
+    return (
+        f"<dt>Configuration</dt><dd>{escape(configuration)}; row_id "
+        f"<code>{escape(row_id)}</code></dd>"
+        f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. {deadline}</dd>"
+    )
+
+
+def card_upstream_and_figures(
+    source: Mapping[str, Any],
+    commit: str,
+    index: Mapping[str, Any],
+    written: Mapping[str, Any],
+    figures: str,
+) -> str:
+    """The pick's upstream (``source``, the index's source block) at ``commit``, the index's
+    date and its ``written`` sha256, closing the pick's list; then the ``figures`` table."""
+    return (
+        f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
+        f"{escape(commit)}</code>; index updated {escape(index['updated'])}, sha256 "
+        f"<code>{escape(written['sha256'])}</code></dd></dl>"
+        "<h2>Figures</h2>"
+        '<table id="card-figures"><thead><tr><th>Status</th><th>Boundary</th><th>Figure</th>'
+        f"<th>Value</th></tr></thead><tbody>{figures}</tbody></table>"
+    )
+
+
+def figure_rows(lines: Sequence[tuple[str, str, str, str]]) -> str:
+    """The figures' table rows: each figure beside its status and boundary."""
+    return "".join(
+        f'<tr><td class="status">{status}</td><td>{boundary}</td><td>{escape(what)}</td>'
+        f'<td class="num">{escape(value)}</td></tr>'
+        for status, boundary, what, value in lines
+    )
+
+
+def card_closing(verify: str) -> str:
+    """How a card ends: the commands that verify it against the site's files."""
+    return (
         "<h2>Verify it</h2><p>From a clone of the repository (offline: the snapshots are "
         "vendored), against this site's files:</p>"
         f"<pre>{escape(verify)}</pre>"

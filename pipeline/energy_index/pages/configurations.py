@@ -10,7 +10,7 @@ Python; the page is refused if it does not give the index's rows at the index's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +126,21 @@ def refuse_disagreement(
         for g, pick in enumerate(picks)
         if pick is not None
     }
-    published = {(row["model_id"], row["gpu"]): row for row in document["rows"]}
+    at = f"{shown(document['itl_deadline_ms'])} ms on the {statistic} ITL"
+    refuse_other_picks(repicked, document["rows"], where=where, at=at)
+
+
+def refuse_other_picks(
+    repicked: Mapping[tuple[str, str], Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    where: str,
+    at: str,
+) -> None:
+    """Raise unless the index's ``rows`` are exactly the picks ``repicked`` by (model_id, gpu),
+    naming each pair that differs; ``at``: the deadline the picks were made at, in words (an
+    index of either kind)."""
+    published = {(row["model_id"], row["gpu"]): row for row in rows}
     differing = sorted(
         key for key in repicked.keys() | published.keys() if repicked.get(key) != published.get(key)
     )
@@ -134,8 +148,8 @@ def refuse_disagreement(
         names = listed(differing, show=lambda key: f"{shown(key[0])} on {shown(key[1])}")
         raise SourceError(
             f"{where}: {len(differing)} row(s) of the index differ from the picks its snapshot "
-            f"gives at {shown(document['itl_deadline_ms'])} ms on the {statistic} ITL "
-            f"({names}); the index was not built from this snapshot, or was edited since"
+            f"gives at {at} ({names}); the index was not built from this snapshot, or was "
+            "edited since"
         )
 
 

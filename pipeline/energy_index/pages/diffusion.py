@@ -22,8 +22,16 @@ from typing import Any
 import polars as pl
 
 from energy_index.documents.outputs import PAGE_GENERATOR
-from energy_index.errors import SourceError, listed, shown
+from energy_index.errors import shown
 from energy_index.model import INDEX_GROUP, json_number
+from energy_index.pages.cards import (
+    card_closing,
+    card_opening,
+    card_pick,
+    card_upstream_and_figures,
+    figure_rows,
+)
+from energy_index.pages.configurations import refuse_other_picks
 from energy_index.pages.page import findings_section, page_style, provenance_list
 from energy_index.steps.diffusion import LATENCY, Output, output_row, row_fields, selection_order
 
@@ -80,17 +88,8 @@ def refuse_disagreement(candidates: Candidates, document: Mapping[str, Any], *, 
         for g, pick in enumerate(picks)
         if pick is not None
     }
-    published = {(row["model_id"], row["gpu"]): row for row in document["rows"]}
-    differing = sorted(
-        key for key in repicked.keys() | published.keys() if repicked.get(key) != published.get(key)
-    )
-    if differing:
-        names = listed(differing, show=lambda key: f"{shown(key[0])} on {shown(key[1])}")
-        raise SourceError(
-            f"{where}: {len(differing)} row(s) of the index differ from the picks its snapshot "
-            f"gives at {shown(document['deadline_s'])} s of batch latency ({names}); the index "
-            "was not built from this snapshot, or was edited since"
-        )
+    at = f"{shown(document['deadline_s'])} s of batch latency"
+    refuse_other_picks(repicked, document["rows"], where=where, at=at)
 
 
 @dataclass(frozen=True)
@@ -315,11 +314,10 @@ def diffusion_page(inputs: DiffusionPageInputs) -> str:
 
 
 def diffusion_card(
-    *,
-    task: str,
     output: Output,
     index: Mapping[str, Any],
     index_row: Mapping[str, Any],
+    *,
     index_sha256: str,
     upstream_commit: str,
     api: str,
@@ -328,32 +326,33 @@ def diffusion_card(
 ) -> str:
     """The card of one pick of a diffusion index: its measured figures, each with its status and
     boundary, the configuration, the deadline it was picked under, the upstream commit and the
-    command that verifies it; ``back`` (HTML) on top."""
+    command that verifies it; ``back`` (HTML: the way to its task's page and the front page) on
+    top."""
     noun = output.noun
     source = index["source"]
     title = f"{index_row['model']} on {index_row['gpu']}: {source['workload']}"
     places = _places(output)
     figures = [
-        (f"Energy per {noun}", f"joules_per_{noun}", "J"),
-        (f"Energy per {noun}", f"wh_per_{noun}", "Wh"),
+        (f"Energy per {noun}", f"joules_per_{noun}", " J"),
+        (f"Energy per {noun}", f"wh_per_{noun}", " Wh"),
         *(
-            (("Energy per second of video", "wh_per_video_second", "Wh"),)
+            (("Energy per second of video", "wh_per_video_second", " Wh"),)
             if output.is_video
             else ()
         ),
-        ("Average GPU power", "gpu_power_watts_total", "W"),
+        ("Average GPU power", "gpu_power_watts_total", " W"),
         (
             ("Videos per hour", "videos_per_hour", "")
             if output.is_video
             else ("Images per second", "images_per_second", "")
         ),
-        ("Batch latency", "batch_latency_s", "s"),
+        ("Batch latency", "batch_latency_s", " s"),
     ]
-    lines = "".join(
-        f'<tr><td class="status">measured</td><td>gpu</td><td>{escape(what)}</td>'
-        f'<td class="num">{escape(_number(index_row[name], places.get(name)))}'
-        f"{' ' + unit if unit else ''}</td></tr>"
-        for what, name, unit in figures
+    lines = figure_rows(
+        [
+            ("measured", "gpu", what, f"{_number(index_row[name], places.get(name))}{unit}")
+            for what, name, unit in figures
+        ]
     )
     row = index_row
     configuration = (
@@ -361,30 +360,18 @@ def diffusion_card(
         f"{row['ring_degree']}), batch {row['batch_size']}, {row['inference_steps']} steps, "
         f"{recipe(row)}, {row['precision']}"
     )
-    rule = index["selection"]
-    verify = f"energy-index audit --published {api}/tasks/{task}/index.json"
+    latency = _number(row["batch_latency_s"], places.get("batch_latency_s"))
     return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{style}</style></head><body>"
-        f"<header>{back}<h1>{escape(title)}</h1></header>"
-        f"<p>{escape(index['caveat'])}</p>"
-        "<h2>The pick</h2><dl>"
-        f"<dt>Configuration</dt><dd>{escape(configuration)}; row_id "
-        f"<code>{escape(row['row_id'])}</code></dd>"
-        f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. deadline_s: "
-        f"{json_number(index['deadline_s'])} s; this pick's batch latency: "
-        f"{escape(_number(row['batch_latency_s'], places.get('batch_latency_s')))} s.</dd>"
-        f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
-        f"{escape(upstream_commit)}</code>; index updated {escape(index['updated'])}, sha256 "
-        f"<code>{escape(index_sha256)}</code></dd></dl>"
-        "<h2>Figures</h2>"
-        '<table id="card-figures"><thead><tr><th>Status</th><th>Boundary</th><th>Figure</th>'
-        f"<th>Value</th></tr></thead><tbody>{lines}</tbody></table>"
-        "<h2>Verify it</h2><p>From a clone of the repository (offline: the snapshot is "
-        "vendored), against this site's files:</p>"
-        f"<pre>{escape(verify)}</pre>"
-        "</body></html>"
+        card_opening(title=title, style=style, back=back, caveat=index["caveat"])
+        + card_pick(
+            configuration=configuration,
+            row_id=row["row_id"],
+            rule=index["selection"],
+            deadline=f"deadline_s: {json_number(index['deadline_s'])} s; this pick's batch "
+            f"latency: {escape(latency)} s.",
+        )
+        + card_upstream_and_figures(source, upstream_commit, index, {"sha256": index_sha256}, lines)
+        + card_closing(f"energy-index audit --published {api}/tasks/{output.task}/index.json")
     )
 
 
