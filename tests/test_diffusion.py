@@ -112,6 +112,7 @@ def test_both_indices_answer_to_their_schema_and_say_there_is_no_stability_filte
     for document in (image_index, video_index):
         assert schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA) == []
         assert "no stability filter" in document["source"]["selection"]
+        assert "There is no stability filter" in document["source"]["method"]
         assert document["boundary"] == "gpu_only"
     assert "8 or 4 per image configuration" in image_index["caveat"]
     assert "2 per video configuration" in video_index["caveat"]
@@ -131,11 +132,14 @@ def test_a_broken_rule_names_the_file_the_configuration_and_the_field():
         (2, "batch_size", "must be an integer"),
     }
     assert raised.value.path == "public/data/tasks/text-to-image.json"
-    second = next(f for f in raised.value.failures if f.position == 1)
-    assert second.row == (
+    rows = {f.position: f.row for f in raised.value.failures}
+    assert rows[1] == (
         "configurations[1] (model_id=org/model, gpu_model=H100, num_gpus=1, ulysses_degree=1, "
         "ring_degree=1, batch_size=2)"
     )
+    # A value of the wrong type is named by the diffusion key too, as typed in the file.
+    assert rows[2].startswith("configurations[2] (") and "ulysses_degree=1" in rows[2]
+    assert rows[2].endswith("batch_size=4)")
 
 
 def test_a_column_missing_everywhere_is_named():
@@ -291,3 +295,28 @@ def test_a_shorter_deadline_leaves_pairs_out_and_says_so():
     assert built.report["counts"]["rows"] + built.report["counts"]["groups_without_eligible"] == 14
     assert all(row["batch_latency_s"] <= 2 for row in built.document["rows"])
     assert built.document["reference_row"] is None  # Stable Diffusion 3.5 Large's fastest: 2.97 s
+
+
+def test_audit_passes_a_fresh_build_and_names_the_figure_changed_on_a_copy(tmp_path: Path):
+    for task in ("text-to-image", "text-to-video"):
+        out = tmp_path / task / "index.json"
+        api.build(source=GOLDEN, task=task, out=out)
+        assert api.audit(published=out, source=GOLDEN).identical, task
+        assert api.validate(out) == ()
+        assert api.validate(out.with_name("index.report.json")).schema.endswith(
+            "diffusion-report.schema.json"
+        )
+    published = tmp_path / "text-to-image" / "index.json"
+    document = json.loads(published.read_bytes())
+    row = next(r for r in document["rows"] if r["row_id"] == "flux-1-dev/H100/1/2/1/1")
+    row["joules_per_image"] += 1
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(document), "utf-8")
+    result = api.audit(published=changed, source=GOLDEN)
+    assert not result.identical
+    assert [str(d) for d in result.row_differences] == [
+        "flux-1-dev/H100/1/2/1/1.joules_per_image: published 7867.3, rebuilt 7866.3"
+    ]
+    cli = invoke("audit", "--published", changed, "--from", GOLDEN)
+    assert cli.exit_code == 1
+    assert "flux-1-dev/H100/1/2/1/1.joules_per_image: published 7867.3" in cli.output

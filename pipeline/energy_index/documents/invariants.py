@@ -7,10 +7,16 @@ they are given) and ``validate``, so that a document one of them accepts none re
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from energy_index.documents.schemas import Problems, index_schema, schema_problems
+from energy_index.documents.schemas import (
+    DIFFUSION_INDEX_SCHEMA,
+    Problems,
+    index_schema,
+    schema_problems,
+)
 from energy_index.errors import shown
 from energy_index.steps.derive import unprintable_characters
 
@@ -44,15 +50,50 @@ def index_problems(document: Any) -> Problems:
     return Problems([*problems, *rules], total=problems.total + len(rules))
 
 
-def _is_row(row: Any) -> bool:
+def diffusion_problems(document: Any) -> Problems:
+    """``index_problems`` for a diffusion index (schemas/diffusion-index.schema.json): the same
+    rules beyond the schema, with its row_id (``slug/gpu/num_gpus/batch_size/ulysses_degree/
+    ring_degree``) and its order (by Wh per image or per video, then row_id)."""
+    problems = schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA)
+    if not isinstance(document, dict):
+        return problems
+    energy = "wh_per_video" if document.get("task") == "text-to-video" else "wh_per_image"
+    rows = document.get("rows")
+    rows = [r for r in rows if _is_row(r, energy)] if isinstance(rows, list) else []
+    rules = [
+        *_identity_problems(rows, expected_id=_diffusion_row_id, parts=DIFFUSION_ROW_ID),
+        *_order_problems(rows, energy=energy),
+        *_reference_row_problems(document),
+        *_date_problems(document),
+    ]
+    return Problems([*problems, *rules], total=problems.total + len(rules))
+
+
+DIFFUSION_ROW_ID = "slug/gpu/num_gpus/batch_size/ulysses_degree/ring_degree"
+
+
+def _diffusion_row_id(row: dict[str, Any]) -> str:
+    return "/".join(str(row.get(part)) for part in DIFFUSION_ROW_ID.split("/"))
+
+
+def _token_row_id(row: dict[str, Any]) -> str:
+    return f"{row['slug']}/{row['gpu']}/{row['num_gpus']}/{row.get('max_num_seqs')}"
+
+
+def _is_row(row: Any, energy: str = "wh_per_million_output_tokens") -> bool:
     return (
         isinstance(row, dict)
         and all(isinstance(row.get(k), str) for k in ("row_id", "slug", "gpu", "model", "model_id"))
-        and all(_is_number(row.get(k)) for k in ("wh_per_million_output_tokens", "num_gpus"))
+        and all(_is_number(row.get(k)) for k in (energy, "num_gpus"))
     )
 
 
-def _identity_problems(rows: list[dict[str, Any]]) -> list[str]:
+def _identity_problems(
+    rows: list[dict[str, Any]],
+    *,
+    expected_id: Callable[[dict[str, Any]], str] = _token_row_id,
+    parts: str = "slug/gpu/num_gpus/max_num_seqs",
+) -> list[str]:
     problems = []
     for row_id, count in Counter(row["row_id"] for row in rows).items():
         if count > 1:
@@ -71,19 +112,22 @@ def _identity_problems(rows: list[dict[str, Any]]) -> list[str]:
                     f"$.rows[{position}].{name}: {shown(row[name], quote=True)} holds control or "
                     f"bidirectional character(s) {', '.join(list(dict.fromkeys(found))[:5])}"
                 )
-        expected = f"{row['slug']}/{row['gpu']}/{row['num_gpus']}/{row.get('max_num_seqs')}"
+        expected = expected_id(row)
         if row["row_id"] != expected:
             problems.append(
-                f"$.rows[{position}].row_id: {shown(row['row_id'])} is not slug/gpu/num_gpus/"
-                f"max_num_seqs ({shown(expected)})"
+                f"$.rows[{position}].row_id: {shown(row['row_id'])} is not {parts} "
+                f"({shown(expected)})"
             )
     return problems
 
 
-def _order_problems(rows: list[dict[str, Any]]) -> list[str]:
-    keys = [(row["wh_per_million_output_tokens"], row["row_id"]) for row in rows]
+def _order_problems(
+    rows: list[dict[str, Any]], *, energy: str = "wh_per_million_output_tokens"
+) -> list[str]:
+    keys = [(row[energy], row["row_id"]) for row in rows]
+    order = ORDER.replace("wh_per_million_output_tokens", energy)
     return [
-        f"$.rows[{position}]: not in the documented order ({ORDER}): {shown(keys[position][1])} "
+        f"$.rows[{position}]: not in the documented order ({order}): {shown(keys[position][1])} "
         f"({keys[position][0]}) comes before {shown(keys[position + 1][1])} "
         f"({keys[position + 1][0]})"
         for position in range(len(keys) - 1)

@@ -9,9 +9,17 @@ from typing import Any
 
 from energy_index.documents.compare import Audit, audit
 from energy_index.documents.editorial import editorial_text
-from energy_index.documents.index import REPORT_TITLE, extended_document, stated_itl_statistic
-from energy_index.documents.invariants import index_problems
+from energy_index.documents.index import (
+    DIFFUSION_KIND,
+    DIFFUSION_REPORT_TITLE,
+    REPORT_TITLE,
+    extended_document,
+    stated_itl_statistic,
+)
+from energy_index.documents.invariants import diffusion_problems, index_problems
 from energy_index.documents.schemas import (
+    DIFFUSION_INDEX_SCHEMA,
+    DIFFUSION_REPORT_SCHEMA,
     EXTENDED_SCHEMA,
     IMPACTS_SCHEMA,
     KIND_SCHEMAS,
@@ -34,6 +42,7 @@ from energy_index.errors import (
     shown,
 )
 from energy_index.flows.build import assembled, index_stages
+from energy_index.flows.diffusion import diffusion_build
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_built
 from energy_index.flows.records import Build, BuildSettings, Stages
 from energy_index.io.manifest import is_commit
@@ -84,6 +93,10 @@ def audited(
         given = source if source is not None else str(vendored)
         impacts = audited_impacts(published, document, source=given, carbon=carbon, access=access)
         return replace(impacts, basis=f"{published} compared with impacts rebuilt from {given}")
+    if document.get("kind") == DIFFUSION_KIND:
+        return audited_diffusion(
+            published, document, source=source, at=at, vendored=vendored, access=access
+        )
     if (other := other_than_an_index(document)) is not None:
         raise NotAnIndex(f"{published}: not an index: {other}; audit compares an index or an "
                          "impacts.json with a rebuild")  # fmt: skip
@@ -108,6 +121,39 @@ def audited(
         result = audit(document, rebuilt.document)
     return replace(
         result,
+        basis=f"{published} compared with a rebuild from {chosen.described}",
+        problems=problems,
+    )
+
+
+def audited_diffusion(
+    published: str,
+    document: dict[str, Any],
+    *,
+    source: str | None,
+    at: str | None,
+    vendored: Path,
+    access: Access,
+) -> Audit:
+    """A published diffusion index against a rebuild at its task and deadline (``deadline_s``),
+    from the input ``basis`` chooses as for a token index. One that breaks its schema is refused
+    (``NotAnIndex``); the rules beyond it that it breaks fail the audit (``.problems``)."""
+    problems = diffusion_problems(document)
+    if schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA):
+        raise NotAnIndex(
+            f"{published}: not a valid diffusion index ({problems.total} problem(s)):"
+            f"{listed_problems(problems)}"
+        )
+    task = str(document["task"])
+    settings = BuildSettings(task=task, deadline_s=float(document["deadline_s"]))
+    chosen = basis(document, name=published, source=source, at=at, vendored=vendored, access=access)
+    network = replace(access.network, commit=chosen.commit) if chosen.commit else access.network
+    snapshot = resolved_snapshot(
+        chosen.source, tasks=[task], access=replace(access, network=network)
+    )
+    rebuilt = diffusion_build(snapshot, settings=settings, editorial=editorial_text())
+    return replace(
+        audit(document, rebuilt.document),
         basis=f"{published} compared with a rebuild from {chosen.described}",
         problems=problems,
     )
@@ -282,6 +328,10 @@ def file_problems(path: Path) -> tuple[str, Problems]:
     if kind is None:
         if document.get("report") == REPORT_TITLE:
             return REPORT_SCHEMA, schema_problems(document, schema=REPORT_SCHEMA)
+        if document.get("report") == DIFFUSION_REPORT_TITLE:
+            return DIFFUSION_REPORT_SCHEMA, schema_problems(
+                document, schema=DIFFUSION_REPORT_SCHEMA
+            )
         if "rows" in document or "version" in document:
             return index_schema(document), index_problems(document)
         # Neither an index nor a kind: the index's schema would list every field it lacks.
@@ -289,6 +339,8 @@ def file_problems(path: Path) -> tuple[str, Problems]:
     schema = KIND_SCHEMAS.get(kind) if isinstance(kind, str) else None
     if schema is not None and (was := no_longer_written(document)) is not None:
         return schema, Problems([f"$.version: {shown(document['version'], quote=True)} is {was}"])
+    if schema == DIFFUSION_INDEX_SCHEMA:
+        return schema, diffusion_problems(document)
     if schema is None:
         said = (
             RETIRED_KINDS.get(kind) or UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
@@ -314,7 +366,7 @@ def other_than_an_index(document: dict[str, Any]) -> str | None:
     if kind is not None:
         said = UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
         return f"its kind is {shown(kind, quote=True)}" + (f" ({said})" if said else "")
-    if document.get("report") == REPORT_TITLE:
+    if document.get("report") in (REPORT_TITLE, DIFFUSION_REPORT_TITLE):
         return "the build report, beside the index it describes"
     if "rows" in document or "version" in document:
         return None

@@ -17,8 +17,9 @@ from energy_index.documents.diffusion import (
     refuse_no_output,
 )
 from energy_index.documents.index import serialized
+from energy_index.documents.invariants import diffusion_problems
 from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, DIFFUSION_REPORT_SCHEMA, checked
-from energy_index.errors import UsageError, ValidationFailed
+from energy_index.errors import SchemaViolation, UsageError, ValidationFailed
 from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, DiffusionStages, Extras
 from energy_index.io.files import write_files
 from energy_index.io.snapshots import upstream_snapshot
@@ -87,7 +88,10 @@ def diffusion_assembled(stages: DiffusionStages, dates: Dates) -> Build:
         dates=dates,
         editorial=stages.editorial,
     )
-    checked(document, schema=DIFFUSION_INDEX_SCHEMA)
+    problems = diffusion_problems(document)
+    if problems:
+        raise SchemaViolation(schema=f"schemas/{DIFFUSION_INDEX_SCHEMA} (and index rules)",
+                              problems=problems)  # fmt: skip
     index_bytes = serialized(document)
     report = diffusion_report(
         index_bytes=index_bytes,
