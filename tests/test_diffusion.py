@@ -320,3 +320,22 @@ def test_audit_passes_a_fresh_build_and_names_the_figure_changed_on_a_copy(tmp_p
     cli = invoke("audit", "--published", changed, "--from", GOLDEN)
     assert cli.exit_code == 1
     assert "flux-1-dev/H100/1/2/1/1.joules_per_image: published 7867.3" in cli.output
+
+
+def test_the_rows_as_csv_and_parquet_are_the_index_rows_and_are_replaced_as_ours(tmp_path: Path):
+    out = tmp_path / "index.json"
+    for _ in range(2):  # the second build replaces the tables it wrote, without --force
+        api.build(source=GOLDEN, task="text-to-video", out=out, formats=("csv", "parquet"))
+    rows = json.loads(out.read_bytes())["rows"]
+    assert pl.read_parquet(tmp_path / "index.parquet").to_dicts() == rows
+    assert pl.read_csv(tmp_path / "index.csv").columns == list(rows[0])
+    assert pl.read_csv(tmp_path / "index.csv").get_column("row_id").to_list() == [
+        r["row_id"] for r in rows
+    ]
+
+
+def test_all_tasks_takes_no_deadline_on_batch_latency(tmp_path: Path):
+    with pytest.raises(UsageError, match="its own default deadline") as raised:
+        api.build(source=GOLDEN, all_tasks=True, deadline_s=10, out=tmp_path / "index.json")
+    assert raised.value.parameter == "deadline_s"
+    assert not (tmp_path / "tasks").exists()

@@ -17,6 +17,7 @@ from energy_index.documents.editorial import editorial_text
 from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
+    DIFFUSION_INDEX_SCHEMA,
     EXTENDED_SCHEMA,
     INDEX_SCHEMA,
     schema_path,
@@ -28,6 +29,7 @@ from energy_index.steps.curves import concurrency_curves
 from tests.conftest import GOLDEN
 
 LLM_TASKS = ["gpqa", "image-chat", "lm-arena-chat", "sourcegraph-fim", "video-chat"]
+DIFFUSION_TASKS = ["text-to-image", "text-to-video"]
 
 
 def invoke(*args: object):
@@ -45,13 +47,22 @@ def all_tasks(tmp_path_factory) -> Path:
     return out.parent / "tasks"
 
 
-def test_all_tasks_builds_five_indexes_that_pass_the_schema(all_tasks: Path):
-    assert sorted(p.name for p in all_tasks.iterdir()) == LLM_TASKS
+def test_all_tasks_builds_seven_indexes_that_pass_their_schema(all_tasks: Path):
+    assert sorted(p.name for p in all_tasks.iterdir()) == sorted([*LLM_TASKS, *DIFFUSION_TASKS])
     for task in LLM_TASKS:
         document = json.loads((all_tasks / task / "index.json").read_bytes())
         assert schema_problems(document) == [], task
         assert document["source"]["data_url"].endswith(f"/{task}.json")
         assert (all_tasks / task / "index.report.json").exists()
+    for task in DIFFUSION_TASKS:
+        # Its own kind, at its own default deadline; of the extras asked, only the tables: the
+        # deadline sweep, curves and extended index are the token tasks'.
+        document = json.loads((all_tasks / task / "index.json").read_bytes())
+        assert schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA) == [], task
+        assert document["deadline_s"] == (30 if task == "text-to-image" else 300)
+        assert sorted(p.name for p in (all_tasks / task).iterdir()) == [
+            "index.csv", "index.json", "index.parquet", "index.report.json"
+        ]  # fmt: skip
 
 
 def test_all_tasks_does_not_touch_the_chat_index(all_tasks: Path):

@@ -132,6 +132,17 @@ RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
     ),
     **dict(_extras()),
 }
+# The index's own tables (build --format) of either kind: a diffusion index's rows have their
+# own leading columns.
+DIFFUSION_TABLE_COLUMNS = ("model", "slug", "model_id", "params_b", "precision", "gpu")
+
+
+def _either(*recognisers: Callable[[Ends], bool]) -> Callable[[Ends], bool]:
+    return lambda ends: any(told(ends) for told in recognisers)
+
+
+for _format, (_role, _) in EXTRAS["formats"].tables(Path("index.json"), TABLE_FORMATS).items():
+    RECOGNISERS[_role] = _either(RECOGNISERS[_role], _TABLES[_format](DIFFUSION_TABLE_COLUMNS))
 
 
 def foreign_outputs(found: Mapping[str, Ends], *, index_suffix: str = ".json") -> list[str]:

@@ -23,17 +23,29 @@ from energy_index.errors import SchemaViolation, UsageError, ValidationFailed
 from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, DiffusionStages, Extras
 from energy_index.io.files import write_files
 from energy_index.io.snapshots import upstream_snapshot
-from energy_index.model import Dates, checked_deadline, errors_path, report_path
+from energy_index.model import EXTRAS, Dates, checked_deadline, errors_path, report_path
 from energy_index.settings import DEFAULT_ITL_DEADLINE_MS, DEFAULT_ITL_STATISTIC
 from energy_index.steps.diffusion import (
+    Output,
     configurations_frame,
     output_checks,
     output_of,
     output_rows,
+    row_schema,
     selected_outputs,
     validated_outputs,
 )
 from energy_index.steps.validate import leaderboard_compiled
+
+# What a diffusion build writes beside its index, of model.EXTRAS (by keyword): the others are
+# refused for a diffusion task, and left to the token tasks by build --all-tasks.
+DIFFUSION_EXTRAS = frozenset({"formats"})
+
+
+def diffusion_extras(extras: Extras) -> Extras:
+    """What of ``extras`` a diffusion task writes (build --all-tasks: the rest is the token
+    tasks'), with no deadline sweep."""
+    return replace(extras, flags=extras.flags & DIFFUSION_EXTRAS, deadlines_ms=())
 
 
 def deadline_of(settings: BuildSettings, editorial: dict[str, Any]) -> float:
@@ -134,8 +146,9 @@ def diffusion_built_files(
         source, out=out, settings=settings, editorial=editorial
     )
     result = diffusion_assembled(stages, settings.dates(stages.snapshot))
-    written = replace(result, written=(out, report_path(out)))
-    return written, {report_path(out): result.report_bytes, out: result.index_bytes}
+    files = table_files(result.document, stages.output, out=out, formats=extras.formats)
+    written = replace(result, written=(out, report_path(out), *files))
+    return written, {**files, report_path(out): result.report_bytes, out: result.index_bytes}
 
 
 def diffusion_staged_or_errors_file(
@@ -150,6 +163,21 @@ def diffusion_staged_or_errors_file(
         errors_file = errors_path(out)
         write_files({errors_file: serialized(failed.as_json())})
         raise failed.with_errors_file(str(errors_file)) from None
+
+
+def table_files(
+    document: dict[str, Any], output: Output, *, out: Path, formats: tuple[str, ...]
+) -> dict[Path, bytes]:
+    """The index's rows as tables beside ``out`` (build --format csv|parquet), where the token
+    index's go (``model.EXTRAS["formats"]``)."""
+    if not formats:
+        return {}
+    from energy_index.documents.tables import rows_table_bytes  # polars' writers: only here
+
+    return {
+        path: rows_table_bytes(document["rows"], row_schema(output), format=format)
+        for format, (_, path) in EXTRAS["formats"].tables(out, formats).items()
+    }
 
 
 def refuse_token_settings(settings: BuildSettings, extras: Extras) -> None:
@@ -169,6 +197,8 @@ def refuse_token_settings(settings: BuildSettings, extras: Extras) -> None:
             parameter="itl_statistic",
         )
     for extra in extras.asked:
+        if extra.keyword in DIFFUSION_EXTRAS:
+            continue
         raise UsageError(
             f"not written for a diffusion task ({settings.task})", parameter=extra.keyword
         )
