@@ -89,14 +89,18 @@ class Plan:
         return alternative
 
     def lines(self) -> list[str]:
+        from energy_index.documents.diffusion_plan import KIND, diffusion_plan_lines
         from energy_index.documents.plan import plan_lines
 
-        return plan_lines(self.document)
+        lines = diffusion_plan_lines if self.document["kind"] == KIND else plan_lines
+        return lines(self.document)
 
     def csv(self) -> bytes:
+        from energy_index.documents.diffusion_plan import KIND, diffusion_plan_csv
         from energy_index.documents.plan import plan_csv
 
-        return plan_csv(self.document)
+        csv = diffusion_plan_csv if self.document["kind"] == KIND else plan_csv
+        return csv(self.document)
 
     def as_json(self) -> dict[str, Any]:
         return self.document
@@ -384,8 +388,11 @@ def plan(
     tokens_per_second: float | None = None,
     requests_per_second: float | None = None,
     output_tokens_per_request: float | None = None,
+    images_per_second: float | None = None,
+    videos_per_hour: float | None = None,
     itl_deadline_ms: float = settings.DEFAULT_ITL_DEADLINE_MS,
     itl_statistic: str = settings.DEFAULT_ITL_STATISTIC,
+    deadline_s: float | None = None,
     model: str | None = None,
     gpu: str | None = None,
     countries: Iterable[str] = (),
@@ -404,9 +411,36 @@ def plan(
     families. Estimated facility energy and carbon (``countries``, ISO-3; default: every country
     of the carbon snapshot ``carbon``) stay apart from the figures read from measured points.
     A load that is not a positive finite number or too large, an unknown model, GPU or country,
-    or a target no family meets raises UsageError naming the value."""
-    from energy_index.flows.plan import plan_at
+    or a target no family meets raises UsageError naming the value.
 
+    A diffusion task (text-to-image, text-to-video) takes its load as ``images_per_second`` or
+    ``videos_per_hour`` and its target as ``deadline_s``, seconds of batch latency (default: the
+    task's), by the same method (docs/plan.md); a token task's load or target given to it, or
+    theirs to a token task, is refused naming it."""
+    from energy_index.flows.plan import diffusion_plan, plan_at
+
+    loads = {
+        "tokens_per_second": tokens_per_second,
+        "requests_per_second": requests_per_second,
+        "output_tokens_per_request": output_tokens_per_request,
+        "images_per_second": images_per_second,
+        "videos_per_hour": videos_per_hour,
+    }
+    diffusion = diffusion_plan(
+        task, loads, itl_deadline_ms=itl_deadline_ms, itl_statistic=itl_statistic,
+        deadline_s=deadline_s,
+    )  # fmt: skip
+    if diffusion is not None:
+        return Plan(
+            document=diffusion(
+                _source(source),
+                model=checked_name(model, "model"),
+                gpu=checked_name(gpu, "gpu"),
+                countries=_countries(countries),
+                carbon=_carbon(carbon),
+                access=_access(cache, network, notify=notify),
+            )
+        )
     return Plan(
         document=plan_at(
             _source(source),

@@ -468,8 +468,25 @@ PLAN_OPTIONS = stacked(
         "--output-tokens-per-request",
         "Output tokens per request [default: each family's measured mean output length].",
     ),
+    load_option(
+        "--images-per-second",
+        "The total load of a text-to-image task, in images per second.",
+    ),
+    load_option(
+        "--videos-per-hour",
+        "The total load of a text-to-video task, in videos per hour.",
+    ),
     deadline_option,
     itl_statistic_option,
+    click.option(
+        "--deadline-s",
+        type=click.UNPROCESSED,
+        metavar="S",
+        help="Batch latency deadline in seconds, inclusive, of a diffusion task (text-to-image, "
+        "text-to-video): the latency target each family's configurations meet [default: the "
+        "leaderboard's default of the task]. Refused for a token task, as --itl-deadline-ms and "
+        "--itl-statistic other than their defaults are for a diffusion task.",
+    ),
     click.option("--model", help="Only this model (nickname or model id, any case)."),
     click.option("--gpu", help="Only this GPU type (e.g. B200)."),
     click.option(

@@ -11,7 +11,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -31,6 +31,8 @@ from energy_index.settings import (
     HTTP_RETRIES,
     HTTP_TIMEOUT_SECONDS,
     HTTP_TIMEOUT_TOTAL_SECONDS,
+    MAX_PLAN_OUTPUTS_PER_SECOND,
+    MIN_PLAN_OUTPUTS_PER_SECOND,
     PROFILES_NAME,
     REPORT_SUFFIX,
     RESPONSES_NAME,
@@ -580,6 +582,59 @@ def _check_positive(value: Any, parameter: str, unit: str) -> None:
         raise UsageError(f"{said} is not a positive number of {unit}", parameter=parameter)
 
 
+# A diffusion task's load, by what the task makes (editorial.json's ``output``): the keyword
+# that gives it, its unit in words, and how many seconds its unit counts (a video's is per hour).
+OUTPUT_LOADS = {
+    "image": ("images_per_second", "images per second", 1.0),
+    "video": ("videos_per_hour", "videos per hour", 3600.0),
+}
+_TOKEN_LOADS = ("tokens_per_second", "requests_per_second", "output_tokens_per_request")
+
+
+def checked_output_load(task: str, noun: str | None, **given: Any) -> float | None:
+    """The load given to the planner for ``task``, as outputs per second: for a diffusion task
+    (``noun``: what it makes) its one load keyword of OUTPUT_LOADS, a positive, finite number
+    within what the planner takes; for a token task (``noun`` None) none of them, and None.
+    ``given``: every load keyword of the planner, None where not given. The command line and
+    the API refuse the same values in the same words (UsageError naming the keyword)."""
+    named = {key: value for key, value in given.items() if value is not None}
+    if noun is None:
+        for keyword, unit, _ in OUTPUT_LOADS.values():
+            if keyword in named:
+                raise UsageError(
+                    f"{shown(task, quote=True)} is a token task: its load is output tokens or "
+                    f"requests per second, not {unit}",
+                    parameter=keyword,
+                )
+        return None
+    keyword, unit, seconds = OUTPUT_LOADS[noun]
+    for other in [*_TOKEN_LOADS, *(k for k, _, _ in OUTPUT_LOADS.values() if k != keyword)]:
+        if other in named:
+            raise UsageError(
+                f"{shown(task, quote=True)} makes {noun}s: give its load as {unit}, not "
+                f"{_LOAD_UNITS.get(other) or OUTPUT_UNITS[other]}",
+                parameter=other,
+            )
+    value = named.get(keyword)
+    if value is None:
+        raise UsageError(f"give the load of {shown(task, quote=True)} as {unit}", parameter=keyword)
+    _check_positive(value, keyword, unit)
+    per_second = value / seconds
+    for beyond, limit, words in (
+        (per_second > MAX_PLAN_OUTPUTS_PER_SECOND, MAX_PLAN_OUTPUTS_PER_SECOND, "beyond"),
+        (per_second < MIN_PLAN_OUTPUTS_PER_SECOND, MIN_PLAN_OUTPUTS_PER_SECOND, "below"),
+    ):
+        if beyond:
+            raise UsageError(
+                f"{json_number(value)} {unit} is {words} the {json_number(limit * seconds):g} "
+                "the planner takes (check the unit)",
+                parameter=keyword,
+            )
+    return float(per_second)
+
+
+OUTPUT_UNITS = {keyword: unit for keyword, unit, _ in OUTPUT_LOADS.values()}
+
 # What the planner's refusals call the names that narrow its families.
 PLAN_NAMES = {"model": "model", "gpu": "GPU type"}
 
@@ -594,6 +649,17 @@ def checked_name(value: Any, parameter: str) -> str | None:
 
 
 # -- the files a build may write beside the index ------------------------------------------------
+@dataclass(frozen=True)
+class Variant:
+    """How an extra is written beside a diffusion index (energy per image or video), where it
+    differs from the token index's: the kind its document opens with, its schema and its table's
+    leading columns. Its flag, keyword, role and file are the token extra's."""
+
+    kind: str
+    schema: str
+    columns: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class Extra:
     """One file a build may write beside the index (and its tables), declared once: the command
@@ -615,6 +681,17 @@ class Extra:
     # documents/outputs.py tells it (documents/tables.py writes every column of its schema).
     columns: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()  # the option's values, repeatable; none: a flag
+    # How it is written beside a diffusion index; None: not written there (refused by its flag).
+    diffusion: Variant | None = None
+
+    def for_diffusion(self) -> Extra | None:
+        """This extra as written beside a diffusion index (its kind, schema and columns); None
+        where it is not."""
+        if self.diffusion is None:
+            return None
+        form = self.diffusion
+        return replace(self, kind=form.kind, schema=form.schema, columns=form.columns,
+                       diffusion=None)  # fmt: skip
 
     def path(self, out: Path) -> Path:
         """Its file beside the index ``out``."""
@@ -650,6 +727,7 @@ EXTRAS = {
             name=DEADLINES_NAME,
             kind="deadline sweep",
             schema="deadlines.schema.json",
+            diffusion=Variant("diffusion deadline sweep", "diffusion-deadlines.schema.json"),
         ),
         Extra(
             keyword="curves",
@@ -659,6 +737,7 @@ EXTRAS = {
             name=CURVES_NAME,
             kind="concurrency curves",
             schema="curves.schema.json",
+            diffusion=Variant("diffusion curves", "diffusion-curves.schema.json"),
         ),
         Extra(
             keyword="extended",
@@ -693,6 +772,11 @@ EXTRAS = {
             kind="impacts",
             schema="impacts.schema.json",
             columns=("row_id", "model", "gpu", "num_gpus", "measured_gpu_joules_per_output_token"),
+            diffusion=Variant(
+                "diffusion impacts",
+                "diffusion-impacts.schema.json",
+                columns=("row_id", "model", "gpu", "num_gpus", "ulysses_degree", "ring_degree"),
+            ),
         ),
         Extra(
             keyword="profiles",

@@ -47,6 +47,11 @@ MAX_PLAN_TOKENS_PER_SECOND = 1e9
 # The smallest: 10⁻³ output tokens/s (a token in about 17 minutes). Below it energy per token
 # runs past any measurement's scale and, near the smallest double, to infinity (not JSON).
 MIN_PLAN_TOKENS_PER_SECOND = 1e-3
+# The planner of a diffusion task: the largest and the smallest load it takes, in images or
+# videos per second (a video load is typed per hour: 3.6e9 and 0.0036 per hour). A million
+# images a second is a thousand times the largest measured family's at a thousand replicas.
+MAX_PLAN_OUTPUTS_PER_SECOND = 1e6
+MIN_PLAN_OUTPUTS_PER_SECOND = 1e-6
 # A load within this relative difference of a measured throughput is that throughput (status
 # measured): upstream's output_throughput_tokens_per_sec and avg_power_watts ÷
 # energy_per_token_joules differ in the last binary digit (3e-16), and a user types either.

@@ -12,7 +12,7 @@ build report beside it is: regenerate rewrites a damaged index, and build replac
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,15 +106,25 @@ _TABLES = {"csv": _csv, "parquet": _parquet}
 
 def _extras() -> Iterator[tuple[str, Callable[[Ends], bool]]]:
     """How each file of each extra (``model.EXTRAS``) is told: a document by its kind (an index
-    by its version), a table by its leading columns."""
+    by its version), a table by its leading columns; beside a diffusion index, by its own
+    (``Extra.for_diffusion``), at the same path."""
     for extra in EXTRAS.values():
+        forms = [extra, *filter(None, [extra.for_diffusion()])]
         if extra.name:
             yield (
                 extra.role,
-                _json(("version", None), ("kind", extra.kind)) if extra.kind else _INDEX,
+                _either(
+                    _json(("version", None), ("kind", form.kind)) if form.kind else _INDEX
+                    for form in forms
+                ),
             )
         for format, (role, _) in extra.tables(Path("index.json"), TABLE_FORMATS).items():
-            yield role, _TABLES[format](extra.columns)
+            yield role, _either(_TABLES[format](form.columns) for form in forms if form.columns)
+
+
+def _either(tests: Iterable[Callable[[Ends], bool]]) -> Callable[[Ends], bool]:
+    kept = list(tests)
+    return kept[0] if len(kept) == 1 else lambda ends: any(test(ends) for test in kept)
 
 
 # Each output, by the role its path is given under (flows/outputs.py ``output_paths``,

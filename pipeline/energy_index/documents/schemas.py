@@ -36,7 +36,7 @@ RESPONSES_SCHEMA = EXTRAS["responses"].schema
 PLAN_GRID_SCHEMA = "plan-grid.schema.json"  # the site API's tasks/<task>/plan.json
 DIFFUSION_INDEX_SCHEMA = "diffusion-index.schema.json"  # energy per image or per video
 DIFFUSION_REPORT_SCHEMA = "diffusion-report.schema.json"  # its build report
-SCHEMAS = (
+SCHEMAS: tuple[str, ...] = (
     INDEX_SCHEMA, EXTENDED_SCHEMA, DEADLINES_SCHEMA, CURVES_SCHEMA, MODEL_SCHEMA, REPORT_SCHEMA,
     IMPACTS_SCHEMA, PROFILES_SCHEMA, RESPONSES_SCHEMA, PLAN_GRID_SCHEMA, DIFFUSION_INDEX_SCHEMA,
     DIFFUSION_REPORT_SCHEMA,
@@ -56,6 +56,14 @@ KIND_SCHEMAS = {
     "plan-grid": PLAN_GRID_SCHEMA,
     "diffusion index": DIFFUSION_INDEX_SCHEMA,
 }
+
+# The extras written beside a diffusion index (model.Variant): their kinds and schemas, from
+# the extras' declarations.
+DIFFUSION_EXTRA_SCHEMAS = {
+    form.kind: form.schema for extra in EXTRAS.values() if (form := extra.diffusion) is not None
+}
+SCHEMAS = (*SCHEMAS, *DIFFUSION_EXTRA_SCHEMAS.values())
+KIND_SCHEMAS |= DIFFUSION_EXTRA_SCHEMAS
 
 # Kinds this tool wrote once and no longer does, with what replaced them: validate says so.
 RETIRED_KINDS = {

@@ -15,9 +15,11 @@ from typing import Any
 
 import polars as pl
 
+from energy_index.documents.diffusion_extras import diffusion_impacts_table_rows
 from energy_index.documents.impacts import impacts_table_rows
 from energy_index.documents.schemas import INDEX_SCHEMA, PROFILES_SCHEMA, schema_document
 from energy_index.settings import TABLE_FORMATS
+from energy_index.steps.diffusion_extras import LAYOUT
 
 
 def table_bytes(rows: list[dict[str, Any]], *, format: str) -> bytes:
@@ -56,6 +58,14 @@ TABLES: dict[str, Callable[[dict[str, Any], str], bytes]] = {
     "formats": lambda index, format: table_bytes(index["rows"], format=format),
     "impacts": lambda impacts, format: impacts_table_bytes(impacts, format=format),
     "profiles": lambda profiles, format: profile_table_bytes(profiles["picks"], format=format),
+}
+
+
+# The same, beside a diffusion index (``model.Extra.diffusion``'s columns).
+DIFFUSION_TABLES: dict[str, Callable[[dict[str, Any], str], bytes]] = {
+    "impacts": lambda impacts, format: records_table_bytes(
+        diffusion_impacts_table_rows(impacts), format=format, counts=LAYOUT
+    ),
 }
 
 

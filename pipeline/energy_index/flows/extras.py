@@ -25,7 +25,7 @@ from energy_index.documents.schemas import (
     checked,
 )
 from energy_index.flows.records import Build, Extras, Stages
-from energy_index.model import ITL_STATISTICS
+from energy_index.model import ITL_STATISTICS, Extra
 from energy_index.settings import PROFILE_DEADLINES_MS
 
 
@@ -122,14 +122,34 @@ PRODUCERS: dict[str, Callable[[Stages, Build, Extras], dict[str, Any]]] = {
 def extra_files(stages: Stages, result: Build, *, out: Path, extras: Extras) -> dict[Path, bytes]:
     """The documents the extras ask for, and their tables, keyed by path: what ``output_paths``
     lists, in its order."""
+    return written_extras(
+        extras.asked,
+        lambda extra: PRODUCERS[extra.keyword](stages, result, extras),
+        out=out,
+        formats=extras.formats,
+    )
+
+
+def written_extras(
+    asked: list[Extra],
+    produce: Callable[[Extra], dict[str, Any]],
+    *,
+    out: Path,
+    formats: tuple[str, ...],
+    diffusion: bool = False,
+) -> dict[Path, bytes]:
+    """Each extra of ``asked``, its document made by ``produce``, as bytes by path, and its
+    tables in ``formats`` (a diffusion index's: ``documents.tables.DIFFUSION_TABLES``)."""
     files: dict[Path, bytes] = {}
-    for extra in extras.asked:
-        document = PRODUCERS[extra.keyword](stages, result, extras)
+    for extra in asked:
+        document = produce(extra)
         if extra.name:
             files[extra.path(out)] = serialized(document)
-        for format, (_, path) in extra.tables(out, extras.formats).items():
+        for format, (_, path) in extra.tables(out, formats).items():
             # polars' writers: imported only when a table is asked for (issue 27)
-            from energy_index.documents.tables import TABLES
+            from energy_index.documents.tables import DIFFUSION_TABLES, TABLES
 
-            files[path] = TABLES[extra.keyword](document, format)
+            files[path] = (DIFFUSION_TABLES if diffusion else TABLES)[extra.keyword](
+                document, format
+            )
     return files

@@ -3,24 +3,35 @@ and the site's plan.json, the plans at a grid of loads."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from energy_index.documents.editorial import editorial_text, is_diffusion
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.plan import plan_document, plan_grid_document
 from energy_index.errors import UsageError, shown
-from energy_index.flows.build import index_stages
-from energy_index.flows.records import BuildSettings, Stages
+from energy_index.flows.build import index_stages, refuse_diffusion_settings
+from energy_index.flows.diffusion import refuse_token_settings
+from energy_index.flows.records import NO_EXTRAS, BuildSettings, DiffusionStages, Stages
 from energy_index.io.snapshots import carbon_snapshot
 from energy_index.io.source import resolved_snapshot
-from energy_index.model import Access, Load, Target
+from energy_index.model import (
+    OUTPUT_LOADS,
+    Access,
+    Load,
+    Target,
+    checked_deadline,
+    checked_output_load,
+    checked_statistic,
+)
 from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
 from energy_index.steps.plan import plan_curves, ranked_plans
 
 
-def source_of(stages: Stages) -> dict[str, Any]:
+def source_of(stages: Stages | DiffusionStages) -> dict[str, Any]:
     """Which upstream files the curves were read from."""
     snapshot = stages.snapshot
     return {
@@ -69,6 +80,83 @@ def plan_at(
     return plan_document(
         plans, task=task, source=source_of(stages), target=target, load=load, model=model,
         gpu=gpu, countries=sorted(grid) if countries else [],
+    )  # fmt: skip
+
+
+def diffusion_plan(
+    task: Any,
+    loads: Mapping[str, Any],
+    *,
+    itl_deadline_ms: Any,
+    itl_statistic: Any,
+    deadline_s: Any,
+) -> Callable[..., dict[str, Any]] | None:
+    """For a diffusion task, ``diffusion_plan_at`` with its load (``loads``: every load keyword
+    of the planner, None where not given) and deadline checked; None for any other task, once
+    none of a diffusion task's load and deadline was given to it. Refused by name: a load or a
+    target of the other kind (a token task's ITL deadline or statistic other than its default,
+    which is not told from one given)."""
+    editorial = editorial_text()
+    diffusion = isinstance(task, str) and is_diffusion(editorial, task)
+    noun = editorial["diffusion"]["tasks"][task]["output"] if diffusion else None
+    per_second = checked_output_load(str(task), noun, **loads)
+    if per_second is None:
+        refuse_diffusion_settings(BuildSettings(task=task, deadline_s=deadline_s))
+        return None
+    # Checked first, as the token planner checks them: "500" typed is the default, 500.
+    token_target = BuildSettings(
+        task=task,
+        itl_deadline_ms=checked_deadline(itl_deadline_ms),
+        itl_statistic=checked_statistic(itl_statistic),
+    )
+    refuse_token_settings(token_target, NO_EXTRAS)
+    deadline = (
+        None if deadline_s is None
+        else checked_deadline(deadline_s, unit="seconds", parameter="deadline_s")
+    )  # fmt: skip
+    keyword = OUTPUT_LOADS[str(noun)][0]
+    return partial(
+        diffusion_plan_at, task=task, deadline_s=deadline, per_second=per_second,
+        load={keyword: loads[keyword]},
+    )  # fmt: skip
+
+
+def diffusion_plan_at(
+    source: str,
+    *,
+    task: str,
+    deadline_s: float | None,
+    per_second: float,
+    load: Mapping[str, float],
+    model: str | None,
+    gpu: str | None,
+    countries: Sequence[str],
+    carbon: Path,
+    access: Access,
+) -> dict[str, Any]:
+    """``plan`` of a diffusion task: the plan document of ``per_second`` outputs per second
+    (``load``: as the user gave it) on the curves of ``source``'s task, within ``deadline_s``
+    of batch latency (None: the task's default)."""
+    from energy_index.documents.diffusion_plan import diffusion_plan_document
+    from energy_index.flows.diffusion import deadline_of, diffusion_stages
+    from energy_index.steps.diffusion_plan import diffusion_plan_curves, ranked_diffusion_plans
+
+    editorial = editorial_text()
+    snapshot = resolved_snapshot(source, tasks=[task], access=access)
+    # The stages at the task's own deadline, as the token planner's at the index's: the plan's
+    # deadline is the planner's target, and a deadline no family meets is refused in its words.
+    settings = BuildSettings(task=task)
+    stages = diffusion_stages(snapshot, settings=settings, editorial=editorial)
+    deadline = deadline_s if deadline_s is not None else deadline_of(settings, editorial)
+    grid = _grid(carbon, countries)
+    ((_, plans),) = ranked_diffusion_plans(
+        diffusion_plan_curves(stages.configurations.to_dicts()), deadline, [per_second],
+        output=stages.output, model=model, gpu=gpu, factors=impact_factors()["factors"],
+        grid=grid,
+    )  # fmt: skip
+    return diffusion_plan_document(
+        plans, task=task, noun=stages.output.noun, source=source_of(stages), deadline_s=deadline,
+        load=load, model=model, gpu=gpu, countries=sorted(grid) if countries else [],
     )  # fmt: skip
 
 

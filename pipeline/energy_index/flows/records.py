@@ -124,13 +124,16 @@ class Extras:
     # The build's deadlines: several ask for the sweep; each is a deadline of the latency
     # profiles beside their default grid (``profile_deadlines``).
     deadlines_ms: tuple[float, ...] = ()
+    # A diffusion build's deadlines, seconds of batch latency: several ask for its sweep.
+    deadlines_s: tuple[float, ...] = ()
     formats: tuple[str, ...] = ()  # the tables' formats: any asks for the index's own tables
     carbon: Path = Path(CARBON_SNAPSHOT)  # the carbon snapshot impacts are estimated with
 
     @property
     def asked(self) -> list[Extra]:
         """The extras to write, in the order they are written."""
-        wanted = {*self.flags, *(["sweep"] if len(self.deadlines_ms) > 1 else [])}
+        several = len(self.deadlines_ms) > 1 or len(self.deadlines_s) > 1
+        wanted = {*self.flags, *(["sweep"] if several else [])}
         wanted |= {"formats"} if self.formats else set()
         return [extra for keyword, extra in EXTRAS.items() if keyword in wanted]
 

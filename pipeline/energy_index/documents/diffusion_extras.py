@@ -1,0 +1,116 @@
+"""The documents a diffusion index may have beside it: the deadline sweep in seconds
+(schemas/diffusion-deadlines.schema.json), the curves (schemas/diffusion-curves.schema.json)
+and the impacts (schemas/diffusion-impacts.schema.json). They open as the token extras do
+(version, kind, the task file they were built from); their words are data (editorial.json's
+``diffusion.extras``, factors.json's ``text.diffusion``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from energy_index.documents.index import _header
+from energy_index.model import UpstreamSnapshot, json_number
+
+SWEEP_KIND = "diffusion deadline sweep"
+CURVES_KIND = "diffusion curves"
+IMPACTS_KIND = "diffusion impacts"
+FORMAT_VERSION = "1"
+
+
+def diffusion_sweep_document(
+    *,
+    groups: list[dict[str, Any]],
+    deadlines_s: Sequence[float],
+    unit: str,
+    snapshot: UpstreamSnapshot,
+    text: Mapping[str, str],
+) -> dict[str, Any]:
+    """The deadline sweep as a document: per (model, GPU) and deadline in seconds of batch
+    latency, the row the index would hold (``steps.diffusion_extras.deadline_sweep_s``)."""
+    return {
+        **_header(SWEEP_KIND, snapshot),
+        "unit": unit,
+        "deadlines_s": [json_number(d) for d in deadlines_s],
+        "binding": text["binding"],
+        "groups": groups,
+    }
+
+
+def diffusion_curves_document(
+    *, curves: list[dict[str, Any]], snapshot: UpstreamSnapshot, noun: str, text: Mapping[str, str]
+) -> dict[str, Any]:
+    """The curves as a document (``steps.diffusion_extras.latency_curves``)."""
+    return {
+        **_header(CURVES_KIND, snapshot),
+        "pareto": text["pareto"].format(noun=noun),
+        "curves": curves,
+    }
+
+
+def diffusion_impacts_document(
+    *,
+    index: Mapping[str, Any],
+    index_bytes: bytes,
+    noun: str,
+    upstream_commit: str,
+    rows: list[dict[str, Any]],
+    factors: Mapping[str, Any],
+    carbon: dict[str, Any],
+) -> dict[str, Any]:
+    """``impacts.json`` beside a diffusion index: header, the factors with their citations, the
+    carbon source and the rows (``steps.diffusion_extras.output_impact_rows``). No calibration
+    table: the published methods it compares are per token."""
+    text = factors["text"]["diffusion"]
+    return {
+        "version": FORMAT_VERSION,
+        "kind": IMPACTS_KIND,
+        "task": index["task"],
+        "output": noun,
+        "summary": text["summary"].format(noun=noun),
+        "index": {
+            "sha256": hashlib.sha256(index_bytes).hexdigest(),
+            "updated": index["updated"],
+            "data_version": index["data_version"],
+            "deadline_s": index["deadline_s"],
+            "unit": index["unit"],
+            "upstream_commit": upstream_commit,
+        },
+        "boundaries": text["boundaries"],
+        "host_forms": text["host_forms"].format(noun=noun),
+        "rounding": text["rounding"].format(noun=noun),
+        "carbon_per_country": text["carbon_per_country"].format(noun=noun),
+        "factors": factors["factors"],
+        "carbon_source": carbon,
+        "rows": rows,
+    }
+
+
+def diffusion_impacts_table_rows(impacts: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The rows of impacts.csv / impacts.parquet beside a diffusion index: one column per
+    figure, its status and boundary in its name (``measured_gpu_joules_per_image``,
+    ``estimated_facility_wh_per_image_low``), as the token impacts' table
+    (``documents.impacts.impacts_table_rows``)."""
+    noun = impacts["output"]
+    figures = [f"joules_per_{noun}", f"wh_per_{noun}"]
+    if noun == "video":
+        figures.append("wh_per_video_second")
+    table = []
+    for row in impacts["rows"]:
+        measured = row["measured"]
+        flat: dict[str, Any] = {
+            key: row[key]
+            for key in ("row_id", "model", "gpu", "num_gpus", "ulysses_degree", "ring_degree")
+        }
+        flat.update({f"measured_gpu_{figure}": measured[figure] for figure in figures})
+        for boundary in ("server", "facility"):
+            block = row["estimated"][boundary]
+            for figure in figures:
+                for bound in ("low", "high"):
+                    flat[f"estimated_{boundary}_{figure}_{bound}"] = block[figure][bound]
+        host = row["estimated"]["server"][f"host_joules_per_{noun}"]
+        flat["estimated_server_host_low_form"] = host["low_form"]
+        flat["estimated_server_host_high_form"] = host["high_form"]
+        table.append(flat)
+    return table

@@ -1,0 +1,292 @@
+"""Energy at a given load of images or videos: the token planner's method (steps/plan.py), its
+own functions, over each diffusion family's measured (throughput, power) points.
+
+A family is one server: (model, GPU, layout: GPUs, Ulysses and ring degrees). Its curve is its
+configurations whose batch latency is at most the deadline, ordered by throughput (outputs per
+second: upstream's throughput column, the one measured with the power). A replica carrying x
+outputs per second is placed on it as the token planner places tokens (``steps.plan``): at a
+measured throughput (relative 1e-9), the point's power and energy per output (measured);
+between two, the power range of the two (bracketed, the one assumption); below the lightest, the
+lightest point's power as an upper bound only (idle power is not measured); past the fastest,
+more replicas, the count with the lowest upper bound of total power winning. The batch latency a
+replica stays within is the larger of the points read.
+
+The published figures are rounded as the token planner's: four significant digits, throughputs
+not at all (a user types them back), energy per output as the index's row rounds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from energy_index.errors import UsageError, shown
+from energy_index.model import json_number
+from energy_index.steps.carbon import GridIntensity
+from energy_index.steps.diffusion import (
+    ENERGY,
+    LATENCY,
+    THROUGHPUT,
+    Output,
+    output_row_id,
+    row_fields,
+)
+from energy_index.steps.diffusion_extras import CURVE_GROUP, LAYOUT, throughput_name
+from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
+from energy_index.steps.plan import (
+    _CARRIED,
+    HOURS_PER_YEAR,
+    MEASURED,
+    _Family,
+    _named,
+    _plan_on,
+    _rank,
+    _scope,
+)
+
+# The token planner's functions read a point's throughput as ``output_tokens_per_second`` and
+# its latency as ``<statistic>_itl_ms``: a diffusion point is handed to them under those keys
+# (``_adapted``) and read back at once (``configurations``); nothing published carries them.
+_LATENCY = "batch_latency"
+_LATENCY_KEY = f"{_LATENCY}_itl_ms"
+
+
+def diffusion_plan_curves(configurations: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every family's configurations (``steps.diffusion.configurations_frame``'s, as mappings)
+    as points ordered by throughput (then power and row_id, so that the order never depends on
+    the input's): what the planner reads.
+
+    Example: ``diffusion_plan_curves(frame.to_dicts())[0]["points"][0]["outputs_per_second"]``.
+    """
+    families: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    for c in configurations:
+        families.setdefault(tuple(c[k] for k in CURVE_GROUP), []).append(c)
+    curves = []
+    for (model_id, gpu, *layout), rows in sorted(families.items()):
+        points = sorted(
+            (
+                {
+                    "row_id": output_row_id(c),
+                    "batch_size": c["batch_size"],
+                    "outputs_per_second": c[THROUGHPUT],
+                    "avg_power_watts": c["avg_power_watts"],
+                    "joules_per_output": c[ENERGY],
+                    "batch_latency_s": c[LATENCY],
+                }
+                for c in rows
+            ),
+            key=lambda p: (p["outputs_per_second"], p["avg_power_watts"], p["row_id"]),
+        )
+        curves.append(
+            {
+                "model": rows[0]["nickname"],
+                "model_id": model_id,
+                "gpu": gpu,
+                **dict(zip(LAYOUT, layout, strict=True)),
+                "points": points,
+            }
+        )
+    return curves
+
+
+def _adapted(point: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "output_tokens_per_second": point["outputs_per_second"],
+        "avg_power_watts": point["avg_power_watts"],
+        _LATENCY_KEY: point["batch_latency_s"],
+        "point": point,
+    }
+
+
+def _eligible(curve: Mapping[str, Any], deadline_s: float) -> _Family | None:
+    """The curve's points within the deadline (inclusive, as the index's rule), as the token
+    planner's family."""
+    points = [_adapted(p) for p in curve["points"] if p["batch_latency_s"] <= deadline_s]
+    if not points:
+        return None
+    throughputs = [p["output_tokens_per_second"] for p in points]
+    limits = [t * _CARRIED for t in throughputs]
+    return _Family(points, throughputs, limits, [float(p["avg_power_watts"]) for p in points])
+
+
+def ranked_diffusion_plans(
+    curves: Sequence[Mapping[str, Any]],
+    deadline_s: float,
+    loads: Sequence[float],
+    *,
+    output: Output,
+    first: int | None = None,
+    model: str | None = None,
+    gpu: str | None = None,
+    factors: Mapping[str, Any] | None = None,
+    grid: Mapping[str, GridIntensity] | None = None,
+) -> list[tuple[int, list[dict[str, Any]]]]:
+    """At each of ``loads`` (outputs per second), in order: how many families carry it, and the
+    ``first`` of them (None: all), best first (the token planner's order: lowest upper bound of
+    total power, then lowest lower bound, fewer GPUs, model, GPU, GPU count, then the two
+    degrees), each with its figures per ``output`` (an image, a video). With ``factors`` and
+    ``grid``, each plan also has the estimated facility energy and carbon. UsageError naming the
+    value for an unknown model or GPU, or a load no family carries.
+
+    Example: ``ranked_diffusion_plans(curves, 30, [2.0], output=output, first=2)[0][0]``, how
+    many families carry 2 images per second within 30 s."""
+    chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
+    chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
+    families = [(curve, _eligible(curve, deadline_s)) for curve in chosen]
+    ranked = []
+    for load in loads:
+        plans = []
+        for curve, family in families:
+            if family is not None:
+                plan = _plan_on(family, load, itl_statistic=_LATENCY)
+                rank = (*_rank(curve, plan), *(curve[k] for k in LAYOUT[1:]))
+                plans.append((rank, curve, plan))
+        if not plans:
+            raise UsageError(
+                f"no family ({_scope(model, gpu)}) has a configuration within the batch "
+                f"latency deadline of {json_number(deadline_s)} s, so none carries "
+                f"{load_words(load, output)}",
+                parameter="deadline_s",
+            )
+        plans.sort(key=lambda found: found[0])
+        figures = [
+            _figures(curve, plan, load=load, output=output, factors=factors, grid=grid or {})
+            for _, curve, plan in plans[:first]
+        ]  # fmt: skip
+        ranked.append((len(plans), figures))
+    return ranked
+
+
+def _range(
+    low: float | None, high: float, rounded: Callable[[float], float] = significant
+) -> dict[str, float | None]:
+    return {"low": None if low is None else rounded(low), "high": rounded(high)}
+
+
+def _figures(
+    curve: Mapping[str, Any],
+    plan: Mapping[str, Any],
+    *,
+    load: float,
+    output: Output,
+    factors: Mapping[str, Any] | None,
+    grid: Mapping[str, GridIntensity],
+) -> dict[str, Any]:
+    """One family's plan as published: the figures read from measured points (GPU boundary)
+    and, apart, the estimated facility energy and carbon."""
+    noun, (rate, factor) = output.noun, throughput_name(output)
+    n = plan["replicas"]
+    replica = plan["power_watts"]
+    low = None if replica["low"] is None else n * replica["low"]
+    total = {"low": low, "high": n * replica["high"]}
+    read = [p["point"] for p in plan["configurations"]]
+    if plan["status"] == MEASURED:  # the measured column, not power ÷ a load typed near it
+        joules = {"low": read[0]["joules_per_output"], "high": read[0]["joules_per_output"]}
+    else:
+        joules = {"low": None if low is None else low / load, "high": total["high"] / load}
+    figures: dict[str, Any] = {
+        "model": curve["model"],
+        "model_id": curve["model_id"],
+        "gpu": curve["gpu"],
+        **{k: curve[k] for k in LAYOUT},
+        "replicas": n,
+        "gpus": n * curve["num_gpus"],
+        rate: load * factor,
+        f"{rate}_per_replica": load / n * factor,
+        "status": plan["status"],
+        # What the token planner calls the latency of the points read: here their batch latency.
+        "batch_latency_s_at_most": significant(plan["itl_ms_at_most"]),
+        "configurations": [
+            {
+                "row_id": p["row_id"],
+                "batch_size": p["batch_size"],
+                rate: p["outputs_per_second"] * factor,
+                "avg_power_watts": significant(p["avg_power_watts"]),
+            }
+            for p in read
+        ],
+        "gpu_energy": {
+            "status": plan["status"],
+            "boundary": "gpu",
+            "power_watts": _range(total["low"], total["high"]),
+            f"joules_per_{noun}": _range(joules["low"], joules["high"], _joules_rounding(output)),
+            f"wh_per_{noun}": _scaled(joules, 1 / JOULES_PER_WH),
+            "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
+        },
+    }
+    if factors is not None:
+        figures["estimated"] = _estimated(
+            curve, replica, joules, load=load, noun=noun, factors=factors, grid=grid
+        )
+    return figures
+
+
+def _scaled(value: Mapping[str, float | None], factor: float) -> dict[str, float | None]:
+    low, high = value["low"], value["high"]
+    return _range(None if low is None else low * factor, float(high) * factor)  # type: ignore[arg-type]
+
+
+def _estimated(
+    curve: Mapping[str, Any],
+    replica: Mapping[str, float | None],
+    gpu_joules: Mapping[str, float | None],
+    *,
+    load: float,
+    noun: str,
+    factors: Mapping[str, Any],
+    grid: Mapping[str, GridIntensity],
+) -> dict[str, Any]:
+    """Facility energy and carbon from the impacts' factors, each end of the GPU range through
+    the factors' bound of the same side (``steps.impacts.energy_bounds``, whose per-token names
+    read here per output: the host's time form is host W per GPU × GPUs ÷ outputs per second)."""
+
+    def through(bound: str) -> dict[str, Any] | None:
+        power, joules = replica[bound], gpu_joules[bound]
+        if power is None:  # no lower bound: of the energy per output neither
+            return None
+        row = {
+            "joules_per_output_token": joules,
+            "num_gpus": curve["num_gpus"],
+            "gpu_power_watts_total": power,
+            "row_id": f"the plan of {shown(curve['model'])}",
+        }
+        return energy_bounds(row, factors)[bound]  # type: ignore[no-any-return]
+
+    ends = {bound: through(bound) for bound in ("low", "high")}
+    joules = {b: None if e is None else float(e["facility"]) for b, e in ends.items()}
+    watts = {b: None if j is None else j * load for b, j in joules.items()}
+    return {
+        "status": "estimated",
+        "boundary": "facility",
+        f"joules_per_{noun}": _scaled(joules, 1.0),
+        f"wh_per_{noun}": _scaled(joules, 1 / JOULES_PER_WH),
+        "mwh_per_year": _scaled(watts, HOURS_PER_YEAR / 1e6),
+        "factors": {b: None if e is None else e["factors"]["facility"] for b, e in ends.items()},
+        "carbon": {
+            "status": "estimated",
+            "boundary": "facility",
+            "by_country": {
+                code: {
+                    f"g_per_{noun}": _scaled(joules, country.g_per_kwh / JOULES_PER_WH / 1000),
+                    "tonnes_per_year": _scaled(watts, HOURS_PER_YEAR / 1e9 * country.g_per_kwh),
+                }
+                for code, country in grid.items()
+            },
+        },
+    }
+
+
+def _joules_rounding(output: Output) -> Callable[[float], float]:
+    """Energy per output rounded as the index's row publishes it: a measured plan shows the
+    index figure."""
+    (joules,) = (f for f in row_fields(output) if f.name == f"joules_per_{output.noun}")
+    return joules.rounded
+
+
+def load_words(load: float, output: Output) -> str:
+    """A load of outputs per second in the unit the user gives it: images per second, videos
+    per hour.
+
+    Example: ``load_words(0.5, image)`` → ``"0.5 images per second"``."""
+    rate, factor = throughput_name(output)
+    return f"{json_number(load * factor)} {rate.replace('_', ' ')}"
