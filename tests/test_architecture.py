@@ -40,6 +40,8 @@ STEP_ORDER = {
     "responses": 4,
     "checks": 5,  # reads the per-model files as responses does
     "diffusion": 4,  # the diffusion kind: validate, derive and row_fields reused
+    "diffusion_extras": 6,  # its sweep, curves and impacts: the diffusion steps and impacts'
+    "diffusion_plan": 7,  # the token planner's method over the diffusion curves
 }
 BASE = {"energy_index", "energy_index.settings", "energy_index.model", "energy_index.errors"}
 ALLOWED_LAYERS = {

@@ -12,8 +12,10 @@ import pytest
 
 from energy_index import api
 from energy_index.documents.factors import impact_factors
+from energy_index.documents.outputs import RECOGNISERS, Ends
 from energy_index.documents.schemas import KIND_SCHEMAS, SCHEMAS
-from energy_index.documents.tables import TABLES
+from energy_index.documents.tables import DIFFUSION_TABLES, TABLES
+from energy_index.flows.diffusion_extras import DIFFUSION_PRODUCERS
 from energy_index.flows.extras import PRODUCERS
 from energy_index.model import EXTRAS
 from energy_index.steps.impacts import HOST_FORMS, energy_bounds
@@ -46,11 +48,39 @@ def test_each_extra_reaches_every_place_it_must(keyword: str):
     assert missing == [], f"the extra {keyword!r} (model.EXTRAS) lacks " + "; ".join(missing)
 
 
+@pytest.mark.parametrize("keyword", [k for k, extra in EXTRAS.items() if extra.diffusion])
+def test_each_extra_of_a_diffusion_index_reaches_every_place_it_must(keyword: str):
+    """An extra written beside a diffusion index too (``Extra.diffusion``): its producer, table,
+    schema and kind there, which its token form's do not give."""
+    extra = EXTRAS[keyword].for_diffusion()
+    assert extra is not None
+    missing = []
+    if keyword not in DIFFUSION_PRODUCERS:
+        missing.append("its producer: DIFFUSION_PRODUCERS in flows/diffusion_extras.py")
+    if extra.columns and keyword not in DIFFUSION_TABLES:
+        missing.append("its table's writer: DIFFUSION_TABLES in documents/tables.py")
+    if not (REPO / "schemas" / extra.schema).is_file():
+        missing.append(f"its schema: schemas/{extra.schema}")
+    if extra.schema not in SCHEMAS or KIND_SCHEMAS.get(extra.kind) != extra.schema:
+        missing.append("its kind's schema: SCHEMAS and KIND_SCHEMAS in documents/schemas.py")
+    opening = f'{{"version": "1", "kind": "{extra.kind}"'.encode()
+    if not RECOGNISERS[extra.role](Ends(opening, opening)):
+        missing.append("its recogniser: documents/outputs.py")
+    assert missing == [], f"the extra {keyword!r} beside a diffusion index lacks " + "; ".join(
+        missing
+    )
+
+
 def test_each_keyword_of_the_extras_places_is_an_extra():
     """A place keyed by an extra's keyword holds no keyword that model.EXTRAS does not declare."""
     assert set(PRODUCERS) <= set(EXTRAS), "flows/extras.py PRODUCERS"
     assert set(TABLES) <= {k for k, extra in EXTRAS.items() if extra.columns}, (
         "documents/tables.py TABLES"
+    )
+    diffusion = {k: form for k, extra in EXTRAS.items() if (form := extra.diffusion)}
+    assert set(DIFFUSION_PRODUCERS) <= set(diffusion), "flows/diffusion_extras.py"
+    assert set(DIFFUSION_TABLES) <= {k for k, form in diffusion.items() if form.columns}, (
+        "documents/tables.py DIFFUSION_TABLES"
     )
 
 

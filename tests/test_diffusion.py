@@ -271,7 +271,7 @@ def test_build_writes_the_same_bytes_twice_and_the_api_refuses_what_the_cli_does
     for args, keyword, flag in [
         ({"itl_deadline_ms": 100}, "itl_deadline_ms", "--itl-deadline-ms"),
         ({"itl_statistic": "p99"}, "itl_statistic", "--itl-statistic"),
-        ({"curves": True}, "curves", "--curves"),
+        ({"profiles": True}, "profiles", "--profiles"),  # --curves: a diffusion extra
     ]:
         with pytest.raises(UsageError) as raised:
             api.build(source=GOLDEN, task="text-to-video", out=tmp_path / "v.json", **args)

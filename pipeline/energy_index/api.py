@@ -178,7 +178,7 @@ def build(
     task: str = settings.DEFAULT_TASK,
     itl_deadline_ms: float | Iterable[float] = settings.DEFAULT_ITL_DEADLINE_MS,
     itl_statistic: str = settings.DEFAULT_ITL_STATISTIC,
-    deadline_s: float | None = None,
+    deadline_s: float | Iterable[float] | None = None,
     out: PathLike | None = settings.DEFAULT_OUT,
     retrieved: str | None = None,
     updated: str | None = None,
@@ -203,7 +203,8 @@ def build(
     into ``cache`` first. Several deadlines also write the deadline sweep; the index uses the
     largest. Dates not given come from the snapshot (see docs/design.md, *Dates*). A diffusion
     task (text-to-image, text-to-video) is picked under ``deadline_s``, seconds of batch latency
-    (default: the task's); ``deadline_s`` for a token task is refused, as ``itl_deadline_ms`` and
+    (default: the task's; several also write its deadline sweep, the index using the largest);
+    ``deadline_s`` for a token task is refused, as ``itl_deadline_ms`` and
     ``itl_statistic`` other than their defaults are for a diffusion task.
     """
     given = locals()  # the extras' keywords are read by name from model.EXTRAS
@@ -211,18 +212,24 @@ def build(
     from energy_index.flows.records import BuildSettings, Extras
 
     deadlines = checked_deadlines(itl_deadline_ms)
+    # A diffusion task's, in seconds: several also write its sweep; the index uses the largest.
+    deadlines_s = (
+        () if deadline_s is None
+        else checked_deadlines(deadline_s, unit="seconds", parameter="deadline_s")
+    )  # fmt: skip
     itl_statistic = checked_statistic(itl_statistic)
     build_settings = BuildSettings(
         task=task,
         itl_deadline_ms=max(deadlines),
         itl_statistic=itl_statistic,
-        deadline_s=_deadline_s(deadline_s),
+        deadline_s=max(deadlines_s) if deadlines_s else None,
         retrieved=checked_day(retrieved, parameter="retrieved"),
         updated=checked_day(updated, parameter="updated"),
     )
     extras = Extras(
         flags=frozenset(keyword for keyword in EXTRAS if given.get(keyword)),
         deadlines_ms=deadlines,
+        deadlines_s=deadlines_s,
         formats=tuple(formats),
         carbon=_carbon(carbon),
     )

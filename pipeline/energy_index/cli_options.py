@@ -292,7 +292,17 @@ BUILD_OPTIONS = stacked(
         "then uses the largest.",
     ),
     itl_statistic_option,
-    deadline_s_option,
+    click.option(
+        "--deadline-s",
+        type=click.UNPROCESSED,
+        metavar="S[,S…]",
+        help="Batch latency deadline in seconds, inclusive, of a diffusion task (text-to-image, "
+        "text-to-video): the time to generate one batch a pick meets [default: the "
+        "leaderboard's default of the task]. Several, comma-separated (10,30,60), also write "
+        "the deadline sweep, deadlines.json, beside the index, which then uses the largest. "
+        "Refused for a token task, as --itl-deadline-ms and --itl-statistic other than their "
+        "defaults are for a diffusion task.",
+    ),
     out_option,
     click.option(
         "--retrieved",

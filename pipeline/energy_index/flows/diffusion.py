@@ -20,6 +20,7 @@ from energy_index.documents.index import serialized
 from energy_index.documents.invariants import diffusion_problems
 from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, DIFFUSION_REPORT_SCHEMA, checked
 from energy_index.errors import SchemaViolation, UsageError, ValidationFailed
+from energy_index.flows.diffusion_extras import diffusion_extra_files
 from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, DiffusionStages, Extras
 from energy_index.io.files import write_files
 from energy_index.io.snapshots import upstream_snapshot
@@ -38,8 +39,12 @@ from energy_index.steps.diffusion import (
 from energy_index.steps.validate import leaderboard_compiled
 
 # What a diffusion build writes beside its index, of model.EXTRAS (by keyword): the others are
-# refused for a diffusion task, and left to the token tasks by build --all-tasks.
-DIFFUSION_EXTRAS = frozenset({"formats"})
+# refused for a diffusion task, and left to the token tasks by build --all-tasks: the index's
+# own tables, and the extras with a diffusion form (model.Variant: the sweep, curves and
+# impacts, written by flows/diffusion_extras.py).
+DIFFUSION_EXTRAS = frozenset(
+    {"formats", *(keyword for keyword, extra in EXTRAS.items() if extra.diffusion)}
+)
 
 
 def diffusion_extras(extras: Extras) -> Extras:
@@ -146,7 +151,10 @@ def diffusion_built_files(
         source, out=out, settings=settings, editorial=editorial
     )
     result = diffusion_assembled(stages, settings.dates(stages.snapshot))
-    files = table_files(result.document, stages.output, out=out, formats=extras.formats)
+    files = {
+        **table_files(result.document, stages.output, out=out, formats=extras.formats),
+        **diffusion_extra_files(stages, result, out=out, extras=extras),
+    }
     written = replace(result, written=(out, report_path(out), *files))
     return written, {**files, report_path(out): result.report_bytes, out: result.index_bytes}
 

@@ -101,7 +101,9 @@ def _adapted(point: Mapping[str, Any]) -> dict[str, Any]:
 def _eligible(curve: Mapping[str, Any], deadline_s: float) -> _Family | None:
     """The curve's points within the deadline (inclusive, as the index's rule), as the token
     planner's family."""
-    points = [_adapted(p) for p in curve["points"] if p["batch_latency_s"] <= deadline_s]
+    points: list[Mapping[str, Any]] = [
+        _adapted(p) for p in curve["points"] if p["batch_latency_s"] <= deadline_s
+    ]
     if not points:
         return None
     throughputs = [p["output_tokens_per_second"] for p in points]
