@@ -263,6 +263,17 @@ def test_a_load_at_a_measured_throughput_takes_its_measured_figures():
     assert plan["batch_latency_s_at_most"] == 1.6
 
 
+def test_a_measured_plan_shows_the_measured_energy_not_power_over_load():
+    # Upstream's energy per image × throughput is not its power here (a data check's finding):
+    # the plan at the point's throughput shows the measured energy, as the index does.
+    skewed = configuration(energy_per_image_joules=400.0, throughput_images_per_sec=1.25,
+                           avg_power_watts=490.0, batch_latency_s=0.8)  # fmt: skip
+    _, (plan,) = plans([skewed], 1.25)
+    assert plan["status"] == MEASURED
+    assert plan["gpu_energy"]["joules_per_image"] == {"low": 400.0, "high": 400.0}
+    assert plan["gpu_energy"]["power_watts"] == {"low": 490.0, "high": 490.0}
+
+
 def test_a_load_between_two_throughputs_takes_their_power_range():
     _, (plan,) = plans(CURVE, 1.5)  # between 1.333… (600 W) and 1.6 (480 W) images/s
     assert plan["status"] == BRACKETED

@@ -141,8 +141,9 @@ def ranked_diffusion_plans(
         for curve, family in families:
             if family is not None:
                 plan = _plan_on(family, load, itl_statistic=_LATENCY)
-                rank = (*_rank(curve, plan), *(curve[k] for k in LAYOUT[1:]))
-                plans.append((rank, curve, plan))
+                # Two families of one model, GPU and GPU count tie on the rest: the curves come
+                # in layout order (``diffusion_plan_curves``), which the stable sort keeps.
+                plans.append((_rank(curve, plan), curve, plan))
         if not plans:
             raise UsageError(
                 f"no family ({_scope(model, gpu)}) has a configuration within the batch "
