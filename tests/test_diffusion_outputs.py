@@ -185,3 +185,16 @@ def test_the_command_and_the_api_refuse_a_diffusion_plan_in_the_same_words(
     ]
     result = invoke("plan", "--from", GOLDEN, "--task", task, *args)
     assert (result.exit_code, result.output) == (2, f"error: {flag}: {refused.value}\n")
+
+
+def test_an_audit_of_a_diffusion_impacts_file_names_the_figure_that_differs(tmp_path: Path):
+    out = tmp_path / "index.json"
+    invoke("build", "--from", GOLDEN, "--task", "text-to-video", "--impacts", "--out", out)
+    published = tmp_path / "impacts.json"
+    assert api.audit(published=published, source=GOLDEN).identical
+    document = json.loads(published.read_bytes())
+    document["rows"][2]["estimated"]["facility"]["wh_per_video"]["high"] += 1
+    published.write_text(json.dumps(document))
+    result = invoke("audit", "--published", published, "--from", GOLDEN)
+    assert result.exit_code == 1
+    assert "rows[2].estimated.facility.wh_per_video.high: published" in result.output

@@ -11,12 +11,22 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from energy_index.documents.index import _header
-from energy_index.model import UpstreamSnapshot, json_number
+from energy_index.model import EXTRAS, UpstreamSnapshot, Variant, json_number
 
-SWEEP_KIND = "diffusion deadline sweep"
-CURVES_KIND = "diffusion curves"
-IMPACTS_KIND = "diffusion impacts"
 FORMAT_VERSION = "1"
+
+
+def _variant(keyword: str) -> Variant:
+    form = EXTRAS[keyword].diffusion
+    assert form is not None
+    return form
+
+
+# Their kinds, as model.EXTRAS declares them.
+SWEEP_KIND = _variant("sweep").kind
+CURVES_KIND = _variant("curves").kind
+IMPACTS_KIND = _variant("impacts").kind
+IMPACTS_SCHEMA = _variant("impacts").schema
 
 
 def diffusion_sweep_document(

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.compare import Audit, audit
+from energy_index.documents.diffusion_extras import IMPACTS_KIND as DIFFUSION_IMPACTS_KIND
+from energy_index.documents.diffusion_extras import IMPACTS_SCHEMA as DIFFUSION_IMPACTS_SCHEMA
 from energy_index.documents.editorial import editorial_text
 from energy_index.documents.index import (
     DIFFUSION_KIND,
@@ -89,9 +91,10 @@ def audited(
     published = masked_credentials(published)  # what follows names it: a query's token never shown
     if (was := no_longer_written(document)) is not None:
         raise NotAnIndex(f"{published}: {was}; nothing of this version to compare it with")
-    if document.get("kind") == "impacts":
+    if document.get("kind") in ("impacts", DIFFUSION_IMPACTS_KIND):
         given = source if source is not None else str(vendored)
-        impacts = audited_impacts(published, document, source=given, carbon=carbon, access=access)
+        rebuild = audited_impacts if document["kind"] == "impacts" else audited_diffusion_impacts
+        impacts = rebuild(published, document, source=given, carbon=carbon, access=access)
         return replace(impacts, basis=f"{published} compared with impacts rebuilt from {given}")
     if document.get("kind") == DIFFUSION_KIND:
         return audited_diffusion(
@@ -284,6 +287,27 @@ def audited_impacts(
     stages, rebuilt = _rebuilt(location, snapshot, settings)
     impacts = impacts_built(
         stages, rebuilt.document, index_bytes=rebuilt.index_bytes, carbon=carbon
+    )
+    return audit_impacts(document, impacts)
+
+
+def audited_diffusion_impacts(
+    location: str, document: dict[str, Any], *, source: str, carbon: Path, access: Access
+) -> ImpactsAudit:
+    """A published impacts file of a diffusion index against a rebuild: the diffusion index
+    rebuilt from ``source`` with the file's task and deadline, then its impacts, compared as the
+    token impacts are (``audit_impacts``: the index block's sha256 and dates volatile)."""
+    from energy_index.flows.diffusion import diffusion_assembled, diffusion_stages
+    from energy_index.flows.diffusion_extras import diffusion_impacts_of
+
+    checked_published(location, document, schema=DIFFUSION_IMPACTS_SCHEMA)
+    task = str(document["task"])
+    settings = BuildSettings(task=task, deadline_s=float(document["index"]["deadline_s"]))
+    snapshot = resolved_snapshot(source, tasks=[task], access=access)
+    stages = diffusion_stages(snapshot, settings=settings, editorial=editorial_text())
+    rebuilt = diffusion_assembled(stages, settings.dates(stages.snapshot))
+    impacts = diffusion_impacts_of(
+        rebuilt.document, index_bytes=rebuilt.index_bytes, stages=stages, carbon=carbon
     )
     return audit_impacts(document, impacts)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.diffusion_extras import (
+    _variant,
     diffusion_curves_document,
     diffusion_impacts_document,
     diffusion_sweep_document,
@@ -20,7 +21,7 @@ from energy_index.documents.schemas import checked
 from energy_index.flows.extras import written_extras
 from energy_index.flows.records import Build, DiffusionStages, Extras
 from energy_index.io.snapshots import carbon_snapshot
-from energy_index.model import EXTRAS, Extra
+from energy_index.model import Extra
 from energy_index.steps.carbon import grid_intensities
 from energy_index.steps.diffusion_extras import (
     deadline_sweep_s,
@@ -35,9 +36,7 @@ def _words(stages: DiffusionStages) -> dict[str, str]:
 
 
 def _schema(keyword: str) -> str:
-    form = EXTRAS[keyword].diffusion
-    assert form is not None
-    return form.schema
+    return _variant(keyword).schema
 
 
 def diffusion_sweep_of(stages: DiffusionStages, deadlines_s: tuple[float, ...]) -> dict[str, Any]:
