@@ -338,7 +338,14 @@ def test_a_video_load_is_said_and_published_per_hour():
     curves = diffusion_plan_curves(golden(VIDEO).to_dicts())
     ((_, (plan,)),) = ranked_diffusion_plans(curves, 300, [100 / 3600], output=VIDEO, first=1)
     assert plan["videos_per_hour"] == pytest.approx(100)
-    assert "joules_per_video" in plan["gpu_energy"]
+    energy = plan["gpu_energy"]
+    (model,) = {c["model_id"] for c in curves if c["model"] == plan["model"]}
+    recipe = golden(VIDEO).filter(pl.col("model_id") == model).row(0, named=True)
+    seconds = recipe["num_frames"] / recipe["fps"]
+    assert energy["wh_per_video_second"]["high"] == pytest.approx(
+        energy["wh_per_video"]["high"] / seconds, rel=1e-3
+    )
+    assert "wh_per_video_second" not in plans(CURVE, 1.0)[1][0]["gpu_energy"]
 
 
 def test_at_each_golden_picks_throughput_the_plan_is_the_index_figure():

@@ -87,6 +87,11 @@ def _family_lines(label: str, plan: Mapping[str, Any], document: Mapping[str, An
         f"{'GPU power':<13}{_span(gpu['power_watts'], 'W')} (all replicas)",
         f"{'energy':<13}{_span(gpu[f'joules_per_{noun}'], f'J per {noun}')}, "
         f"{_span(gpu[f'wh_per_{noun}'], f'Wh per {noun}')}",
+        *(
+            [f"{'':<13}{_span(gpu['wh_per_video_second'], 'Wh per second of video')}"]
+            if "wh_per_video_second" in gpu
+            else []
+        ),
         f"{'per year':<13}{_span(gpu['mwh_per_year'], 'MWh')} at this load, all year",
     ]
     estimated = plan.get("estimated")
@@ -143,12 +148,19 @@ def diffusion_plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
         "gpus", rate, f"{rate}_per_replica", "status", "batch_latency_s_at_most",
     )  # fmt: skip
     ranges = ("power_watts", f"joules_per_{noun}", f"wh_per_{noun}", "mwh_per_year")
+    per_second = ("wh_per_video_second",) if noun == "video" else ()
     rows = []
     plans = [document["plan"], document["alternative"]]
     for rank, plan in enumerate((p for p in plans if p is not None), start=1):
         row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in columns}}
         row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
         row.update(_ends("gpu", plan["gpu_energy"], ranges))
+        # Every row has the column, empty where the points read make videos of two lengths.
+        row.update(
+            _ends("gpu", plan["gpu_energy"], per_second)
+            if all(k in plan["gpu_energy"] for k in per_second)
+            else {f"gpu_{k}_{end}": None for k in per_second for end in ("low", "high")}
+        )
         estimated = plan.get("estimated")
         if estimated:
             row.update(_ends("estimated_facility", estimated, ranges[1:]))

@@ -72,6 +72,9 @@ def diffusion_plan_curves(configurations: Iterable[Mapping[str, Any]]) -> list[d
                     "avg_power_watts": c["avg_power_watts"],
                     "joules_per_output": c[ENERGY],
                     "batch_latency_s": c[LATENCY],
+                    # A video's seconds (its recipe's frames ÷ frames per second): per second of
+                    # video, the models' different recipes compare.
+                    **({"video_seconds": c["num_frames"] / c["fps"]} if "fps" in c else {}),
                 }
                 for c in rows
             ),
@@ -214,6 +217,7 @@ def _figures(
             "power_watts": _range(total["low"], total["high"]),
             f"joules_per_{noun}": _range(joules["low"], joules["high"], _joules_rounding(output)),
             f"wh_per_{noun}": _scaled(joules, 1 / JOULES_PER_WH),
+            **_per_video_second(joules, read),
             "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
         },
     }
@@ -222,6 +226,18 @@ def _figures(
             curve, replica, joules, load=load, noun=noun, factors=factors, grid=grid
         )
     return figures
+
+
+def _per_video_second(
+    joules: Mapping[str, float | None], read: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Wh per second of video, where the points read make videos of one length (a family's
+    recipe is its model's); nothing for images."""
+    seconds = {p["video_seconds"] for p in read if "video_seconds" in p}
+    if len(seconds) != 1 or len(read) != sum("video_seconds" in p for p in read):
+        return {}
+    (length,) = seconds
+    return {"wh_per_video_second": _scaled(joules, 1 / JOULES_PER_WH / length)}
 
 
 def _scaled(value: Mapping[str, float | None], factor: float) -> dict[str, float | None]:
