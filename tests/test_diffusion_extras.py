@@ -217,11 +217,12 @@ def test_a_rows_impacts_take_the_token_steps_per_image():
         server = (400.0 + host) * _factor("idle_capacity", bound)
         facility = server * _factor("pue", bound)
         estimated = impacts["estimated"]
-        assert estimated["server"]["joules_per_image"][bound] == pytest.approx(server, rel=1e-3)
-        assert estimated["facility"]["joules_per_image"][bound] == pytest.approx(facility, rel=1e-3)
+        assert estimated["server"]["wh_per_image"][bound] == pytest.approx(server / 3600, rel=1e-3)
         assert estimated["facility"]["wh_per_image"][bound] == pytest.approx(
             facility / 3600, rel=1e-3
         )
+        host_joules = estimated["server"]["host_joules_per_image"]
+        assert host_joules[bound] == pytest.approx(host, rel=1e-3)
     for block in impacts["estimated"].values():
         assert (block["status"], block["boundary"]) in {
             ("estimated", "server"),

@@ -103,9 +103,7 @@ def diffusion_impacts_table_rows(impacts: Mapping[str, Any]) -> list[dict[str, A
     ``estimated_facility_wh_per_image_low``), as the token impacts' table
     (``documents.impacts.impacts_table_rows``)."""
     noun = impacts["output"]
-    figures = [f"joules_per_{noun}", f"wh_per_{noun}"]
-    if noun == "video":
-        figures.append("wh_per_video_second")
+    figures = [f"wh_per_{noun}", *(["wh_per_video_second"] if noun == "video" else [])]
     table = []
     for row in impacts["rows"]:
         measured = row["measured"]
@@ -113,7 +111,8 @@ def diffusion_impacts_table_rows(impacts: Mapping[str, Any]) -> list[dict[str, A
             key: row[key]
             for key in ("row_id", "model", "gpu", "num_gpus", "ulysses_degree", "ring_degree")
         }
-        flat.update({f"measured_gpu_{figure}": measured[figure] for figure in figures})
+        measured_figures = (f"joules_per_{noun}", *figures)
+        flat.update({f"measured_gpu_{figure}": measured[figure] for figure in measured_figures})
         for boundary in ("server", "facility"):
             block = row["estimated"][boundary]
             for figure in figures:

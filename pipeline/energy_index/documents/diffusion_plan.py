@@ -6,13 +6,20 @@ assumption and what is not measured above the figures (the words: ``planner.json
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from energy_index.documents.plan import TEXT_KEYS, WIDTH, _ends, _span, counted, typed
+from energy_index.documents.plan import (
+    TEXT_KEYS,
+    _span,
+    counted,
+    estimated_lines,
+    framed_lines,
+    ranked_rows,
+    typed,
+)
 from energy_index.model import json_number
 
 KIND = "diffusion plan"
@@ -89,23 +96,17 @@ def _family_lines(label: str, plan: Mapping[str, Any], document: Mapping[str, An
         f"{_span(gpu[f'wh_per_{noun}'], f'Wh per {noun}')}",
         *(
             [f"{'':<13}{_span(gpu['wh_per_video_second'], 'Wh per second of video')}"]
-            if "wh_per_video_second" in gpu
+            if gpu.get("wh_per_video_second", {}).get("high") is not None
             else []
         ),
         f"{'per year':<13}{_span(gpu['mwh_per_year'], 'MWh')} at this load, all year",
     ]
     estimated = plan.get("estimated")
     if estimated:
-        lines.append(
-            f"{'facility':<13}{_span(estimated[f'wh_per_{noun}'], f'Wh per {noun}')}, "
-            f"{_span(estimated['mwh_per_year'], 'MWh per year')} (estimated)"
-        )
-        for code in countries:
-            carbon = estimated["carbon"]["by_country"][code]
-            lines.append(
-                f"{'carbon ' + code:<13}{_span(carbon[f'g_per_{noun}'], f'gCO2e per {noun}')}, "
-                f"{_span(carbon['tonnes_per_year'], 't CO2e per year')} (estimated)"
-            )
+        lines += estimated_lines(
+            estimated, countries, energy=(f"wh_per_{noun}", f"Wh per {noun}"),
+            carbon=(f"g_per_{noun}", f"gCO2e per {noun}"),
+        )  # fmt: skip
     return lines
 
 
@@ -114,64 +115,31 @@ def diffusion_plan_lines(document: Mapping[str, Any]) -> list[str]:
     rate, per = _rate(document)
     source = document["source"]
     deadline = document["latency_target"]["batch_latency_deadline_s"]
-    alternative = document["alternative"]
-    return [
+    return framed_lines(
         f"energy-index plan: {typed(document['load'][rate])} {per}, batch latency at most "
         f"{deadline:g} s, task {document['task']} "
         f"({source['repository']} at {source['commit'][:12]})",
-        *(
-            line
-            for key in TEXT_KEYS
-            for line in textwrap.wrap(
-                f"{key.replace('_', ' ')}: {document[key]}", width=WIDTH, subsequent_indent="  "
-            )
-        ),
-        "",
-        *_family_lines("plan", document["plan"], document),
-        "",
-        *(
-            _family_lines("alternative", alternative, document)
-            if alternative is not None
-            else [f"{'alternative':<13}none: no other family (of --model, --gpu) meets the target"]
-        ),
-    ]
+        document,
+        lambda label, plan: _family_lines(label, plan, document),
+    )
 
 
 def diffusion_plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The plan and its alternative as flat records, one each: ranges as ``_low`` and ``_high``
-    (None without a lower bound), the estimated figures apart, prefixed ``estimated_``: carbon
-    for the countries asked for, or, none asked for, for every country of the estimates."""
+    """The plan and its alternative as flat records, one each, as the token plan's
+    (``documents.plan.ranked_rows``): a video's Wh per second of video among its GPU figures
+    (empty where the points read make videos of two lengths)."""
     noun = document["output"]
     rate, _ = _rate(document)
     columns = (
         "model", "model_id", "gpu", "num_gpus", "ulysses_degree", "ring_degree", "replicas",
         "gpus", rate, f"{rate}_per_replica", "status", "batch_latency_s_at_most",
     )  # fmt: skip
-    ranges = ("power_watts", f"joules_per_{noun}", f"wh_per_{noun}", "mwh_per_year")
+    energy = (f"joules_per_{noun}", f"wh_per_{noun}", "mwh_per_year")
     per_second = ("wh_per_video_second",) if noun == "video" else ()
-    rows = []
-    plans = [document["plan"], document["alternative"]]
-    for rank, plan in enumerate((p for p in plans if p is not None), start=1):
-        row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in columns}}
-        row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
-        row.update(_ends("gpu", plan["gpu_energy"], ranges))
-        # Every row has the column, empty where the points read make videos of two lengths.
-        row.update(
-            _ends("gpu", plan["gpu_energy"], per_second)
-            if all(k in plan["gpu_energy"] for k in per_second)
-            else {f"gpu_{k}_{end}": None for k in per_second for end in ("low", "high")}
-        )
-        estimated = plan.get("estimated")
-        if estimated:
-            row.update(_ends("estimated_facility", estimated, ranges[1:]))
-            by_country = estimated["carbon"]["by_country"]
-            for code in document["countries"] or sorted(by_country):
-                row.update(
-                    _ends(f"estimated_carbon_{code}", by_country[code],
-                          (f"g_per_{noun}", "tonnes_per_year"))
-                )  # fmt: skip
-        rows.append(row)
-    return rows
+    return ranked_rows(
+        document, columns, ("power_watts", *energy, *per_second), energy,
+        (f"g_per_{noun}", "tonnes_per_year"),
+    )  # fmt: skip
 
 
 def diffusion_plan_csv(document: Mapping[str, Any]) -> bytes:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -140,16 +140,35 @@ def _family_lines(
     ]
     estimated = plan.get("estimated")
     if estimated:
-        lines += [
-            f"{'facility':<13}{_span(estimated['joules_per_output_token'], 'J per output token')}"
-            f", {_span(estimated['mwh_per_year'], 'MWh per year')} (estimated)",
-        ]
-        for code in countries:
-            carbon = estimated["carbon"]["by_country"][code]
-            lines.append(
-                f"{'carbon ' + code:<13}{_span(carbon['g_per_response'], 'gCO2e per response')}, "
-                f"{_span(carbon['tonnes_per_year'], 't CO2e per year')} (estimated)"
-            )
+        lines += estimated_lines(
+            estimated, countries, energy=("joules_per_output_token", "J per output token"),
+            carbon=("g_per_response", "gCO2e per response"),
+        )  # fmt: skip
+    return lines
+
+
+def estimated_lines(
+    estimated: Mapping[str, Any],
+    countries: Sequence[str],
+    *,
+    energy: tuple[str, str],
+    carbon: tuple[str, str],
+) -> list[str]:
+    """A plan's estimates as the command line prints them: facility ``energy`` (its key and its
+    words) and MWh per year, then per country of ``countries`` its ``carbon`` and tonnes a
+    year."""
+    key, words = energy
+    lines = [
+        f"{'facility':<13}{_span(estimated[key], words)}"
+        f", {_span(estimated['mwh_per_year'], 'MWh per year')} (estimated)",
+    ]
+    key, words = carbon
+    for code in countries:
+        figures = estimated["carbon"]["by_country"][code]
+        lines.append(
+            f"{'carbon ' + code:<13}{_span(figures[key], words)}, "
+            f"{_span(figures['tonnes_per_year'], 't CO2e per year')} (estimated)"
+        )
     return lines
 
 
@@ -164,11 +183,25 @@ def plan_lines(document: Mapping[str, Any]) -> list[str]:
     )
     source = document["source"]
     countries, statistic = document["countries"], target["itl_statistic"]
-    alternative = document["alternative"]
-    return [
+    return framed_lines(
         f"energy-index plan: {asked}, {statistic} ITL at most "
         f"{target['itl_deadline_ms']:g} ms, task {document['task']} "
         f"({source['repository']} at {source['commit'][:12]})",
+        document,
+        lambda label, plan: _family_lines(label, plan, countries, statistic),
+    )
+
+
+def framed_lines(
+    first: str,
+    document: Mapping[str, Any],
+    family_lines: Callable[[str, Mapping[str, Any]], list[str]],
+) -> list[str]:
+    """A plan as the command line prints it, of either kind of task: ``first``, the words
+    wrapped, then the plan and its alternative, each in ``family_lines``."""
+    alternative = document["alternative"]
+    return [
+        first,
         *(
             line
             for key in TEXT_KEYS
@@ -177,10 +210,10 @@ def plan_lines(document: Mapping[str, Any]) -> list[str]:
             )
         ),
         "",
-        *_family_lines("plan", document["plan"], countries, statistic),
+        *family_lines("plan", document["plan"]),
         "",
         *(
-            _family_lines("alternative", alternative, countries, statistic)
+            family_lines("alternative", alternative)
             if alternative is not None
             else [f"{'alternative':<13}none: no other family (of --model, --gpu) meets the target"]
         ),
@@ -200,19 +233,31 @@ def plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The plan and its alternative as flat records, one each: ranges as ``_low`` and ``_high``
     (None without a lower bound), the estimated figures apart, prefixed ``estimated_``: carbon
     for the countries asked for, or, none asked for, for every country of the estimates."""
+    return ranked_rows(document, CSV_COLUMNS[1:], RANGES, RANGES[1:], CARBON_RANGES)
+
+
+def ranked_rows(
+    document: Mapping[str, Any],
+    columns: Sequence[str],
+    ranges: Sequence[str],
+    estimated_ranges: Sequence[str],
+    carbon_ranges: Sequence[str],
+) -> list[dict[str, Any]]:
+    """``plan_rows`` of a plan of either kind of task: per family its ``columns``, the
+    configurations read, and each range of its GPU figures, its estimates and its carbon."""
     rows = []
     plans = [document["plan"], document["alternative"]]
     for rank, plan in enumerate((p for p in plans if p is not None), start=1):
-        row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in CSV_COLUMNS[1:]}}
+        row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in columns}}
         row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
-        row.update(_ends("gpu", plan["gpu_energy"], RANGES))
+        row.update(_ends("gpu", plan["gpu_energy"], ranges))
         estimated = plan.get("estimated")
         if estimated:
-            row.update(_ends("estimated_facility", estimated, RANGES[1:]))
+            row.update(_ends("estimated_facility", estimated, estimated_ranges))
             by_country = estimated["carbon"]["by_country"]
             # --country's, else every country the estimates cover (the option's default).
             for code in document["countries"] or sorted(by_country):
-                row.update(_ends(f"estimated_carbon_{code}", by_country[code], CARBON_RANGES))
+                row.update(_ends(f"estimated_carbon_{code}", by_country[code], carbon_ranges))
         rows.append(row)
     return rows
 

@@ -15,14 +15,11 @@ from energy_index.documents.diffusion_extras import (
     diffusion_impacts_document,
     diffusion_sweep_document,
 )
-from energy_index.documents.factors import impact_factors
-from energy_index.documents.impacts import carbon_source
 from energy_index.documents.schemas import checked
 from energy_index.flows.extras import written_extras
+from energy_index.flows.impacts import factors_and_carbon
 from energy_index.flows.records import Build, DiffusionStages, Extras
-from energy_index.io.snapshots import carbon_snapshot
 from energy_index.model import Extra
-from energy_index.steps.carbon import grid_intensities
 from energy_index.steps.diffusion_extras import (
     deadline_sweep_s,
     latency_curves,
@@ -78,9 +75,7 @@ def diffusion_impacts_of(
     """impacts.json beside a diffusion index: its rows' measured GPU energy per output and,
     apart, the estimates from the cited factors and the carbon snapshot at ``carbon`` (its
     sha256 checked), checked against its schema."""
-    snapshot = carbon_snapshot(carbon)
-    grid = grid_intensities(snapshot.file)
-    factors = impact_factors()
+    factors, carbon_block = factors_and_carbon(carbon)
     document = diffusion_impacts_document(
         index=index,
         index_bytes=index_bytes,
@@ -88,7 +83,7 @@ def diffusion_impacts_of(
         upstream_commit=stages.snapshot.commit,
         rows=output_impact_rows(index["rows"], factors["factors"], stages.output),
         factors=factors,
-        carbon=carbon_source(snapshot, grid, text=factors["text"]["carbon"]),
+        carbon=carbon_block,
     )
     checked(document, schema=_schema("impacts"))
     return document

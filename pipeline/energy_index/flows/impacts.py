@@ -37,9 +37,7 @@ def impacts_of(
     """The impacts document of an index, from the cited factors and the carbon snapshot at
     ``carbon`` (its sha256 checked), checked against its schema; ``responses`` are the picks'
     energy per response (``Stages.responses``), where known."""
-    snapshot = carbon_snapshot(carbon)
-    grid = grid_intensities(snapshot.file)
-    factors = impact_factors()
+    factors, carbon_block = factors_and_carbon(carbon)
     document = impacts_document(
         index=index,
         index_bytes=index_bytes,
@@ -47,11 +45,20 @@ def impacts_of(
         upstream_commit=upstream_commit,
         rows=impact_rows(index["rows"], factors["factors"], responses),
         factors=factors,
-        carbon=carbon_source(snapshot, grid, text=factors["text"]["carbon"]),
+        carbon=carbon_block,
         calibration=calibration_rows(index["rows"], factors["methods"]),
     )
     checked(document, schema=IMPACTS_SCHEMA)
     return document
+
+
+def factors_and_carbon(carbon: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The cited factors, and the carbon source block (every country's intensity) of the carbon
+    snapshot at ``carbon``, its sha256 checked: what impacts of either kind of index cite."""
+    snapshot = carbon_snapshot(carbon)
+    factors = impact_factors()
+    grid = grid_intensities(snapshot.file)
+    return factors, carbon_source(snapshot, grid, text=factors["text"]["carbon"])
 
 
 def impacts_built(

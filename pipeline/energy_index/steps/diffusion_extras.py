@@ -33,7 +33,7 @@ from energy_index.steps.diffusion import (
     output_rows,
     selected_outputs,
 )
-from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
+from energy_index.steps.impacts import impact_row, significant
 
 LAYOUT = ("num_gpus", "ulysses_degree", "ring_degree")
 CURVE_GROUP = ("model_id", "gpu_model", *LAYOUT)  # one curve
@@ -155,49 +155,41 @@ def output_impact_row(
     row: Mapping[str, Any], factors: Mapping[str, Any], output: Output
 ) -> dict[str, Any]:
     """The impacts of one row of a diffusion index: its measured block (the row's own figures,
-    GPU boundary) and, apart, the estimated server and facility energy per output as ranges,
-    by the token impacts' steps (``steps.impacts.energy_bounds``: the host's time form is host
-    W per GPU × GPUs ÷ outputs per second, the measured power ÷ the measured J per output)."""
+    GPU boundary) and, apart, the estimated server and facility energy per output as ranges:
+    the token impacts' own row (``steps.impacts.impact_row``) of the same figures, one output a
+    "response" of one token (the host's time form is then host W per GPU × GPUs ÷ outputs per
+    second, the measured power ÷ the measured J per output). A video's Wh per second of video
+    is each bound's Wh per video ÷ its seconds (num_frames ÷ fps)."""
     noun = output.noun
-    joules = f"joules_per_{noun}"
-    # The token steps' names for the same figures: energy per output, GPUs, GPU power.
     as_token = {
-        "row_id": row["row_id"],
-        "joules_per_output_token": row[joules],
-        "num_gpus": row["num_gpus"],
+        **{key: row[key] for key in ("row_id", "model", "model_id", "gpu", "num_gpus")},
+        "joules_per_output_token": row[f"joules_per_{noun}"],
         "gpu_power_watts_total": row["gpu_power_watts_total"],
+        "avg_output_tokens": 1,
+        "wh_per_million_output_tokens": None,  # the token row's, not read for an estimate
     }
-    bounds = energy_bounds(as_token, factors)
-    low, high = bounds["low"], bounds["high"]
-
-    # A video's seconds from its recipe, not the row's rounded video_seconds.
+    estimated = impact_row(as_token, factors)["estimated"]
     seconds = row["num_frames"] / row["fps"] if output.is_video else None
 
     def block(boundary: str) -> dict[str, Any]:
-        wh = (low[boundary] / JOULES_PER_WH, high[boundary] / JOULES_PER_WH)
+        token = estimated[boundary]
+        wh = token["wh_per_response"]
         return {
-            "status": "estimated",
-            "boundary": boundary,
-            joules: _range(low[boundary], high[boundary]),
-            f"wh_per_{noun}": _range(*wh),
+            "status": token["status"],
+            "boundary": token["boundary"],
+            f"wh_per_{noun}": wh,
             **(
-                {"wh_per_video_second": _range(wh[0] / seconds, wh[1] / seconds)} if seconds else {}
+                {"wh_per_video_second": _range(wh["low"] / seconds, wh["high"] / seconds)}
+                if seconds
+                else {}
             ),
-            "factors": {"low": low["factors"][boundary], "high": high["factors"][boundary]},
+            "factors": token["factors"],
         }
 
     server = block("server")
-    server[f"host_joules_per_{noun}"] = {
-        "low": significant(low["host"]),
-        "high": significant(high["host"]),
-        "low_form": low["form"],
-        "high_form": high["form"],
-        "time_form": _range(low["by_form"]["time"], high["by_form"]["time"]),
-        "ratio_form": _range(low["by_form"]["ratio"], high["by_form"]["ratio"]),
-    }
-    facility = block("facility")
+    server[f"host_joules_per_{noun}"] = estimated["server"]["host_joules_per_output_token"]
     measured_keys = (
-        joules, f"wh_per_{noun}",
+        f"joules_per_{noun}", f"wh_per_{noun}",
         *(("video_seconds", "wh_per_video_second") if seconds else ()),
         "gpu_power_watts_total", "batch_latency_s",
     )  # fmt: skip
@@ -210,12 +202,8 @@ def output_impact_row(
         },
         "estimated": {
             "server": server,
-            "facility": facility,
-            "carbon": {
-                "status": "estimated",
-                "boundary": "facility",
-                "factors": {"low": facility["factors"]["low"], "high": facility["factors"]["high"]},
-            },
+            "facility": block("facility"),
+            "carbon": estimated["carbon"],
         },
     }
 

@@ -17,10 +17,10 @@ not at all (a user types them back), energy per output as the index's row rounds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from energy_index.errors import UsageError, shown
+from energy_index.errors import UsageError
 from energy_index.model import json_number
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.diffusion import (
@@ -32,15 +32,18 @@ from energy_index.steps.diffusion import (
     row_fields,
 )
 from energy_index.steps.diffusion_extras import CURVE_GROUP, LAYOUT, throughput_name
-from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
+from energy_index.steps.impacts import JOULES_PER_WH, significant
 from energy_index.steps.plan import (
     _CARRIED,
     HOURS_PER_YEAR,
     MEASURED,
+    _estimated,
     _Family,
     _named,
     _plan_on,
+    _range,
     _rank,
+    _scaled,
     _scope,
 )
 
@@ -163,12 +166,6 @@ def ranked_diffusion_plans(
     return ranked
 
 
-def _range(
-    low: float | None, high: float, rounded: Callable[[float], float] = significant
-) -> dict[str, float | None]:
-    return {"low": None if low is None else rounded(low), "high": rounded(high)}
-
-
 def _figures(
     curve: Mapping[str, Any],
     plan: Mapping[str, Any],
@@ -215,15 +212,16 @@ def _figures(
             "status": plan["status"],
             "boundary": "gpu",
             "power_watts": _range(total["low"], total["high"]),
-            f"joules_per_{noun}": _range(joules["low"], joules["high"], _joules_rounding(output)),
+            f"joules_per_{noun}": _joules(joules, output),
             f"wh_per_{noun}": _scaled(joules, 1 / JOULES_PER_WH),
             **_per_video_second(joules, read),
             "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
         },
     }
     if factors is not None:
-        figures["estimated"] = _estimated(
-            curve, replica, joules, load=load, noun=noun, factors=factors, grid=grid
+        figures["estimated"] = _per_output(
+            _estimated(curve, replica, joules, load=load, tokens=1.0, factors=factors, grid=grid),
+            noun,
         )
     return figures
 
@@ -232,74 +230,45 @@ def _per_video_second(
     joules: Mapping[str, float | None], read: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
     """Wh per second of video, where the points read make videos of one length (a family's
-    recipe is its model's); nothing for images."""
-    seconds = {p["video_seconds"] for p in read if "video_seconds" in p}
-    if len(seconds) != 1 or len(read) != sum("video_seconds" in p for p in read):
+    recipe is its model's; else none, low and high); nothing for images."""
+    if not all("video_seconds" in p for p in read):
         return {}
+    seconds = {p["video_seconds"] for p in read}
+    if len(seconds) != 1:
+        return {"wh_per_video_second": {"low": None, "high": None}}
     (length,) = seconds
     return {"wh_per_video_second": _scaled(joules, 1 / JOULES_PER_WH / length)}
 
 
-def _scaled(value: Mapping[str, float | None], factor: float) -> dict[str, float | None]:
-    low, high = value["low"], value["high"]
-    return _range(None if low is None else low * factor, float(high) * factor)  # type: ignore[arg-type]
-
-
-def _estimated(
-    curve: Mapping[str, Any],
-    replica: Mapping[str, float | None],
-    gpu_joules: Mapping[str, float | None],
-    *,
-    load: float,
-    noun: str,
-    factors: Mapping[str, Any],
-    grid: Mapping[str, GridIntensity],
-) -> dict[str, Any]:
-    """Facility energy and carbon from the impacts' factors, each end of the GPU range through
-    the factors' bound of the same side (``steps.impacts.energy_bounds``, whose per-token names
-    read here per output: the host's time form is host W per GPU × GPUs ÷ outputs per second)."""
-
-    def through(bound: str) -> dict[str, Any] | None:
-        power, joules = replica[bound], gpu_joules[bound]
-        if power is None:  # no lower bound: of the energy per output neither
-            return None
-        row = {
-            "joules_per_output_token": joules,
-            "num_gpus": curve["num_gpus"],
-            "gpu_power_watts_total": power,
-            "row_id": f"the plan of {shown(curve['model'])}",
-        }
-        return energy_bounds(row, factors)[bound]  # type: ignore[no-any-return]
-
-    ends = {bound: through(bound) for bound in ("low", "high")}
-    joules = {b: None if e is None else float(e["facility"]) for b, e in ends.items()}
-    watts = {b: None if j is None else j * load for b, j in joules.items()}
+def _per_output(estimated: dict[str, Any], noun: str) -> dict[str, Any]:
+    """The token planner's estimates (``steps.plan._estimated``) of one output a "response" of
+    one token, renamed per output: its arithmetic is the same, per output not per token (the
+    host's time form is host W per GPU × GPUs ÷ outputs per second)."""
+    names = {
+        "joules_per_output_token": f"joules_per_{noun}",
+        "wh_per_response": f"wh_per_{noun}",
+        "g_per_response": f"g_per_{noun}",
+    }
+    carbon = estimated["carbon"]
+    by_country = {
+        code: {names.get(k, k): v for k, v in figures.items()}
+        for code, figures in carbon["by_country"].items()
+    }
     return {
-        "status": "estimated",
-        "boundary": "facility",
-        f"joules_per_{noun}": _scaled(joules, 1.0),
-        f"wh_per_{noun}": _scaled(joules, 1 / JOULES_PER_WH),
-        "mwh_per_year": _scaled(watts, HOURS_PER_YEAR / 1e6),
-        "factors": {b: None if e is None else e["factors"]["facility"] for b, e in ends.items()},
-        "carbon": {
-            "status": "estimated",
-            "boundary": "facility",
-            "by_country": {
-                code: {
-                    f"g_per_{noun}": _scaled(joules, country.g_per_kwh / JOULES_PER_WH / 1000),
-                    "tonnes_per_year": _scaled(watts, HOURS_PER_YEAR / 1e9 * country.g_per_kwh),
-                }
-                for code, country in grid.items()
-            },
-        },
+        **{names.get(k, k): v for k, v in estimated.items()},
+        "carbon": {**carbon, "by_country": by_country},
     }
 
 
-def _joules_rounding(output: Output) -> Callable[[float], float]:
+def _joules(joules: Mapping[str, float | None], output: Output) -> dict[str, float | None]:
     """Energy per output rounded as the index's row publishes it: a measured plan shows the
     index figure."""
-    (joules,) = (f for f in row_fields(output) if f.name == f"joules_per_{output.noun}")
-    return joules.rounded
+    (field,) = (f for f in row_fields(output) if f.name == f"joules_per_{output.noun}")
+    low = joules["low"]
+    return {
+        "low": None if low is None else field.rounded(low),
+        "high": field.rounded(joules["high"]),
+    }
 
 
 def load_words(load: float, output: Output) -> str:
