@@ -14,6 +14,7 @@ from typing import Any
 from energy_index.documents.plan import (
     TEXT_KEYS,
     _span,
+    best_two,
     counted,
     estimated_lines,
     framed_lines,
@@ -61,9 +62,7 @@ def diffusion_plan_document(
         "model": model,
         "gpu": gpu,
         "countries": list(countries),
-        "families": len(plans),
-        "plan": plans[0],
-        "alternative": plans[1] if len(plans) > 1 else None,
+        **best_two(plans),
     }
 
 

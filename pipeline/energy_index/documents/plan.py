@@ -63,6 +63,13 @@ def plan_document(
         "model": model,
         "gpu": gpu,
         "countries": list(countries),
+        **best_two(plans),
+    }
+
+
+def best_two(plans: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """How many families carry the load, the best and the runner-up (None: no other)."""
+    return {
         "families": len(plans),
         "plan": plans[0],
         "alternative": plans[1] if len(plans) > 1 else None,

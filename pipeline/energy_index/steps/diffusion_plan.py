@@ -138,8 +138,12 @@ def ranked_diffusion_plans(
 
     Example: ``ranked_diffusion_plans(curves, 30, [2.0], output=output, first=2)[0][0]``, how
     many families carry 2 images per second within 30 s."""
-    chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
-    chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
+    chosen: Sequence[Mapping[str, Any]] = curves
+    for value, names, parameter in (
+        (model, ("model", "model_id"), "model"),
+        (gpu, ("gpu",), "gpu"),
+    ):
+        chosen = _named(chosen, value, field_names=names, parameter=parameter)
     families = [(curve, _eligible(curve, deadline_s)) for curve in chosen]
     ranked = []
     for load in loads:
