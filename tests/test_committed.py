@@ -239,3 +239,38 @@ def test_the_planner_brackets_every_load_on_the_vendored_snapshot(checkout: Chec
     from tests.test_plan import plan_relation_problems
 
     assert plan_relation_problems(checkout.snapshot) == []
+
+
+def test_the_diffusion_extras_relate_to_their_index_on_the_vendored_snapshot(
+    checkout: Checkout, tmp_path: Path
+):
+    """The extras beside a diffusion index (tests/test_diffusion_outputs.py) on any upstream:
+    the sweep's column at the index's deadline is its rows, no sweep row needs a longer batch
+    than its deadline, each curve has a point on the front, every estimate is at least the
+    measured GPU figure."""
+    from tests.test_diffusion_outputs import built
+
+    for task, noun, deadlines in (
+        ("text-to-image", "image", "60,600"),
+        ("text-to-video", "video", "600,6000"),
+    ):
+        files = built(tmp_path, task, "--deadline-s", deadlines, "--curves", "--impacts",
+                      source=checkout.snapshot)  # fmt: skip
+        index, sweep = files["index.json"], files["deadlines.json"]
+        at_index = {
+            entry["row"]["row_id"]: entry["row"]
+            for group in sweep["groups"]
+            for entry in group["by_deadline"]
+            if entry["deadline_s"] == index["deadline_s"] and entry["row"]
+        }
+        assert at_index == {row["row_id"]: row for row in index["rows"]}
+        for group in sweep["groups"]:
+            for entry in group["by_deadline"]:
+                assert entry["row"] is None or entry["row"]["batch_latency_s"] <= (
+                    entry["deadline_s"] + 0.005  # the row's latency is rounded to 2 places
+                )
+        assert all(any(p["pareto"] for p in c["points"]) for c in files["curves.json"]["curves"])
+        for row in files["impacts.json"]["rows"]:
+            measured = row["measured"][f"wh_per_{noun}"]
+            for boundary in ("server", "facility"):
+                assert row["estimated"][boundary][f"wh_per_{noun}"]["low"] >= measured * 0.999

@@ -1,7 +1,8 @@
 """The diffusion index's extras and planner on every surface: build --task text-to-image|
 text-to-video with several --deadline-s, --curves and --impacts (files, schemas, bytes), plan
 with images per second or videos per hour (the command line and the API refuse the same values
-in the same words). Figures on the golden copies; on the vendored snapshot only relations."""
+in the same words). Figures on the golden copies; relations on the vendored snapshot are in
+tests/test_committed.py."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from energy_index import api
 from energy_index.errors import UsageError
-from tests.conftest import GOLDEN, SNAPSHOT, invoke
+from tests.conftest import GOLDEN, invoke
 
 
 def built(tmp_path: Path, task: str, *flags: object, source: Path = GOLDEN) -> dict[str, Any]:
@@ -67,34 +68,6 @@ def test_the_image_sweep_curves_and_impacts_of_the_golden_copy(tmp_path: Path):
     assert row["measured"]["joules_per_image"] == 337.9
     assert row["estimated"]["facility"]["wh_per_image"] == {"low": 0.1231, "high": 0.3023}
     assert "calibration" not in impacts
-
-
-def test_the_sweep_at_the_index_deadline_is_the_index_on_the_live_snapshot(tmp_path: Path):
-    """Relations that hold for any upstream: the sweep's column at the index's deadline is its
-    rows; a sweep row never needs a longer batch than its deadline; each curve has a point on
-    the front; every estimate is at least the measured GPU figure."""
-    for task, noun in (("text-to-image", "image"), ("text-to-video", "video")):
-        deadlines = "60,600" if noun == "image" else "600,6000"
-        files = built(tmp_path, task, "--deadline-s", deadlines, "--curves", "--impacts",
-                      source=SNAPSHOT)  # fmt: skip
-        index, sweep = files["index.json"], files["deadlines.json"]
-        at_index = {
-            entry["row"]["row_id"]: entry["row"]
-            for group in sweep["groups"]
-            for entry in group["by_deadline"]
-            if entry["deadline_s"] == index["deadline_s"] and entry["row"]
-        }
-        assert at_index == {row["row_id"]: row for row in index["rows"]}
-        for group in sweep["groups"]:
-            for entry in group["by_deadline"]:
-                assert entry["row"] is None or entry["row"]["batch_latency_s"] <= (
-                    entry["deadline_s"] + 0.005  # the row's latency is rounded to 2 places
-                )
-        assert all(any(p["pareto"] for p in c["points"]) for c in files["curves.json"]["curves"])
-        for row in files["impacts.json"]["rows"]:
-            measured = row["measured"][f"wh_per_{noun}"]
-            for boundary in ("server", "facility"):
-                assert row["estimated"][boundary][f"wh_per_{noun}"]["low"] >= measured * 0.999
 
 
 def test_a_token_extra_of_no_diffusion_form_is_refused_by_its_flag(tmp_path: Path):
