@@ -55,14 +55,17 @@ def test_all_tasks_builds_seven_indexes_that_pass_their_schema(all_tasks: Path):
         assert document["source"]["data_url"].endswith(f"/{task}.json")
         assert (all_tasks / task / "index.report.json").exists()
     for task in DIFFUSION_TASKS:
-        # Its own kind, at its own default deadline; of the extras asked, only the tables: the
-        # deadline sweep, curves and extended index are the token tasks'.
+        # Its own kind, at its own default deadline; of the extras asked, the tables and the
+        # curves (its own kind's): the deadline sweep and the extended index are the token
+        # tasks'.
         document = json.loads((all_tasks / task / "index.json").read_bytes())
         assert schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA) == [], task
         assert document["deadline_s"] == (30 if task == "text-to-image" else 300)
         assert sorted(p.name for p in (all_tasks / task).iterdir()) == [
-            "index.csv", "index.json", "index.parquet", "index.report.json"
+            "curves.json", "index.csv", "index.json", "index.parquet", "index.report.json"
         ]  # fmt: skip
+        curves = json.loads((all_tasks / task / "curves.json").read_bytes())
+        assert curves["kind"] == "diffusion curves"
 
 
 def test_all_tasks_does_not_touch_the_chat_index(all_tasks: Path):

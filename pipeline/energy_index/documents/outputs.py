@@ -12,7 +12,7 @@ build report beside it is: regenerate rewrites a damaged index, and build replac
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,17 +114,18 @@ def _extras() -> Iterator[tuple[str, Callable[[Ends], bool]]]:
             yield (
                 extra.role,
                 _either(
-                    _json(("version", None), ("kind", form.kind)) if form.kind else _INDEX
-                    for form in forms
+                    *(
+                        _json(("version", None), ("kind", form.kind)) if form.kind else _INDEX
+                        for form in forms
+                    )
                 ),
             )
         for format, (role, _) in extra.tables(Path("index.json"), TABLE_FORMATS).items():
-            yield role, _either(_TABLES[format](form.columns) for form in forms if form.columns)
+            yield role, _either(*(_TABLES[format](form.columns) for form in forms if form.columns))
 
 
-def _either(tests: Iterable[Callable[[Ends], bool]]) -> Callable[[Ends], bool]:
-    kept = list(tests)
-    return kept[0] if len(kept) == 1 else lambda ends: any(test(ends) for test in kept)
+def _either(*recognisers: Callable[[Ends], bool]) -> Callable[[Ends], bool]:
+    return lambda ends: any(told(ends) for told in recognisers)
 
 
 # Each output, by the role its path is given under (flows/outputs.py ``output_paths``,
@@ -145,10 +146,6 @@ RECOGNISERS: dict[str, Callable[[Ends], bool]] = {
 # The index's own tables (build --format) of either kind: a diffusion index's rows have their
 # own leading columns.
 DIFFUSION_TABLE_COLUMNS = ("model", "slug", "model_id", "params_b", "precision", "gpu")
-
-
-def _either(*recognisers: Callable[[Ends], bool]) -> Callable[[Ends], bool]:
-    return lambda ends: any(told(ends) for told in recognisers)
 
 
 for _format, (_role, _) in EXTRAS["formats"].tables(Path("index.json"), TABLE_FORMATS).items():
