@@ -205,7 +205,7 @@ def test_no_estimate_in_measured_fields_nor_in_the_index(tmp_path: Path) -> None
             flags=frozenset({"impacts", "responses"}), formats=("csv",), carbon=CARBON_FIXTURE
         ),
     )
-    assert set(plain) == set(with_impacts) and len(plain) == 5
+    assert set(plain) == set(with_impacts) and len(plain) == 7
     for task in plain:
         folder = tmp_path / "impacts" / task
         index_bytes = (folder / "index.json").read_bytes()
@@ -215,6 +215,17 @@ def test_no_estimate_in_measured_fields_nor_in_the_index(tmp_path: Path) -> None
             assert not (isinstance(leaf, dict) and ("estimated" in leaf or "low" in leaf)), path
             assert leaf != "estimated", path
         impacts = json.loads((folder / "impacts.json").read_bytes())
+        if index.get("kind") == "diffusion index":  # per image or video: its own impacts
+            assert schema_problems(impacts, schema="diffusion-impacts.schema.json") == []
+            assert impacts["index"]["sha256"] == hashlib.sha256(index_bytes).hexdigest()
+            noun = impacts["output"]
+            for row, source in zip(impacts["rows"], index["rows"], strict=True):
+                assert row["row_id"] == source["row_id"]
+                assert row["measured"][f"joules_per_{noun}"] == source[f"joules_per_{noun}"]
+                assert {row["estimated"][b]["status"] for b in ("server", "facility")} == {
+                    "estimated"
+                }
+            continue
         assert schema_problems(impacts, schema=IMPACTS_SCHEMA) == []
         assert impacts["index"]["sha256"] == hashlib.sha256(index_bytes).hexdigest()
         assert [r["row_id"] for r in impacts["rows"]] == [r["row_id"] for r in index["rows"]]
