@@ -274,3 +274,34 @@ def test_the_diffusion_extras_relate_to_their_index_on_the_vendored_snapshot(
             measured = row["measured"][f"wh_per_{noun}"]
             for boundary in ("server", "facility"):
                 assert row["estimated"][boundary][f"wh_per_{noun}"]["low"] >= measured * 0.999
+
+
+def test_each_diffusion_row_is_its_pairs_lowest_energy_within_the_deadline(checkout: Checkout):
+    """On any upstream: a diffusion index has a row for each (model, GPU) pair with a
+    configuration within the deadline, and none for the others; each row's configuration is
+    within it, and no configuration of its pair within it uses less energy per output."""
+    held = json.loads((checkout.snapshot / SNAPSHOT_MANIFEST).read_bytes())["files"]
+    editorial = editorial_text()
+    for task in diffusion_tasks(editorial):
+        path = f"public/data/tasks/{task}.json"
+        if path not in held:
+            continue
+        entry = editorial["diffusion"]["tasks"][task]
+        energy, noun = entry["columns"]["energy"], entry["output"]
+        configurations = json.loads((checkout.snapshot / path).read_bytes())["configurations"]
+        built = build(checkout.snapshot, settings=BuildSettings(task=task))
+        deadline = built.document["deadline_s"]
+        eligible: dict[tuple[str, str], list[dict]] = {}
+        for c in configurations:
+            if c["batch_latency_s"] <= deadline:
+                eligible.setdefault((c["model_id"], c["gpu_model"]), []).append(c)
+        rows = built.document["rows"]
+        assert {(r["model_id"], r["gpu"]) for r in rows} == set(eligible), task
+        assert len(rows) == len(eligible) == built.report["counts"]["rows"]
+        pairs = {(c["model_id"], c["gpu_model"]) for c in configurations}
+        assert built.report["counts"]["groups"] == len(pairs)
+        assert built.report["counts"]["configurations"] == len(configurations)
+        for row in rows:
+            lowest = min(c[energy] for c in eligible[(row["model_id"], row["gpu"])])
+            assert row[f"joules_per_{noun}"] == round(lowest, 1), row["row_id"]
+            assert row["batch_latency_s"] <= deadline + 0.005, row["row_id"]  # 2 places
