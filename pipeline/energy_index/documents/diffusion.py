@@ -14,12 +14,12 @@ import polars as pl
 from energy_index.documents.index import (
     DIFFUSION_KIND,
     DIFFUSION_REPORT_TITLE,
-    SHOWN_PAIRS,
+    left_out_note,
     report_head,
     rounded_up,
     source_block,
 )
-from energy_index.errors import DerivationError, shown
+from energy_index.errors import DerivationError
 from energy_index.model import Dates, UpstreamSnapshot, json_number
 from energy_index.steps.diffusion import LATENCY, Output, OutputSelection
 from energy_index.steps.validate import ValidatedConfigurations
@@ -137,17 +137,14 @@ def diffusion_notes(
         )
     without = selection.groups_without_eligible
     if without.height:
-        named = [
-            f"{shown(g['model_id'])} on {shown(g['gpu_model'])} "
-            f"(fastest {rounded_up(g['fastest_batch_latency_s'])} s)"
-            for g in without.head(SHOWN_PAIRS).to_dicts()
-        ]
-        more = f" and {without.height - SHOWN_PAIRS} more" if without.height > SHOWN_PAIRS else ""
-        groups = selection.selected.height + without.height
         notes.append(
-            f"{without.height} of {groups} (model, GPU) pairs have no configuration with a batch "
-            f"latency within {deadline} s and are left out: {', '.join(named)}{more} (the build "
-            "report's groups_without_eligible lists them)"
+            left_out_note(
+                without,
+                picked=selection.selected.height,
+                fastest="fastest_batch_latency_s",
+                unit="s",
+                within=f"batch latency within {deadline} s",
+            )
         )
     return tuple(notes)
 

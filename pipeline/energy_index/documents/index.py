@@ -219,19 +219,34 @@ def selection_notes(
         )
     without = selection.groups_without_eligible
     if without.height:
-        named = []
-        for group in without.head(SHOWN_PAIRS).to_dicts():
-            fastest = group[f"fastest_{selection.itl_column}"]
-            said = "" if fastest is None else f" (fastest {rounded_up(fastest)} ms)"
-            named.append(f"{group['model_id']} on {group['gpu_model']}{said}")
-        more = f" and {without.height - SHOWN_PAIRS} more" if without.height > SHOWN_PAIRS else ""
-        groups = selection.selected.height + without.height
         notes.append(
-            f"{without.height} of {groups} (model, GPU) pairs have no configuration with a "
-            f"{statistic} ITL within {deadline} ms and are left out: {', '.join(named)}{more} "
-            "(the build report's groups_without_eligible lists them)"
+            left_out_note(
+                without,
+                picked=selection.selected.height,
+                fastest=f"fastest_{selection.itl_column}",
+                unit="ms",
+                within=f"{statistic} ITL within {deadline} ms",
+            )
         )
     return tuple(notes)
+
+
+def left_out_note(
+    without: pl.DataFrame, *, picked: int, fastest: str, unit: str, within: str
+) -> str:
+    """The console's line on the (model, GPU) pairs a deadline left out (``without``, with
+    their ``fastest`` latency in ``unit``), of either kind of index: the first SHOWN_PAIRS by
+    name, and how many there are beside the ``picked`` ones."""
+    named = []
+    for group in without.head(SHOWN_PAIRS).to_dicts():
+        said = "" if group[fastest] is None else f" (fastest {rounded_up(group[fastest])} {unit})"
+        named.append(f"{group['model_id']} on {group['gpu_model']}{said}")
+    more = f" and {without.height - SHOWN_PAIRS} more" if without.height > SHOWN_PAIRS else ""
+    return (
+        f"{without.height} of {picked + without.height} (model, GPU) pairs have no configuration "
+        f"with a {within} and are left out: {', '.join(named)}{more} (the build report's "
+        "groups_without_eligible lists them)"
+    )
 
 
 def refuse_empty_selection(stable: pl.DataFrame, selection: Selection) -> None:

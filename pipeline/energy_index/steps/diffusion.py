@@ -29,6 +29,7 @@ from energy_index.errors import DerivationError, UpstreamFormatError, Validation
 from energy_index.model import INDEX_GROUP, UpstreamFile
 from energy_index.steps.derive import _checked_names, _refuse_collisions, slug
 from energy_index.steps.row_fields import JOULES_PER_WATT_HOUR, RowField
+from energy_index.steps.row_fields import ROW as TOKEN_ROW
 from energy_index.steps.validate import (
     Column,
     Rule,
@@ -334,10 +335,8 @@ def selected_outputs(configurations: pl.DataFrame, *, deadline_s: float) -> Outp
 
 # -- the row, declared once ----------------------------------------------------------------------
 
-_SLUG = "^[a-z0-9]+(-[a-z0-9]+)*$"
 _POSITIVE = {"type": "number", "exclusiveMinimum": 0}
 _COUNT = {"type": "integer", "minimum": 1}
-_WATTS = {"type": "integer", "minimum": 0}
 
 
 def _per_hour(per_second: Any) -> Any:
@@ -355,45 +354,10 @@ def row_fields(output: Output) -> tuple[RowField, ...]:
     noun = output.noun
     video = output.is_video
     return (
-        RowField(
-            "model",
-            "nickname",
-            "Model name as the leaderboard shows it (upstream nickname).",
-            {"type": "string", "minLength": 1},
-        ),
-        RowField(
-            "slug",
-            "nickname",
-            "The model name lower-cased, as in the token index (derive.slug).",
-            {"type": "string", "maxLength": 64, "pattern": _SLUG},
-            computed="slug of the nickname",
-        ),
-        RowField(
-            "model_id",
-            "model_id",
-            "The model's Hugging Face id (upstream model_id).",
-            {"type": "string", "pattern": "^[^/\\s]+/[^/\\s]+$"},
-        ),
-        RowField(
-            "params_b",
-            "total_params_billions",
-            "Total parameters, in billions.",
-            _POSITIVE,
-            convert=float,
-            conversion="as a float",
-        ),
-        RowField(
-            "precision",
-            "weight_precision",
-            "Weight precision label (BF16, FP8, MXFP4).",
-            {"type": "string", "pattern": "^[A-Z0-9]+$"},
-            computed="its label in editorial.json's precision_labels",
-        ),
-        RowField(
-            "gpu",
-            "gpu_model",
-            "GPU type (upstream gpu_model).",
-            {"type": "string", "pattern": "^[A-Za-z0-9]+$"},
+        # The model and GPU fields are the token row's, word for word.
+        *(
+            TOKEN_ROW[name]
+            for name in ("model", "slug", "model_id", "params_b", "precision", "gpu")
         ),
         RowField(
             "num_gpus",
@@ -495,13 +459,7 @@ def row_fields(output: Output) -> tuple[RowField, ...]:
             _POSITIVE,
             places=2,
         ),
-        RowField(
-            "gpu_power_watts_total",
-            "avg_power_watts",
-            "Average total GPU power of the configuration in watts, rounded to an integer.",
-            _WATTS,
-            places=0,
-        ),
+        TOKEN_ROW["gpu_power_watts_total"],
         (
             RowField(
                 "videos_per_hour",
