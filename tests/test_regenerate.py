@@ -315,6 +315,9 @@ def test_a_changed_diffusion_configuration_regenerates_its_index_with_a_changelo
     assert (
         invoke("build", "--task", "text-to-image", "--from", vendored, "--out", out).exit_code == 0
     )
+    previous = tmp_path / "previous" / "index.json"
+    previous.parent.mkdir()
+    previous.write_bytes(out.read_bytes())
     upstream = changed_snapshot(
         GOLDEN, tmp_path / "upstream", {IMAGE: with_sana_drawing_more(7.0)}, commit="d" * 40
     )
@@ -344,6 +347,12 @@ def test_a_changed_diffusion_configuration_regenerates_its_index_with_a_changelo
         == 0
     )
     assert rebuilt.read_bytes() == out.read_bytes()
+    # The audit passes on the new index, and fails on the one it replaced, naming the figure.
+    audited = invoke("audit", "--published", out, "--from", vendored)
+    assert audited.exit_code == 0, audited.output
+    stale = invoke("audit", "--published", previous, "--from", vendored)
+    assert stale.exit_code == 1, stale.output
+    assert f"{row_id}.joules_per_image: published 337.9, rebuilt 341.1" in stale.output
     # Once taken, the same upstream is no change.
     again = invoke(*regenerate, "--date", "2026-12-14")
     assert again.exit_code == 0 and again.output == f"unchanged (upstream {'d' * 40})\n"

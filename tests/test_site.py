@@ -653,3 +653,12 @@ def test_the_front_page_gives_each_task_its_unit(site: Path):
         **{f"tasks/{t}/index.html": editorial["unit"] for t in TASKS},
         **{f"tasks/{t}/index.html": editorial["diffusion"]["tasks"][t]["unit"] for t in DIFFUSION},
     }
+
+
+def test_a_diffusion_card_s_verify_command_passes_on_the_site_s_files(site: Path):
+    for task in DIFFUSION:
+        published = site / "api/v1/tasks" / task / "index.json"
+        result = invoke("audit", "--published", published, "--from", GOLDEN)
+        assert result.exit_code == 0, result.output
+        rows = len(json.loads(published.read_bytes())["rows"])
+        assert f"{rows}/{rows} rows identical" in result.output

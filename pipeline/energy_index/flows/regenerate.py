@@ -20,10 +20,9 @@ from energy_index.documents.changelog import (
 )
 from energy_index.documents.compare import audit
 from energy_index.documents.editorial import editorial_text, is_diffusion
-from energy_index.documents.index import DIFFUSION_KIND, serialized
-from energy_index.documents.invariants import index_problems
+from energy_index.documents.index import serialized
+from energy_index.documents.invariants import diffusion_problems, index_problems
 from energy_index.documents.outputs import HISTORY_TITLE
-from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, Problems, schema_problems
 from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import (
     assembled,
@@ -330,8 +329,8 @@ def _existing_index(
     out: Path, *, diffusion: bool = False
 ) -> tuple[bytes | None, dict[str, Any] | None, list[str]]:
     """The bytes and document of the index at ``out``, or ``None`` for a damaged one, with its
-    problems (``index_problems``, or for a ``diffusion`` index its schema's, or why it does not
-    parse): a damaged index is rewritten."""
+    problems (``index_problems``, or for a ``diffusion`` index ``diffusion_problems``, or why it
+    does not parse): a damaged index is rewritten."""
     if not out.exists():
         return None, None, []
     content = local_bytes(out)
@@ -339,11 +338,5 @@ def _existing_index(
         document = json_value(content, path=out)
     except SourceError as error:
         return content, None, [str(error).removeprefix(f"{shown(out, path=True)}: ")]
-    problems = _diffusion_problems(document) if diffusion else index_problems(document)
+    problems = diffusion_problems(document) if diffusion else index_problems(document)
     return content, (None if problems else document), problems
-
-
-def _diffusion_problems(document: Any) -> Problems:
-    if not isinstance(document, dict) or document.get("kind") != DIFFUSION_KIND:
-        return Problems([f"$: not a {DIFFUSION_KIND}"])
-    return schema_problems(document, schema=DIFFUSION_INDEX_SCHEMA)
