@@ -61,6 +61,9 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
     diffusion = {
         "index.json": declared.DIFFUSION_INDEX_SCHEMA,
         "index.report.json": declared.DIFFUSION_REPORT_SCHEMA,
+        "deadlines.json": "diffusion-deadlines.schema.json",
+        "curves.json": "diffusion-curves.schema.json",
+        "impacts.json": "diffusion-impacts.schema.json",
     }
     by_folder = {"models": declared.MODEL_SCHEMA}
     checked = 0
@@ -72,7 +75,7 @@ def test_every_json_file_of_the_api_matches_its_schema(site: Path):
         assert schema_problems(json.loads(path.read_bytes()), schema=schema) == [], path
         checked += 1
     models = len(list((site / "api/v1/models").glob("*.json")))
-    assert checked == 7 * len(TASKS) + 2 * len(DIFFUSION) + models
+    assert checked == 7 * len(TASKS) + 5 * len(DIFFUSION) + models
 
 
 def test_the_site_grows_with_rows_not_rows_times_countries(site: Path):
@@ -116,7 +119,7 @@ def test_the_data_package_validates_with_frictionless(site: Path):
     assert package["licenses"][0]["name"] == "Apache-2.0"
     names = sorted(r["name"] for r in package["resources"])
     indices = [f"{t}-index" for t in [*TASKS, *DIFFUSION]]
-    assert names == sorted([*indices, *(f"{t}-impacts" for t in TASKS)])
+    assert names == sorted([*indices, *(f"{t}-impacts" for t in [*TASKS, *DIFFUSION])])
     fields = [f["name"] for f in package["resources"][0]["schema"]["fields"]]
     assert fields[:3] == ["model", "slug", "model_id"] and "row_id" in fields
     report = validate(str(site / "datapackage.json"))
@@ -574,7 +577,8 @@ def test_each_diffusion_endpoint_holds_the_index_and_its_page_shows_every_row(si
             report["index_sha256"] == hashlib.sha256((base / "index.json").read_bytes()).hexdigest()
         )
         page = (site / "tasks" / task / "index.html").read_text("utf-8")
-        shown = re.findall(r'<tr data-row-id="([^"]+)">', page)
+        table = page.split('<table id="index-table">')[1].split("</table>")[0]
+        shown = re.findall(r'<tr data-row-id="([^"]+)">', table)
         assert shown == [row["row_id"] for row in index["rows"]]
         # Its header blocks, each as the index states it; what is not published, said.
         assert escape(index["caveat"]) in page and "gpu_only" in page
@@ -607,18 +611,27 @@ def test_each_diffusion_pick_has_a_card_of_measured_figures_and_the_audit_that_c
 ):
     for task in DIFFUSION:
         index = json.loads((site / "api/v1/tasks" / task / "index.json").read_bytes())
+        impacts = json.loads((site / "api/v1/tasks" / task / "impacts.json").read_bytes())
         cards = sorted((site / "cards" / task).rglob("*.html"))
         assert len(cards) == len(index["rows"])
-        for row in index["rows"]:
+        noun = "video" if task == "text-to-video" else "image"
+        for row, impacts_row in zip(index["rows"], impacts["rows"], strict=True):
             html = (site / "cards" / task / row["slug"] / f"{row['gpu'].lower()}.html").read_text()
             figures = re.findall(
                 r'<td class="status">(\w+)</td><td>(\w+)</td><td>[^<]*</td>'
                 r'<td class="num">([^<]*)</td>',
                 html,
             )
-            assert {(status, boundary) for status, boundary, _ in figures} == {("measured", "gpu")}
-            noun = "video" if task == "text-to-video" else "image"
-            assert f"{row[f'joules_per_{noun}']:.1f} J" in [value for *_, value in figures]
+            measured = [value for status, _, value in figures if status == "measured"]
+            assert {(status, boundary) for status, boundary, _ in figures} == {
+                ("measured", "gpu"), ("estimated", "server"), ("estimated", "facility"),
+            }  # fmt: skip
+            assert f"{row[f'joules_per_{noun}']:.1f} J" in measured
+            assert f"{row[f'wh_per_{noun}']:.4f} Wh" in measured
+            # Each estimate is impacts.json's range of this row, beside its boundary.
+            for boundary in ("server", "facility"):
+                bounds = impacts_row["estimated"][boundary][f"wh_per_{noun}"]
+                assert ("estimated", boundary, f"{bounds['low']} – {bounds['high']} Wh") in figures
             assert f"<code>{escape(row['row_id'])}</code>" in html
             assert escape(index["caveat"]) in html
             assert f"energy-index audit --published api/v1/tasks/{task}/index.json" in html
@@ -662,3 +675,39 @@ def test_a_diffusion_card_s_verify_command_passes_on_the_site_s_files(site: Path
         assert result.exit_code == 0, result.output
         rows = len(json.loads(published.read_bytes())["rows"])
         assert f"{rows}/{rows} rows identical" in result.output
+
+
+def test_a_diffusion_page_shows_its_sweep_and_impacts_as_its_api_files_hold_them(site: Path):
+    for task in DIFFUSION:
+        base = site / "api/v1/tasks" / task
+        index = json.loads((base / "index.json").read_bytes())
+        sweep = json.loads((base / "deadlines.json").read_bytes())
+        impacts = json.loads((base / "impacts.json").read_bytes())
+        entry = editorial_text()["diffusion"]["tasks"][task]
+        assert sweep["deadlines_s"] == sorted({*entry["report_deadlines_s"], index["deadline_s"]})
+        # At the index's own deadline the sweep's picks are the index's rows.
+        at = sweep["deadlines_s"].index(index["deadline_s"])
+        picked = [g["by_deadline"][at]["row"] for g in sweep["groups"]]
+        assert sorted(r["row_id"] for r in picked if r) == sorted(
+            r["row_id"] for r in index["rows"]
+        )
+        assert all(r in index["rows"] for r in picked if r)
+        page = (site / "tasks" / task / "index.html").read_text("utf-8")
+        field = "wh_per_video" if task == "text-to-video" else "wh_per_image"
+        table = page.split('<table id="sweep-table">')[1].split("</table>")[0]
+        cells = [re.findall(r'<td class="num[^"]*">([^<]*)</td>', line) for line in
+                 re.findall(r"<tr><td>.*?</tr>", table)]  # fmt: skip
+        assert cells == [
+            ["—" if c["row"] is None else f"{c['row'][field]:.4f}" for c in g["by_deadline"]]
+            for g in sweep["groups"]
+        ]
+        table = page.split('<table id="impacts-table">')[1].split("</table>")[0]
+        for row in impacts["rows"]:
+            line = re.search(rf'<tr data-row-id="{re.escape(row["row_id"])}">(.*?)</tr>', table)
+            figures = re.findall(r'<td class="num">([^<]*)</td>', line.group(1))
+            server, facility = (row["estimated"][b][field] for b in ("server", "facility"))
+            assert figures == [
+                str(row["measured"][field]),
+                f"{server['low']} – {server['high']}",
+                f"{facility['low']} – {facility['high']}",
+            ]

@@ -27,6 +27,7 @@ from energy_index.documents.schemas import (
 from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import index_stages, inputs_of
 from energy_index.flows.diffusion import diffusion_stages
+from energy_index.flows.diffusion_extras import diffusion_impacts_of, diffusion_sweep_of
 from energy_index.flows.impacts import impacts_built
 from energy_index.flows.outputs import fetched, refuse_foreign_outputs, refuse_outputs_inside
 from energy_index.flows.records import BuildSettings, DiffusionStages, Stages
@@ -131,8 +132,11 @@ def diffusion_inputs(
     report: dict[str, Any],
     name: str,
     links: str = "",
+    extras: tuple[dict[str, Any], dict[str, Any]] | None = None,
 ) -> DiffusionPageInputs:
-    """A diffusion page's inputs from stages already run and the index and report they gave."""
+    """A diffusion page's inputs from stages already run and the index and report they gave;
+    ``extras``: its deadline sweep and impacts (``diffusion_page_extras``), shown when given."""
+    sweep, impacts = extras if extras is not None else (None, None)
     return DiffusionPageInputs(
         document=document,
         report=report,
@@ -142,16 +146,36 @@ def diffusion_inputs(
         output=stages.output,
         index_name=name,
         links=links,
+        sweep=sweep,
+        impacts=impacts,
     )
 
 
-def diffusion_page_of(index: Path, source: Path) -> str:
-    """The page of the diffusion index at ``index``, its configurations from ``source``."""
+def diffusion_page_extras(
+    stages: DiffusionStages, document: dict[str, Any], *, index_bytes: bytes, carbon: Path
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The deadline sweep a diffusion page shows (the task's report deadlines, editorial.json,
+    and the index's own) and the index's impacts, from the carbon snapshot at ``carbon``."""
+    entry = stages.editorial["diffusion"]["tasks"][stages.output.task]
+    deadlines = {*map(float, entry["report_deadlines_s"]), float(document["deadline_s"])}
+    sweep = diffusion_sweep_of(stages, tuple(sorted(deadlines)))
+    impacts = diffusion_impacts_of(document, index_bytes=index_bytes, stages=stages, carbon=carbon)
+    return sweep, impacts
+
+
+def diffusion_page_of(index: Path, source: Path, *, carbon: Path) -> str:
+    """The page of the diffusion index at ``index``, its configurations from ``source`` and
+    its impacts from the carbon snapshot at ``carbon``."""
     beside = index_beside(index)
     stages = diffusion_stages(source, settings=settings_of(beside), editorial=editorial_text())
     refuse_other_snapshot(beside, stages, source=source)
+    extras = diffusion_page_extras(
+        stages, beside.document, index_bytes=beside.content, carbon=carbon
+    )
     return diffusion_page(
-        diffusion_inputs(stages, document=beside.document, report=beside.report, name=index.name)
+        diffusion_inputs(
+            stages, document=beside.document, report=beside.report, name=index.name, extras=extras
+        )
     )
 
 
@@ -212,7 +236,7 @@ def write_report_page(
             )
         snapshot = resolved_snapshot(source, tasks=[task], access=access)
         refuse_outputs_inside(snapshot, outputs)
-        page = diffusion_page_of(index, snapshot).encode("utf-8")
+        page = diffusion_page_of(index, snapshot, carbon=carbon).encode("utf-8")
         write_files({out: page})
         return len(page)
     snapshot = resolved_snapshot(source, tasks=[task], access=access)

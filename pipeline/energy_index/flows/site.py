@@ -42,6 +42,7 @@ from typing import Any
 from energy_index.documents.editorial import editorial_text, every_task, is_diffusion, task_text
 from energy_index.documents.index import DIFFUSION_KIND, serialized
 from energy_index.documents.schemas import (
+    DIFFUSION_EXTRA_SCHEMAS,
     DIFFUSION_INDEX_SCHEMA,
     DIFFUSION_REPORT_SCHEMA,
     INDEX_SCHEMA,
@@ -53,10 +54,16 @@ from energy_index.documents.schemas import (
     schema_document,
     schema_path,
 )
-from energy_index.documents.tables import impacts_table_bytes, rows_table_bytes, table_bytes
+from energy_index.documents.tables import (
+    DIFFUSION_TABLES,
+    impacts_table_bytes,
+    rows_table_bytes,
+    table_bytes,
+)
 from energy_index.errors import SourceError, shown
 from energy_index.flows.build import assembled, index_stages, inputs_of
 from energy_index.flows.diffusion import diffusion_assembled, diffusion_stages
+from energy_index.flows.diffusion_extras import diffusion_curves_of
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
 from energy_index.flows.impacts import impacts_built
 from energy_index.flows.plan import plan_grid
@@ -64,6 +71,7 @@ from energy_index.flows.records import BuildSettings, DiffusionStages, Stages
 from energy_index.flows.report import (
     IndexBeside,
     diffusion_inputs,
+    diffusion_page_extras,
     index_beside,
     refuse_other_snapshot,
     settings_of,
@@ -79,6 +87,7 @@ from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, ta
 from energy_index.pages.page import page_style, page_title, report_html
 from energy_index.settings import (
     CARBON_SNAPSHOT,
+    CURVES_NAME,
     DEADLINES_NAME,
     PLAN_NAME,
     PROFILES_NAME,
@@ -88,6 +97,7 @@ from energy_index.steps.curves import concurrency_curves
 from energy_index.steps.derive import slug
 from energy_index.steps.diffusion import output_of
 from energy_index.steps.diffusion import row_schema as output_row_schema
+from energy_index.steps.diffusion_extras import LAYOUT as DIFFUSION_LAYOUT
 
 API = "api/v1"
 # Every file of the site with its sha256: what a reader can check a copy against, and what
@@ -115,7 +125,7 @@ def site_files(
     # Each task's page by its own name (its title), on the front page and every link to it.
     pages = {f"tasks/{task}/index.html": _page_name(editorial, task) for task in tasks}
     # Each page links the schemas of its kind's files.
-    own = (DIFFUSION_INDEX_SCHEMA, DIFFUSION_REPORT_SCHEMA)
+    own = (DIFFUSION_INDEX_SCHEMA, DIFFUSION_REPORT_SCHEMA, *DIFFUSION_EXTRA_SCHEMAS.values())
     schemas = [f"schemas/{name}" for name in SCHEMAS if name not in own]
     diffusion_schemas = [f"schemas/{name}" for name in own]
     # A diffusion task's page links every page; a token task's the token tasks' alone, as
@@ -130,7 +140,7 @@ def site_files(
                 (
                     task,
                     _diffusion_files(
-                        files, task, settings, source, beside, pages, diffusion_schemas
+                        files, task, settings, source, beside, pages, diffusion_schemas, carbon
                     ),
                 )
             )
@@ -275,6 +285,11 @@ def api_index(files: Mapping[str, bytes], *, diffusion: Sequence[str] = ()) -> d
 
 
 _DIFFUSION_SCHEMA_OF = {
+    **{
+        form.name: form.schema
+        for extra in EXTRAS.values()
+        if (form := extra.for_diffusion()) and form.name
+    },
     "index.json": DIFFUSION_INDEX_SCHEMA,
     "index.report.json": DIFFUSION_REPORT_SCHEMA,
 }
@@ -368,6 +383,10 @@ DIFFUSION_DOWNLOADS = (
     ("Its rows as CSV", "index.csv"),
     ("Its rows as Parquet", "index.parquet"),
     ("The build report", "index.report.json"),
+    ("Deadline sweep", DEADLINES_NAME),
+    ("Energy against batch latency", CURVES_NAME),
+    ("Estimated impacts", "impacts.json"),
+    ("Estimated impacts as CSV", "impacts.csv"),
 )
 
 
@@ -379,8 +398,10 @@ def _diffusion_files(
     beside: IndexBeside,
     pages: Mapping[str, str],
     schemas: list[str],
+    carbon: Path,
 ) -> dict[str, Any]:
-    """A diffusion task's page, API files and cards, added to ``files``; returns its index."""
+    """A diffusion task's page, API files (the index, its report and tables, its deadline
+    sweep, curves and impacts) and cards, added to ``files``; returns its index."""
     task_settings = _settings_for(settings, task)
     stages = diffusion_stages(source, settings=task_settings, editorial=editorial_text())
     document, report, index_bytes = _given_or_built(
@@ -389,12 +410,24 @@ def _diffusion_files(
     base = f"{API}/tasks/{task}"
     here = f"tasks/{task}/index.html"
     links = _links(task, document, pages=pages, downloads=DIFFUSION_DOWNLOADS, schemas=schemas)
+    sweep, impacts = extras = diffusion_page_extras(
+        stages, document, index_bytes=index_bytes, carbon=carbon
+    )
     inputs = diffusion_inputs(
-        stages, document=document, report=report, name=f"{base}/index.json", links=links
+        stages,
+        document=document,
+        report=report,
+        name=f"{base}/index.json",
+        links=links,
+        extras=extras,
     )
     files[here] = diffusion_page(inputs).encode("utf-8")
     files[f"{base}/index.json"] = index_bytes
     files[f"{base}/index.report.json"] = serialized(dict(report))
+    files[f"{base}/{DEADLINES_NAME}"] = serialized(sweep)
+    files[f"{base}/{CURVES_NAME}"] = serialized(diffusion_curves_of(stages))
+    files[f"{base}/impacts.json"] = serialized(impacts)
+    files[f"{base}/impacts.csv"] = DIFFUSION_TABLES["impacts"](impacts, "csv")
     row_schema = output_row_schema(stages.output)
     for format in ("csv", "parquet"):
         files[f"{base}/index.{format}"] = rows_table_bytes(
@@ -402,7 +435,7 @@ def _diffusion_files(
         )
     sha256 = hashlib.sha256(index_bytes).hexdigest()
     commit, style = stages.snapshot.commit, page_style() + SITE_STYLE
-    for row in document["rows"]:
+    for row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
         path = card_path(task, row)
         back = back_links(here=path, task_page=here, task_name=pages[here])
         card = diffusion_card(
@@ -414,6 +447,7 @@ def _diffusion_files(
             api=API,
             style=style,
             back=back,
+            impacts_row=impacts_row,
         )
         files[path] = card.encode("utf-8")
     return document
@@ -487,14 +521,22 @@ def data_package(
         "sources": [{"title": first["name"], "path": first["url"]}],
         "resources": [
             *(_table(task, document, files) for task, document in tables),
-            *(_impacts_table(task, files) for task, d in tables if not _is_diffusion_index(d)),
+            *(_impacts_table(task, files, counts=_counts(d)) for task, d in tables),
         ],
     }
 
 
-def _impacts_table(task: str, files: Mapping[str, bytes]) -> dict[str, Any]:
+def _counts(document: Mapping[str, Any]) -> tuple[str, ...]:
+    """The integer columns of an index's impacts.csv: its GPUs (a diffusion index's layout)."""
+    return DIFFUSION_LAYOUT if _is_diffusion_index(document) else ("num_gpus",)
+
+
+def _impacts_table(
+    task: str, files: Mapping[str, bytes], *, counts: tuple[str, ...]
+) -> dict[str, Any]:
     """impacts.csv as a Data Package table: each column's status and boundary is its name's
-    prefix (measured_gpu_…, estimated_server_…, estimated_facility_…)."""
+    prefix (measured_gpu_…, estimated_server_…, estimated_facility_…); ``counts``: its integer
+    columns."""
     path = f"{API}/tasks/{task}/impacts.csv"
     content = files[path]
     header = content.split(b"\n", 1)[0].decode("utf-8").split(",")
@@ -503,7 +545,7 @@ def _impacts_table(task: str, files: Mapping[str, bytes]) -> dict[str, Any]:
     fields = [
         {
             "name": name,
-            "type": "string" if name in text else "integer" if name == "num_gpus" else "number",
+            "type": "string" if name in text else "integer" if name in counts else "number",
         }
         for name in header
     ]

@@ -103,6 +103,8 @@ class DiffusionPageInputs:
     output: Output
     index_name: str
     links: str = ""  # to the other pages, the downloads and the API, as HTML (the site's)
+    sweep: Mapping[str, Any] | None = None  # its deadline sweep (deadlines.json): the page shows it
+    impacts: Mapping[str, Any] | None = None  # its impacts.json: the page shows the ranges
 
 
 def diffusion_title(output: Output, workload: str) -> str:
@@ -306,11 +308,78 @@ def diffusion_page(inputs: DiffusionPageInputs) -> str:
         "first within the deadline.</p>\n"
         f"<details><summary>{counts['configurations']} configurations</summary>\n"
         f"{_every_configuration(inputs)}\n</details>\n"
+        f"{_sweep_section(inputs)}{_impacts_section(inputs)}"
         f"{findings_section(report)}\n"
         "<h2>Provenance</h2>\n"
         f"{provenance_list(document, report, inputs.index_name)}\n"
         "</body>\n</html>\n"
     )
+
+
+def _sweep_section(inputs: DiffusionPageInputs) -> str:
+    """Wh per output of each pair's pick at each deadline of the sweep; shaded where the
+    deadline is binding, — where no configuration meets it."""
+    if inputs.sweep is None:
+        return ""
+    noun = inputs.output.noun
+    field = f"wh_per_{noun}"
+    places = _places(inputs.output)[field]
+    deadlines = inputs.sweep["deadlines_s"]
+    head = "<th>Model</th><th>GPU</th>" + "".join(f"<th>≤ {d} s</th>" for d in deadlines)
+    lines = []
+    for group in inputs.sweep["groups"]:
+        cells = "".join(
+            f'<td class="num{" binding" if cell["binding"] else ""}">'
+            f"{'—' if cell['row'] is None else _number(cell['row'][field], places)}</td>"
+            for cell in group["by_deadline"]
+        )
+        lines.append(
+            f"<tr><td>{escape(group['model'])}</td><td>{escape(group['gpu'])}</td>{cells}</tr>"
+        )
+    return (
+        "<h2>The deadline sweep</h2>\n<p>Wh per {noun} of the pick at each deadline on batch "
+        "latency; shaded where the deadline is binding (it excluded the lowest-energy "
+        "configuration); — where no configuration meets it.</p>\n"
+        f'<table id="sweep-table"><thead><tr>{head}</tr></thead><tbody>\n'
+        + "\n".join(lines)
+        + "\n</tbody></table>\n"
+    ).replace("{noun}", noun)
+
+
+def _impacts_section(inputs: DiffusionPageInputs) -> str:
+    """Per pick, the measured GPU figure beside the estimated server and facility ranges."""
+    impacts = inputs.impacts
+    if impacts is None:
+        return ""
+    field = f"wh_per_{inputs.output.noun}"
+    lines = "".join(
+        f'<tr data-row-id="{escape(row["row_id"])}"><td>{escape(row["model"])}</td>'
+        f"<td>{escape(row['gpu'])}</td>"
+        f'<td class="num">{row["measured"][field]}</td>'
+        + "".join(
+            f'<td class="num">{_range(row["estimated"][boundary][field])}</td>'
+            for boundary in ("server", "facility")
+        )
+        + "</tr>"
+        for row in impacts["rows"]
+    )
+    boundaries = "".join(
+        f"<li><strong>{escape(name)}</strong>: {escape(text)}</li>"
+        for name, text in impacts["boundaries"].items()
+    )
+    unit = f"Wh / {inputs.output.noun}"
+    return (
+        "<h2>From GPU joules to the facility</h2>\n"
+        f'<p class="note">{escape(impacts["summary"])}</p>\n'
+        f'<ul class="methods">{boundaries}</ul>\n'
+        '<table id="impacts-table"><thead><tr><th>Model</th><th>GPU</th>'
+        f"<th>measured, gpu: {unit}</th><th>estimated, server: {unit}</th>"
+        f"<th>estimated, facility: {unit}</th></tr></thead><tbody>{lines}</tbody></table>\n"
+    )
+
+
+def _range(bounds: Mapping[str, Any]) -> str:
+    return f"{bounds['low']} – {bounds['high']}"
 
 
 def diffusion_card(
@@ -323,9 +392,11 @@ def diffusion_card(
     api: str,
     style: str,
     back: str,
+    impacts_row: Mapping[str, Any] | None = None,
 ) -> str:
-    """The card of one pick of a diffusion index: its measured figures, each with its status and
-    boundary, the configuration, the deadline it was picked under, the upstream commit and the
+    """The card of one pick of a diffusion index: its measured figures and, from its
+    ``impacts_row``, the estimated server and facility ranges, each with its status and
+    boundary; the configuration, the deadline it was picked under, the upstream commit and the
     command that verifies it; ``back`` (HTML: the way to its task's page and the front page) on
     top."""
     noun = output.noun
@@ -348,12 +419,16 @@ def diffusion_card(
         ),
         ("Batch latency", "batch_latency_s", " s"),
     ]
-    lines = figure_rows(
-        [
-            ("measured", "gpu", what, f"{_number(index_row[name], places.get(name))}{unit}")
-            for what, name, unit in figures
-        ]
-    )
+    measured = [
+        ("measured", "gpu", what, f"{_number(index_row[name], places.get(name))}{unit}")
+        for what, name, unit in figures
+    ]
+    estimated = [
+        ("estimated", boundary, f"Energy per {noun}", f"{_range(block[f'wh_per_{noun}'])} Wh")
+        for boundary, block in (impacts_row or {}).get("estimated", {}).items()
+        if f"wh_per_{noun}" in block
+    ]
+    lines = figure_rows([*measured, *estimated])
     row = index_row
     configuration = (
         f"{row['num_gpus']} × {row['gpu']} (Ulysses {row['ulysses_degree']} × ring "
@@ -371,6 +446,12 @@ def diffusion_card(
             f"latency: {escape(latency)} s.",
         )
         + card_upstream_and_figures(source, upstream_commit, index, {"sha256": index_sha256}, lines)
+        + (
+            f"<p>Estimated ranges use the cited factors in <code>{api}/tasks/{output.task}/"
+            "impacts.json</code> (with their sources and the factor bounds of each bound).</p>"
+            if estimated
+            else ""
+        )
         + card_closing(f"energy-index audit --published {api}/tasks/{output.task}/index.json")
     )
 
