@@ -517,6 +517,7 @@ def test_validate_names_a_broken_field_of_a_profiles_file_and_refuses_an_unknown
         ({"$schema": "https://json-schema.org/draft/2020-12/schema"}, "a JSON Schema"),
         ({"date": "2026-11-30", "rows_added": []}, "regenerate's changelog"),
         ({"kind": "plan", "version": "1"}, "energy-index plan --json"),
+        ({"kind": "diffusion plan", "version": "1"}, "energy-index plan --json of a diffusion"),
         ({"kind": "api index", "version": "1"}, "the site's api/v1/index.json"),
         ({"kind": "carbon-changelog", "date": "2026-12-02"}, "refresh-carbon's changelog"),
     ],

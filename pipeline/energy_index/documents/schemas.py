@@ -128,6 +128,8 @@ def no_longer_written(document: Any) -> str | None:
 UNCHECKED_KINDS = {
     "plan": "energy-index plan --json: a plan has no schema; the site's plan.json, kind "
     "'plan-grid', has one",
+    "diffusion plan": "energy-index plan --json of a diffusion task (images per second, "
+    "videos per hour): a plan has no schema",
     "api index": "the site's api/v1/index.json, the list of its endpoints, has no schema",
     "carbon-changelog": "refresh-carbon's changelog has no schema",
 }
