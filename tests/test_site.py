@@ -711,3 +711,20 @@ def test_a_diffusion_page_shows_its_sweep_and_impacts_as_its_api_files_hold_them
                 f"{server['low']} – {server['high']}",
                 f"{facility['low']} – {facility['high']}",
             ]
+
+
+def test_a_diffusion_tasks_extras_on_the_site_are_the_bytes_a_build_writes(
+    site: Path, tmp_path: Path
+):
+    """The site serves a diffusion task's curves and impacts as build --curves --impacts writes
+    them beside its index (flows/diffusion_extras.py, one producer for both)."""
+    for task in DIFFUSION:
+        out = tmp_path / task / "index.json"
+        result = invoke(
+            "build", "--from", GOLDEN, "--task", task, "--curves", "--impacts", "--out", out,
+            "--carbon", CARBON_FIXTURE,
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        base = site / "api/v1/tasks" / task
+        for name in ("curves.json", "impacts.json"):
+            assert (base / name).read_bytes() == out.with_name(name).read_bytes(), (task, name)
