@@ -972,3 +972,12 @@ def test_an_unknown_model_is_refused_listing_twelve_known_and_how_many_more(fami
         ranked_plans(curves, TARGET, [Load(tokens_per_second=10)], model="GPT 9")
     known = ", ".join(f"ORG/M{i:02}" for i in range(12))
     assert str(raised.value) == f"GPT 9 is not a model of these curves (known: {known}{more})"
+
+
+def test_an_unknown_name_lists_the_known_ones_escaped():
+    """The known names come from upstream: one that could drive a terminal is listed escaped."""
+    curve = {**one_point_curve(1000.0), "model": "Evil\x1b[2J"}
+    with pytest.raises(UsageError) as raised:
+        planned([curve], tokens_per_second=10, model="nosuch")
+    assert "(known: 'Evil\\x1b[2J')" in str(raised.value)
+    assert "\x1b" not in str(raised.value)
