@@ -439,3 +439,116 @@ def test_a_number_and_a_text_or_a_null_are_never_the_same_value():
 
     assert not _same(1.0, "1.0") and not _same("1.0", 1.0) and not _same(None, 0.0)
     assert _same(1.0, 1.0 + 1e-12) and _same("H100", "H100")
+
+
+# -- what the from-scratch mutation run found untested (docs/mutation.md) --------------------
+AGREEMENT = "model_file_agrees_with_task_file"
+REQUEST = "energy_per_request_is_energy_per_token_times_output_length"
+ORDERED = "itl_percentiles_ordered"
+
+
+def checked_counts(result: dict[str, Any]) -> dict[str, int]:
+    return {c["name"]: c["checked"] for c in result["checks"]}
+
+
+def test_a_model_field_that_disagrees_is_named_with_the_model_and_both_values_quoted():
+    frame, files = golden_inputs()
+    document = json.loads(files[QWEN_FILE])
+    document["weight_precision"] = "fp8"
+    [finding] = by_check(run_checks(frame, {**files, QWEN_FILE: json.dumps(document).encode()}))[
+        AGREEMENT
+    ]
+    assert finding["subject"] == f"Qwen/Qwen3-8B ({QWEN_FILE})"
+    assert finding["detail"] == "weight_precision: 'fp8' here, 'bfloat16' in the task file"
+
+
+def test_a_file_that_cannot_be_read_stops_no_other_file_being_compared():
+    frame, files = golden_inputs()
+    before = checked_counts(run_checks(frame, files))[AGREEMENT]
+    # "Evil__…" sorts before every golden file: the files after it are still compared.
+    result = run_checks(frame, {**files, EVIL: b'{"model_id": ["a"], "configurations": []}'})
+    assert checked_counts(result)[AGREEMENT] == before
+    assert [f["subject"] for f in by_check(result)[AGREEMENT]] == [EVIL]
+
+
+def test_a_model_file_of_a_model_the_task_file_lacks_lists_each_configuration_by_model():
+    frame, files = golden_inputs()
+    path = "public/data/models/Other__Model__lm-arena-chat.json"
+    document = json.loads(files[QWEN_FILE])
+    document["model_id"] = "Other/Model"
+    found = by_check(run_checks(frame, {**files, path: json.dumps(document).encode()}))[AGREEMENT]
+    assert len(found) == len(document["configurations"])
+    assert found[0] == {
+        "check": AGREEMENT,
+        "subject": "Other/Model on 1×B200, max_num_seqs 8",
+        "detail": f"in {path}, not in the task file",
+    }
+
+
+def test_a_model_with_one_configuration_in_the_task_file_is_compared_with_it():
+    frame, files = golden_inputs()
+    qwen = pl.col("model_id") == "Qwen/Qwen3-8B"
+    one = pl.concat([frame.filter(~qwen), frame.filter(qwen).head(1)])
+    found = by_check(run_checks(one, files))[AGREEMENT]
+    assert len(found) == len(json.loads(files[QWEN_FILE])["configurations"]) - 1
+    assert {f["detail"] for f in found} == {f"in {QWEN_FILE}, not in the task file"}
+
+
+def test_a_per_model_configuration_without_request_energy_is_not_checked_and_stops_nothing():
+    frame, files = golden_inputs()
+    before = checked_counts(run_checks(frame, files))[REQUEST]
+
+    def unpriced(c):
+        del c["energy_per_request_joules"]
+
+    result = run_checks(frame, _changed_model_file(files, unpriced))
+    assert checked_counts(result)[REQUEST] == before - 1
+    assert by_check(result)[REQUEST] == []
+
+
+def test_a_per_model_request_energy_off_by_the_tolerance_itself_is_no_finding_and_past_it_is():
+    frame, files = golden_inputs()
+
+    def off_by(extra: float) -> Callable[[dict[str, Any]], None]:
+        def change(c: dict[str, Any]) -> None:
+            c["energy_per_token_joules"], c["avg_output_len"] = 1000.0, 1000.0
+            c["energy_per_request_joules"] = 1e6 + extra
+
+        return change
+
+    assert by_check(run_checks(frame, _changed_model_file(files, off_by(1.0))))[REQUEST] == []
+    [finding] = by_check(run_checks(frame, _changed_model_file(files, off_by(3.0))))[REQUEST]
+    assert finding["detail"] == (
+        "energy per request 1e+06 J, per token × average output length 1e+06 J "
+        "(relative difference 3e-06)"
+    )
+
+
+def test_a_task_file_without_every_percentile_skips_their_order_saying_so():
+    frame, _ = golden_inputs()
+    result = run_checks(frame.drop("p99_itl_ms"), {})
+    [ordered] = [c for c in result["checks"] if c["name"] == ORDERED]
+    assert (ordered["checked"], ordered.get("skipped")) == (
+        0,
+        "the task file does not publish every ITL percentile",
+    )
+
+
+def test_percentiles_are_checked_on_every_row_that_has_them_all_and_equal_ones_are_in_order():
+    frame, _ = golden_inputs()
+    # A null outside the percentiles removes no row from the check.
+    with_null = frame.with_columns(pl.lit(None, dtype=pl.Float64).alias("unpublished"))
+    assert checked_counts(run_checks(with_null, {}))[ORDERED] == frame.height
+
+    def flat(c):
+        c["p90_itl_ms"] = c["p95_itl_ms"] = c["p99_itl_ms"] = c["median_itl_ms"]
+
+    assert by_check(run_checks(_changed_task(flat), {}))[ORDERED] == []
+
+
+def test_percentiles_out_of_order_are_written_out_in_order():
+    def swapped(c):
+        c["median_itl_ms"], c["p90_itl_ms"], c["p95_itl_ms"], c["p99_itl_ms"] = 4, 3, 2, 1
+
+    [finding] = by_check(run_checks(_changed_task(swapped), {}))[ORDERED]
+    assert finding["detail"] == "median_itl_ms 4, p90_itl_ms 3, p95_itl_ms 2, p99_itl_ms 1"

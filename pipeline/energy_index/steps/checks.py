@@ -281,7 +281,7 @@ def _agreement(task_rows: list[dict[str, Any]], files: Mapping[str, Any]) -> Res
             if twin is None:
                 found.append(
                     {
-                        "subject": _subject({**c, "model_id": model_id}),
+                        "subject": _subject(c),
                         "detail": f"in {path}, not in the task file",
                     }
                 )
