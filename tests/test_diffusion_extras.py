@@ -25,7 +25,6 @@ from energy_index.steps.diffusion import (
     validated_outputs,
 )
 from energy_index.steps.diffusion_extras import (
-    NO_CONFIGURATION,
     deadline_sweep_s,
     latency_curves,
     output_impact_row,
@@ -37,6 +36,7 @@ from energy_index.steps.diffusion_plan import (
     ranked_diffusion_plans,
 )
 from energy_index.steps.plan import BRACKETED, MEASURED, UPPER_BOUND_ONLY
+from energy_index.steps.sweep import NO_CONFIGURATION
 from tests.conftest import GOLDEN
 
 EDITORIAL = editorial_text()

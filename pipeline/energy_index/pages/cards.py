@@ -32,7 +32,8 @@ def shown_countries(countries: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return [code for code in order if code in chosen]
 
 
-def _range(bounds: Mapping[str, float]) -> str:
+def bounds_text(bounds: Mapping[str, Any]) -> str:
+    """An estimated range as a card or a page shows it, of either kind: "low – high"."""
     return f"{bounds['low']} – {bounds['high']}"
 
 
@@ -73,15 +74,15 @@ def card_html(
             },
         }
         lines += [
-            ("estimated", block["boundary"], what, f"{_range(bounds)} Wh")
+            ("estimated", block["boundary"], what, f"{bounds_text(bounds)} Wh")
             for what, bounds in ranges.items()
         ]
     figures = figure_rows(lines)
     by_country = "".join(
         f"<tr><td>{escape(countries[code]['country'])} ({escape(code)}, "
         f"{countries[code]['year']}, {countries[code]['g_per_kwh']} gCO2e/kWh)</td>"
-        f'<td class="num">{_range(figures_of["g_per_million_output_tokens"])}</td>'
-        f'<td class="num">{_range(figures_of["g_per_response"])}</td></tr>'
+        f'<td class="num">{bounds_text(figures_of["g_per_million_output_tokens"])}</td>'
+        f'<td class="num">{bounds_text(figures_of["g_per_response"])}</td></tr>'
         for code in shown_countries(countries)
         for figures_of in [carbon_in(index_row, impacts["factors"], countries[code]["g_per_kwh"])]
     )

@@ -25,6 +25,7 @@ from energy_index.documents.outputs import PAGE_GENERATOR
 from energy_index.errors import shown
 from energy_index.model import INDEX_GROUP, json_number
 from energy_index.pages.cards import (
+    bounds_text,
     card_closing,
     card_opening,
     card_pick,
@@ -357,7 +358,7 @@ def _impacts_section(inputs: DiffusionPageInputs) -> str:
         f"<td>{escape(row['gpu'])}</td>"
         f'<td class="num">{row["measured"][field]}</td>'
         + "".join(
-            f'<td class="num">{_range(row["estimated"][boundary][field])}</td>'
+            f'<td class="num">{bounds_text(row["estimated"][boundary][field])}</td>'
             for boundary in ("server", "facility")
         )
         + "</tr>"
@@ -376,10 +377,6 @@ def _impacts_section(inputs: DiffusionPageInputs) -> str:
         f"<th>measured, gpu: {unit}</th><th>estimated, server: {unit}</th>"
         f"<th>estimated, facility: {unit}</th></tr></thead><tbody>{lines}</tbody></table>\n"
     )
-
-
-def _range(bounds: Mapping[str, Any]) -> str:
-    return f"{bounds['low']} – {bounds['high']}"
 
 
 def diffusion_card(
@@ -424,7 +421,7 @@ def diffusion_card(
         for what, name, unit in figures
     ]
     estimated = [
-        ("estimated", boundary, f"Energy per {noun}", f"{_range(block[f'wh_per_{noun}'])} Wh")
+        ("estimated", boundary, f"Energy per {noun}", f"{bounds_text(block[f'wh_per_{noun}'])} Wh")
         for boundary, block in (impacts_row or {}).get("estimated", {}).items()
         if f"wh_per_{noun}" in block
     ]

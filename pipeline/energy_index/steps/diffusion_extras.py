@@ -15,7 +15,6 @@ or equal energy per output and lower or equal batch latency, one of them strictl
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import groupby
 from operator import itemgetter
@@ -23,7 +22,6 @@ from typing import Any
 
 import polars as pl
 
-from energy_index.model import json_number
 from energy_index.steps.diffusion import (
     ENERGY,
     LATENCY,
@@ -34,10 +32,10 @@ from energy_index.steps.diffusion import (
     selected_outputs,
 )
 from energy_index.steps.impacts import impact_row, significant
+from energy_index.steps.sweep import grid_by_group
 
 LAYOUT = ("num_gpus", "ulysses_degree", "ring_degree")
 CURVE_GROUP = ("model_id", "gpu_model", *LAYOUT)  # one curve
-NO_CONFIGURATION = "no configuration meets it"
 
 
 def throughput_name(output: Output) -> tuple[str, float]:
@@ -110,32 +108,13 @@ def deadline_sweep_s(
     """Per (model, GPU): at each deadline (seconds of batch latency), the row the index would
     hold (its own selection and row), or none, and whether the deadline binds: whether it left
     out the configuration chosen with no deadline at all (the lowest-energy one)."""
-    free = selected_outputs(configurations, deadline_s=math.inf).selected
-    free_latency = {(c["model_id"], c["gpu_model"]): c[LATENCY] for c in free.iter_rows(named=True)}
-    free_rows = _rows_by_group(free, output, labels)
-    picks = {
-        deadline: _rows_by_group(
-            selected_outputs(configurations, deadline_s=deadline).selected, output, labels
-        )
-        for deadline in deadlines_s
-    }
-    return [
-        {
-            "model": free_rows[group]["model"],
-            "model_id": group[0],
-            "gpu": group[1],
-            "by_deadline": [
-                {
-                    "deadline_s": json_number(deadline),
-                    "status": "selected" if group in picks[deadline] else NO_CONFIGURATION,
-                    "binding": free_latency[group] > deadline,
-                    "row": picks[deadline].get(group),
-                }
-                for deadline in deadlines_s
-            ],
-        }
-        for group in sorted(free_rows)
-    ]
+    return grid_by_group(
+        lambda deadline: selected_outputs(configurations, deadline_s=deadline).selected,
+        lambda selected: _rows_by_group(selected, output, labels),
+        deadlines_s,
+        latency=LATENCY,
+        key="deadline_s",
+    )
 
 
 def _rows_by_group(

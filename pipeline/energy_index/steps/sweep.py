@@ -8,7 +8,7 @@ configuration that would be chosen with no deadline at all (the one with the low
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import polars as pl
@@ -27,17 +27,30 @@ def deadline_sweep(
     precision_labels: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     """Per (model, GPU): for each deadline, the selected row (or none) and whether it binds."""
-    free = selected_configurations(stable, itl_deadline_ms=math.inf).selected
-    free_itl = {
-        (c["model_id"], c["gpu_model"]): c["median_itl_ms"] for c in free.iter_rows(named=True)
-    }
-    free_rows = _rows_by_group(free, precision_labels)
-    picks = {
-        deadline: _rows_by_group(
-            selected_configurations(stable, itl_deadline_ms=deadline).selected, precision_labels
-        )
-        for deadline in deadlines_ms
-    }
+    return grid_by_group(
+        lambda deadline: selected_configurations(stable, itl_deadline_ms=deadline).selected,
+        lambda selected: _rows_by_group(selected, precision_labels),
+        deadlines_ms,
+        latency="median_itl_ms",
+        key="itl_deadline_ms",
+    )
+
+
+def grid_by_group(
+    select: Callable[[float], pl.DataFrame],
+    rows_of: Callable[[pl.DataFrame], dict[tuple[str, str], dict[str, Any]]],
+    deadlines: Sequence[float],
+    *,
+    latency: str,
+    key: str,
+) -> list[dict[str, Any]]:
+    """The sweep of either kind of index: ``select(deadline)`` is the index's selection at a
+    deadline (``math.inf``: none), ``rows_of`` its rows by (model_id, GPU), ``latency`` the
+    column the deadline bounds, ``key`` the name (and so the unit) of a deadline in the sweep."""
+    free = select(math.inf)
+    free_latency = {(c["model_id"], c["gpu_model"]): c[latency] for c in free.iter_rows(named=True)}
+    free_rows = rows_of(free)
+    picks = {deadline: rows_of(select(deadline)) for deadline in deadlines}
     return [
         {
             "model": free_rows[group]["model"],
@@ -45,12 +58,12 @@ def deadline_sweep(
             "gpu": group[1],
             "by_deadline": [
                 {
-                    "itl_deadline_ms": json_number(deadline),
+                    key: json_number(deadline),
                     "status": "selected" if group in picks[deadline] else NO_CONFIGURATION,
-                    "binding": free_itl[group] > deadline,
+                    "binding": free_latency[group] > deadline,
                     "row": picks[deadline].get(group),
                 }
-                for deadline in deadlines_ms
+                for deadline in deadlines
             ],
         }
         for group in sorted(free_rows)
