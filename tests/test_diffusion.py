@@ -14,7 +14,7 @@ import pytest
 from energy_index import api
 from energy_index.documents.editorial import editorial_text
 from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, schema_problems
-from energy_index.errors import UsageError, ValidationFailed
+from energy_index.errors import EnergyIndexError, UsageError, ValidationFailed
 from energy_index.flows.build import build
 from energy_index.flows.records import BuildSettings
 from energy_index.model import UpstreamFile
@@ -339,3 +339,27 @@ def test_all_tasks_takes_no_deadline_on_batch_latency(tmp_path: Path):
         api.build(source=GOLDEN, all_tasks=True, deadline_s=10, out=tmp_path / "index.json")
     assert raised.value.parameter == "deadline_s"
     assert not (tmp_path / "tasks").exists()
+
+
+def test_an_audit_of_a_copy_whose_deadline_no_configuration_meets_names_the_copy(
+    tmp_path: Path,
+):
+    """As the token audit does: the copy's deadline is its fault (file, field, value), not a
+    flag's (audit takes no deadline_s), for the index and for its impacts file."""
+    out = tmp_path / "index.json"
+    api.build(source=GOLDEN, task="text-to-image", out=out, impacts=True)
+    index = json.loads(out.read_bytes())
+    impacts = json.loads((tmp_path / "impacts.json").read_bytes())
+    impacts["index"]["deadline_s"] = index["deadline_s"] = 0.1
+    for name, document in (("index", index), ("impacts", impacts)):
+        copy = tmp_path / f"{name}-0.1.json"
+        copy.write_text(json.dumps(document), "utf-8")
+        with pytest.raises(EnergyIndexError) as caught:
+            api.audit(published=copy, source=GOLDEN)
+        assert caught.value.parameter is None, name
+        assert str(caught.value).startswith(f"{copy}: deadline_s 0.1: no configuration"), name
+        cli = invoke("audit", "--published", copy, "--from", GOLDEN)
+        assert (cli.exit_code, cli.output.startswith(f"error: {copy}: deadline_s 0.1: ")) == (
+            1,
+            True,
+        )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -154,7 +156,8 @@ def audited_diffusion(
     snapshot = resolved_snapshot(
         chosen.source, tasks=[task], access=replace(access, network=network)
     )
-    rebuilt = diffusion_build(snapshot, settings=settings, editorial=editorial_text())
+    with copys_deadline(published, "deadline_s", float(document["deadline_s"])):
+        rebuilt = diffusion_build(snapshot, settings=settings, editorial=editorial_text())
     return replace(
         audit(document, rebuilt.document),
         basis=f"{published} compared with a rebuild from {chosen.described}",
@@ -304,8 +307,9 @@ def audited_diffusion_impacts(
     task = str(document["task"])
     settings = BuildSettings(task=task, deadline_s=float(document["index"]["deadline_s"]))
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    stages = diffusion_stages(snapshot, settings=settings, editorial=editorial_text())
-    rebuilt = diffusion_assembled(stages, settings.dates(stages.snapshot))
+    with copys_deadline(location, "deadline_s", float(document["index"]["deadline_s"])):
+        stages = diffusion_stages(snapshot, settings=settings, editorial=editorial_text())
+        rebuilt = diffusion_assembled(stages, settings.dates(stages.snapshot))
     impacts = diffusion_impacts_of(
         rebuilt.document, index_bytes=rebuilt.index_bytes, stages=stages, carbon=carbon
     )
@@ -321,14 +325,22 @@ def checked_published(location: str, document: dict[str, Any], *, schema: str) -
 def _rebuilt(location: str, snapshot: Path, settings: BuildSettings) -> tuple[Stages, Build]:
     """The index rebuilt at the published copy's settings: a deadline no configuration meets is
     the copy's fault (exit 1, naming it), not a flag's."""
-    try:
+    with copys_deadline(location, "itl_deadline_ms", settings.itl_deadline_ms):
         stages = index_stages(snapshot, settings=settings)
         return stages, assembled(stages, settings.dates(stages.snapshot))
+
+
+@contextmanager
+def copys_deadline(location: str, field: str, deadline: float) -> Iterator[None]:
+    """A rebuild at a published copy's deadline (``field``, of either kind of index) that no
+    configuration meets: the copy's fault (exit 1, naming the copy and the field), not a flag's
+    (the API's audit takes no deadline)."""
+    try:
+        yield
     except EnergyIndexError as error:
-        if error.parameter != "itl_deadline_ms":
+        if error.parameter != field:
             raise
-        deadline = json_number(settings.itl_deadline_ms)
-        raise SourceError(f"{location}: itl_deadline_ms {deadline}: {error}") from None
+        raise SourceError(f"{location}: {field} {json_number(deadline)}: {error}") from None
 
 
 _NOT_JSON = {
