@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from energy_index import api
 from energy_index.documents.editorial import editorial_text
+from energy_index.documents.factors import impact_factors
 from energy_index.flows.build import BuildSettings
 from energy_index.flows.diffusion import diffusion_stages
 from energy_index.pages.diffusion import diffusion_card, ordered_candidates, picks_at
-from energy_index.steps.diffusion import output_rows, selected_outputs
+from energy_index.steps.diffusion import output_of, output_rows, selected_outputs
 from tests.conftest import GOLDEN, changed_snapshot, invoke
 
 IMAGE = "public/data/tasks/text-to-image.json"
@@ -188,3 +190,34 @@ def test_a_page_of_a_diffusion_index_is_one_report_replaces(tmp_path: Path):
     code, output, out = page_of(index)
     assert code == 0, output
     assert out.read_bytes() == before  # same input, same bytes, written over its own page
+
+
+def test_every_estimated_figure_says_the_factors_assumption_where_it_is_shown(tmp_path: Path):
+    """The cited factors describe LLM inference servers and are applied to diffusion unchanged:
+    the task page, each card and the plan say so beside the estimates, in the factors file's
+    words (report item 1)."""
+    assumption = impact_factors()["text"]["diffusion"]["assumption"]
+    index = tmp_path / "index.json"
+    api.build(source=GOLDEN, task="text-to-video", out=index, impacts=True)
+    impacts = json.loads((tmp_path / "impacts.json").read_bytes())
+    assert assumption in impacts["summary"] and assumption in impacts["host_forms"]
+    code, output, out = page_of(index)
+    assert code == 0, output
+    section = out.read_text("utf-8").split("<h2>From GPU joules to the facility</h2>")[1]
+    assert escape(assumption) in section.split("</table>")[0]
+    document = json.loads(index.read_bytes())
+    card = diffusion_card(
+        output_of("text-to-video", editorial_text()["diffusion"]["tasks"]["text-to-video"]),
+        document,
+        document["rows"][0],
+        index_sha256="0" * 64,
+        upstream_commit="c" * 40,
+        api="api/v1",
+        style="",
+        back="",
+        impacts_row=impacts["rows"][0],
+    )
+    assert escape(assumption) in card
+    plan = invoke("plan", "--from", GOLDEN, "--task", "text-to-video", "--videos-per-hour", "10")
+    assert plan.exit_code == 0, plan.output
+    assert assumption in " ".join(plan.output.split())

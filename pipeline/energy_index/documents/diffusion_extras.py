@@ -78,7 +78,7 @@ def diffusion_impacts_document(
         "kind": IMPACTS_KIND,
         "task": index["task"],
         "output": noun,
-        "summary": text["summary"].format(noun=noun),
+        "summary": text["summary"].format(noun=noun, assumption=text["assumption"]),
         "index": {
             "sha256": hashlib.sha256(index_bytes).hexdigest(),
             "updated": index["updated"],
@@ -88,7 +88,7 @@ def diffusion_impacts_document(
             "upstream_commit": upstream_commit,
         },
         "boundaries": text["boundaries"],
-        "host_forms": text["host_forms"].format(noun=noun),
+        "host_forms": text["host_forms"].format(noun=noun, assumption=text["assumption"]),
         "rounding": text["rounding"].format(noun=noun),
         "carbon_per_country": text["carbon_per_country"].format(noun=noun),
         "factors": factors["factors"],

@@ -11,6 +11,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from energy_index.documents.factors import diffusion_assumption
 from energy_index.documents.plan import (
     TEXT_KEYS,
     _span,
@@ -32,7 +33,8 @@ def diffusion_planner_text() -> dict[str, str]:
     """The diffusion planner's words (read once per process)."""
     text = resources.files("energy_index.documents").joinpath("planner.json").read_text("utf-8")
     document: dict[str, dict[str, str]] = json.loads(text)
-    return {key: document["diffusion"][key] for key in TEXT_KEYS}
+    assumption = diffusion_assumption()  # as the impacts beside the index say it
+    return {key: document["diffusion"][key].format(assumption=assumption) for key in TEXT_KEYS}
 
 
 def diffusion_plan_document(

@@ -32,6 +32,12 @@ def impact_factors() -> dict[str, Any]:
     return document
 
 
+def diffusion_assumption() -> str:
+    """What every estimate of a diffusion index assumes (the factors describe LLM inference
+    servers), in the factors file's words: said wherever such an estimate is shown."""
+    return str(impact_factors()["text"]["diffusion"]["assumption"])
+
+
 def factor_problems(document: Any) -> list[str]:
     """Every way the factors document breaks its rules, as 'where: problem'; [] if none.
 

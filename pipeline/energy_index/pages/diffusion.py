@@ -21,6 +21,7 @@ from typing import Any
 
 import polars as pl
 
+from energy_index.documents.factors import diffusion_assumption
 from energy_index.documents.outputs import PAGE_GENERATOR
 from energy_index.errors import shown
 from energy_index.model import INDEX_GROUP, json_number
@@ -445,7 +446,8 @@ def diffusion_card(
         + card_upstream_and_figures(source, upstream_commit, index, {"sha256": index_sha256}, lines)
         + (
             f"<p>Estimated ranges use the cited factors in <code>{api}/tasks/{output.task}/"
-            "impacts.json</code> (with their sources and the factor bounds of each bound).</p>"
+            f"impacts.json</code> (with their sources and the factor bounds of each bound); "
+            f"{escape(diffusion_assumption())}.</p>"
             if estimated
             else ""
         )
