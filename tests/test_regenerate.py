@@ -356,3 +356,19 @@ def test_a_changed_diffusion_configuration_regenerates_its_index_with_a_changelo
     # Once taken, the same upstream is no change.
     again = invoke(*regenerate, "--date", "2026-12-14")
     assert again.exit_code == 0 and again.output == f"unchanged (upstream {'d' * 40})\n"
+
+
+@pytest.mark.parametrize(
+    ("task", "option", "value"),
+    [("text-to-image", "--itl-deadline-ms", "100"), ("gpqa", "--deadline-s", "30")],
+)
+def test_a_setting_of_the_other_kind_is_refused_before_the_output_folder_is_made(
+    tmp_path: Path, task: str, option: str, value: str
+):
+    """Refused as a build refuses it (not passed over), and, as a token refusal
+    (--itl-deadline-ms 0), before anything is made: no empty folder, no lock (report item 7)."""
+    out = tmp_path / "output" / task / "index.json"
+    result = invoke("regenerate", "--task", task, "--from", GOLDEN, "--out", out, option, value)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"error: {option}: "), result.output
+    assert not (tmp_path / "output").exists()

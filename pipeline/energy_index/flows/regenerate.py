@@ -27,17 +27,29 @@ from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import (
     assembled,
     build,
+    refuse_diffusion_settings,
     refuse_unpublishable,
     staged_or_errors_file,
 )
-from energy_index.flows.diffusion import diffusion_assembled, diffusion_staged_or_errors_file
+from energy_index.flows.diffusion import (
+    diffusion_assembled,
+    diffusion_staged_or_errors_file,
+    refuse_token_settings,
+)
 from energy_index.flows.outputs import (
     fetched,
     output_paths,
     refuse_foreign_outputs,
     refuse_outputs_inside,
 )
-from energy_index.flows.records import Build, BuildSettings, DiffusionStages, Extras, Stages
+from energy_index.flows.records import (
+    NO_EXTRAS,
+    Build,
+    BuildSettings,
+    DiffusionStages,
+    Extras,
+    Stages,
+)
 from energy_index.flows.report import diffusion_inputs
 from energy_index.io.files import (
     checked_targets,
@@ -92,6 +104,12 @@ def regenerate_index(
     interleave: the second waits ``lock_timeout`` seconds. A file where one of its outputs goes
     that this tool did not write is refused before anything is fetched, unless ``force``.
     """
+    # A setting of the other kind of index is refused before anything is made or fetched (a
+    # build refuses it; the stages a regeneration runs would pass it over).
+    if is_diffusion(editorial_text(), settings.task):
+        refuse_token_settings(settings, NO_EXTRAS)
+    else:
+        refuse_diffusion_settings(settings)
     targets = regeneration_paths(out)
     checked_targets(targets)  # before the lock file is made beside it
     if vendored is not None:
