@@ -27,7 +27,7 @@ from energy_index.steps.diffusion import (
     selection_order,
     validated_outputs,
 )
-from tests.conftest import GOLDEN, invoke
+from tests.conftest import GOLDEN, changed_snapshot, invoke
 
 IMAGE = output_of("text-to-image", editorial_text()["diffusion"]["tasks"]["text-to-image"])
 VIDEO = output_of("text-to-video", editorial_text()["diffusion"]["tasks"]["text-to-video"])
@@ -363,3 +363,24 @@ def test_an_audit_of_a_copy_whose_deadline_no_configuration_meets_names_the_copy
             1,
             True,
         )
+
+
+def test_the_image_caveat_states_the_resolutions_the_rows_hold(tmp_path: Path):
+    """A fact in the editorial words is the data's (report item 4): with FLUX.1 at 512 × 512 in a
+    copy, its rows say 512 × 512 and so does the caveat, beside the others' 1024 × 1024."""
+    task_file = "public/data/tasks/text-to-image.json"
+    document = json.loads((GOLDEN / task_file).read_bytes())
+    for configuration in document["configurations"]:
+        if configuration["nickname"].startswith("FLUX.1"):
+            configuration["image_width"] = configuration["image_height"] = 512
+    snapshot = changed_snapshot(
+        GOLDEN, tmp_path / "small", {task_file: json.dumps(document).encode()}, commit="e" * 40
+    )
+    golden = build(GOLDEN, settings=BuildSettings(task="text-to-image")).document
+    assert "Resolution (1024 × 1024) and denoising steps" in golden["caveat"]
+    small = build(snapshot, settings=BuildSettings(task="text-to-image")).document
+    assert {(r["width"], r["model"].startswith("FLUX.1")) for r in small["rows"]} == {
+        (512, True),
+        (1024, False),
+    }
+    assert "Resolution (512 × 512, 1024 × 1024) and denoising steps" in small["caveat"]

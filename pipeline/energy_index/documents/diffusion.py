@@ -73,10 +73,18 @@ def diffusion_document(
             used_for=kind["used_for"],
             configurations=kind["configurations"].format(count=configurations.height),
         ),
-        "caveat": entry["caveat"],
+        "caveat": entry["caveat"].format(resolutions=resolutions(rows)),
         "boundary": kind["boundary"],
         "rows": [dict(row) for row in rows],
     }
+
+
+def resolutions(rows: tuple[dict[str, Any], ...]) -> str:
+    """The rows' resolutions, smallest first (``1024 × 1024``; ``512 × 512, 1024 × 1024``): a
+    fact of the data the editorial text states through ``{resolutions}``, as the token text's
+    facts are filled in."""
+    sizes = sorted({(row["width"], row["height"]) for row in rows})
+    return ", ".join(f"{width} × {height}" for width, height in sizes)
 
 
 def reference_row(
