@@ -384,3 +384,34 @@ def test_the_image_caveat_states_the_resolutions_the_rows_hold(tmp_path: Path):
         (1024, False),
     }
     assert "Resolution (512 × 512, 1024 × 1024) and denoising steps" in small["caveat"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("plan", "--task", "text-to-image", "--images-per-second", "1"),
+        ("regenerate", "--task", "text-to-image", "--out", "{out}"),
+    ],
+)
+def test_a_command_that_takes_one_deadline_in_seconds_offers_no_list(
+    tmp_path: Path, command: tuple[str, ...]
+):
+    """plan and regenerate take one deadline: '30s' is not a number of seconds, with no offer of
+    the list they would refuse (report item 6); the API in the same words; build takes a list."""
+    out = tmp_path / "index.json"
+    command = tuple(str(out) if part == "{out}" else part for part in command)
+    result = invoke(*command, "--from", GOLDEN, "--deadline-s", "30s")
+    assert (result.exit_code, result.output) == (
+        2,
+        "error: --deadline-s: '30s' is not a number of seconds\n",
+    )
+    with pytest.raises(UsageError) as refused:
+        api.plan(source=GOLDEN, task="text-to-image", images_per_second=1, deadline_s="30s")
+    assert (str(refused.value), refused.value.parameter) == (
+        "'30s' is not a number of seconds",
+        "deadline_s",
+    )
+    built = invoke(
+        "build", "--task", "text-to-image", "--from", GOLDEN, "--out", out, "--deadline-s", "x"
+    )
+    assert "'x' is not a number of seconds or a comma-separated list" in built.output

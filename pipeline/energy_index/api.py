@@ -126,7 +126,7 @@ def _deadline_s(value: Any) -> float | None:
     """A diffusion task's deadline as given (None: the task's default), checked as seconds."""
     if value is None:
         return None
-    return checked_deadline(value, unit="seconds", parameter="deadline_s")
+    return checked_deadline(value, unit="seconds", parameter="deadline_s", listed=False)
 
 
 def _path(value: PathLike | None, *, parameter: str) -> Path | None:

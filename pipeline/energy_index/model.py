@@ -453,7 +453,11 @@ _BYTES = (bytes, bytearray, memoryview)
 
 
 def checked_deadlines(
-    value: Any, *, unit: str = "milliseconds", parameter: str = "itl_deadline_ms"
+    value: Any,
+    *,
+    unit: str = "milliseconds",
+    parameter: str = "itl_deadline_ms",
+    listed: bool = True,
 ) -> tuple[float, ...]:
     """The deadlines asked for, sorted, once each: a number, text (``"100"``, ``"100,500"``: the
     command line hands ``--itl-deadline-ms`` on as typed) or several numbers.
@@ -463,6 +467,7 @@ def checked_deadlines(
 
     Example: ``checked_deadlines("500,100")`` → ``(100.0, 500.0)``. A diffusion task's
     deadlines are seconds of batch latency (``unit="seconds", parameter="deadline_s"``).
+    ``listed``: whether the refusal offers a list (False where one deadline is taken).
     """
     parts = _deadline_parts(value)
     try:
@@ -472,7 +477,8 @@ def checked_deadlines(
         deadlines = [float(part) for part in parts]
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int past every float
         raise UsageError(
-            f"{shown(value, quote=True)} is not a number of {unit} or a comma-separated list",
+            f"{shown(value, quote=True)} is not a number of {unit}"
+            + (" or a comma-separated list" if listed else ""),
             parameter=parameter,
         ) from None
     if not deadlines:
@@ -501,10 +507,16 @@ def _deadline_parts(value: Any) -> list[Any]:
 
 
 def checked_deadline(
-    value: Any, *, unit: str = "milliseconds", parameter: str = "itl_deadline_ms"
+    value: Any,
+    *,
+    unit: str = "milliseconds",
+    parameter: str = "itl_deadline_ms",
+    listed: bool = True,
 ) -> float:
-    """One deadline (regenerate's, plan's), by the rule of ``checked_deadlines``."""
-    deadlines = checked_deadlines(value, unit=unit, parameter=parameter)
+    """One deadline (regenerate's, plan's), by the rule of ``checked_deadlines``. A diffusion
+    deadline taken alone is refused without the offer of a list (``listed=False``); the token
+    words, offering one, stay as they were."""
+    deadlines = checked_deadlines(value, unit=unit, parameter=parameter, listed=listed)
     if len(deadlines) > 1:
         raise UsageError(
             f"{shown(value, quote=True)}: one deadline is taken, not several",

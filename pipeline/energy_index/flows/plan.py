@@ -112,7 +112,7 @@ def diffusion_plan(
     refuse_token_settings(token_target, NO_EXTRAS)
     deadline = (
         None if deadline_s is None
-        else checked_deadline(deadline_s, unit="seconds", parameter="deadline_s")
+        else checked_deadline(deadline_s, unit="seconds", parameter="deadline_s", listed=False)
     )  # fmt: skip
     keyword = OUTPUT_LOADS[str(noun)][0]
     return partial(
