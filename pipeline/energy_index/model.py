@@ -744,7 +744,8 @@ EXTRAS = {
         Extra(
             keyword="curves",
             flag="--curves",
-            help="Also write curves.json (concurrency curves).",
+            help="Also write curves.json (concurrency curves; for a diffusion task, energy "
+            "per output against batch latency, with the Pareto front).",
             role="curves",
             name=CURVES_NAME,
             kind="concurrency curves",
