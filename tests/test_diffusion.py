@@ -415,3 +415,20 @@ def test_a_command_that_takes_one_deadline_in_seconds_offers_no_list(
         "build", "--task", "text-to-image", "--from", GOLDEN, "--out", out, "--deadline-s", "x"
     )
     assert "'x' is not a number of seconds or a comma-separated list" in built.output
+
+
+def test_the_console_says_what_a_deadline_left_out_in_the_token_index_s_words(tmp_path: Path):
+    """One function (documents.index.deadline_notes) says it for both kinds, in seconds here."""
+    out = tmp_path / "index.json"
+    result = invoke("build", "--task", "text-to-image", "--from", GOLDEN, "--out", out,
+                    "--deadline-s", "2")  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (
+        "the reference row Stable Diffusion 3.5 Large on H100 has no pick at 2 s (no "
+        "configuration with a batch latency within it: its fastest is 2.97 s); the index has "
+        "reference_row null"
+    ) in result.output
+    assert (
+        "7 of 14 (model, GPU) pairs have no configuration with a batch latency within 2 s and are "
+        "left out: Efficient-Large-Model/SANA1.5_4.8B_1024px_diffusers on H100 (fastest 2.12 s)"
+    ) in result.output

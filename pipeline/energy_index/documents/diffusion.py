@@ -14,7 +14,7 @@ import polars as pl
 from energy_index.documents.index import (
     DIFFUSION_KIND,
     DIFFUSION_REPORT_TITLE,
-    left_out_note,
+    deadline_notes,
     report_head,
     rounded_up,
     source_block,
@@ -133,28 +133,16 @@ def diffusion_notes(
     reference: dict[str, Any] | None,
 ) -> tuple[str, ...]:
     """What the deadline left out, in words for the console (as ``index.selection_notes``)."""
-    deadline = json_number(selection.deadline_s)
-    notes = []
-    if reference is None:
-        fastest = reference_fastest(configurations, wanted)
-        meets = f": its fastest is {rounded_up(fastest)} s" if fastest is not None else ""
-        notes.append(
-            f"the reference row {wanted['model']} on {wanted['gpu']} has no pick at {deadline} s "
-            f"(no configuration with a batch latency within it{meets}); the index has "
-            "reference_row null"
-        )
-    without = selection.groups_without_eligible
-    if without.height:
-        notes.append(
-            left_out_note(
-                without,
-                picked=selection.selected.height,
-                fastest="fastest_batch_latency_s",
-                unit="s",
-                within=f"batch latency within {deadline} s",
-            )
-        )
-    return tuple(notes)
+    return deadline_notes(
+        missing=f"{wanted['model']} on {wanted['gpu']}" if reference is None else None,
+        reference_fastest=lambda: reference_fastest(configurations, wanted),
+        without=selection.groups_without_eligible,
+        picked=selection.selected.height,
+        fastest="fastest_batch_latency_s",
+        measure="batch latency",
+        deadline=selection.deadline_s,
+        unit="s",
+    )
 
 
 def refuse_no_output(configurations: pl.DataFrame, deadline_s: float) -> None:

@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -206,26 +207,54 @@ def selection_notes(
     """What the deadline left out, in words for the console: the reference row when it has no
     pick, and the (model, GPU) pairs none of whose configurations meets it (the build report's
     ``groups_without_eligible`` lists them all). Empty when nothing was left out."""
-    deadline = json_number(selection.itl_deadline_ms)
     statistic = itl_statistic(selection)
+    return deadline_notes(
+        missing=(
+            f"{wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']}"
+            if reference is None
+            else None
+        ),
+        reference_fastest=lambda: reference_fastest(stable, wanted, selection),
+        without=selection.groups_without_eligible,
+        picked=selection.selected.height,
+        fastest=f"fastest_{selection.itl_column}",
+        measure=f"{statistic} ITL",
+        deadline=selection.itl_deadline_ms,
+        unit="ms",
+    )
+
+
+def deadline_notes(
+    *,
+    missing: str | None,
+    reference_fastest: Callable[[], float | None],
+    without: pl.DataFrame,
+    picked: int,
+    fastest: str,
+    measure: str,
+    deadline: float,
+    unit: str,
+) -> tuple[str, ...]:
+    """The console's lines on what a deadline (in ``unit``, on ``measure``) left out, of either
+    kind of index: the reference row (``missing``: its model and GPU when it has no pick; its
+    fastest latency read only then) and the pairs ``without`` an eligible configuration."""
+    shown_deadline = json_number(deadline)
     notes = []
-    if reference is None:
-        fastest = reference_fastest(stable, wanted, selection)
-        meets = f": its fastest is {rounded_up(fastest)} ms" if fastest is not None else ""
+    if missing is not None:
+        least = reference_fastest()
+        meets = f": its fastest is {rounded_up(least)} {unit}" if least is not None else ""
         notes.append(
-            f"the reference row {wanted['model']} on {wanted['num_gpus']}×{wanted['gpu']} has no "
-            f"pick at {deadline} ms (no configuration with a {statistic} ITL within it{meets}); "
-            "the index has reference_row null"
+            f"the reference row {missing} has no pick at {shown_deadline} {unit} (no "
+            f"configuration with a {measure} within it{meets}); the index has reference_row null"
         )
-    without = selection.groups_without_eligible
     if without.height:
         notes.append(
             left_out_note(
                 without,
-                picked=selection.selected.height,
-                fastest=f"fastest_{selection.itl_column}",
-                unit="ms",
-                within=f"{statistic} ITL within {deadline} ms",
+                picked=picked,
+                fastest=fastest,
+                unit=unit,
+                within=f"{measure} within {shown_deadline} {unit}",
             )
         )
     return tuple(notes)
