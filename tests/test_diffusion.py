@@ -432,3 +432,40 @@ def test_the_console_says_what_a_deadline_left_out_in_the_token_index_s_words(tm
         "7 of 14 (model, GPU) pairs have no configuration with a batch latency within 2 s and are "
         "left out: Efficient-Large-Model/SANA1.5_4.8B_1024px_diffusers on H100 (fastest 2.12 s)"
     ) in result.output
+
+
+def test_validate_holds_a_diffusion_index_to_the_rules_its_figures_follow(tmp_path: Path):
+    """Report item 3: a hand-broken copy passed validate (audit alone caught it)."""
+    for task in ("text-to-image", "text-to-video"):
+        out = tmp_path / task / "index.json"
+        api.build(source=GOLDEN, task=task, out=out)
+        cli = invoke("validate", out)
+        assert cli.output == (
+            f"{out}: valid against schemas/diffusion-index.schema.json and the index rules\n"
+        )
+    image = json.loads((tmp_path / "text-to-image" / "index.json").read_bytes())
+    image["rows"][0]["batch_latency_s"] = 45
+    video = json.loads(out.read_bytes())
+    first, second = video["rows"][0], video["rows"][1]
+    first.update(num_frames=49, fps=8, video_seconds=9.0)
+    second["wh_per_video_second"] = 99
+    for document, expected in (
+        (image, [f"rows[{image['rows'][0]['row_id']}].batch_latency_s: 45 exceeds deadline_s 30"]),
+        (
+            video,
+            [
+                f"rows[{first['row_id']}].video_seconds: 9.0 is not num_frames / fps (49 / 8)",
+                f"rows[{second['row_id']}].wh_per_video_second: 99 is not wh_per_video / "
+                f"(num_frames / fps) ({second['wh_per_video']} / ({second['num_frames']} / "
+                f"{second['fps']}))",
+            ],
+        ),
+    ):
+        broken = tmp_path / "broken.json"
+        broken.write_text(json.dumps(document), "utf-8")
+        assert list(api.validate(broken)) == expected
+        cli = invoke("validate", broken)
+        assert cli.exit_code == 1
+        assert "not valid against schemas/diffusion-index.schema.json and the index rules" in (
+            cli.output
+        )

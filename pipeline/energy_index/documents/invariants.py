@@ -65,8 +65,49 @@ def diffusion_problems(document: Any) -> Problems:
         *_order_problems(rows, energy=energy),
         *_reference_row_problems(document),
         *_date_problems(document),
+        *_figure_problems(rows, document.get("deadline_s")),
     ]
     return Problems([*problems, *rules], total=problems.total + len(rules))
+
+
+def _figure_problems(rows: list[dict[str, Any]], deadline: Any) -> list[str]:
+    """A diffusion row's figures that the build derives, against what they derive from, within
+    the rounding the row publishes (a rebuild is not needed to see them): batch latency (2
+    places) within the deadline, video_seconds = num_frames / fps (3 places), Wh per second of
+    video = Wh per video (4 places) / (num_frames / fps) (4 places). Throughput against batch
+    size / batch latency is upstream's relation, counted by the data checks, never refused."""
+    problems = []
+    for row in rows:
+        where = f"rows[{row['row_id']}]"
+        figures = {k: row.get(k) for k in _DERIVED}
+        number = {k: float(v) for k, v in figures.items() if isinstance(v, int | float)}
+        if _is_number(deadline) and number.get("batch_latency_s", 0) > float(deadline) + 0.005:
+            problems.append(
+                f"{where}.batch_latency_s: {figures['batch_latency_s']} exceeds deadline_s "
+                f"{deadline}"
+            )
+        if not ({"num_frames", "fps"} <= number.keys() and number["fps"] > 0):
+            continue
+        seconds = number["num_frames"] / number["fps"]
+        frames = f"{figures['num_frames']} / {figures['fps']}"
+        if "video_seconds" in number and abs(number["video_seconds"] - seconds) > 0.0005 + 1e-9:
+            problems.append(
+                f"{where}.video_seconds: {figures['video_seconds']} is not num_frames / fps "
+                f"({frames})"
+            )
+        if {"wh_per_video", "wh_per_video_second"} <= number.keys() and seconds > 0:
+            slack = 0.00005 / seconds + 0.00005 + 1e-9
+            if abs(number["wh_per_video_second"] - number["wh_per_video"] / seconds) > slack:
+                problems.append(
+                    f"{where}.wh_per_video_second: {figures['wh_per_video_second']} is not "
+                    f"wh_per_video / (num_frames / fps) ({figures['wh_per_video']} / ({frames}))"
+                )
+    return problems
+
+
+_DERIVED = (
+    "batch_latency_s", "num_frames", "fps", "video_seconds", "wh_per_video", "wh_per_video_second",
+)  # fmt: skip
 
 
 DIFFUSION_ROW_ID = "slug/gpu/num_gpus/batch_size/ulysses_degree/ring_degree"
