@@ -477,10 +477,9 @@ def validate(path: Path) -> None:
         energy-index validate output/profiles.json
     """
     problems = api.validate(path)
-    from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA  # loaded by validate
-
-    indices = ("/index", f"/{DIFFUSION_INDEX_SCHEMA}")  # token (and extended), diffusion
-    rules = " and the index rules" if any(kind in problems.schema for kind in indices) else ""
+    # An index of either kind (index, index-extended, diffusion-index) has rules beyond it.
+    schema = problems.schema
+    rules = " and the index rules" if "/index" in schema or "-index." in schema else ""
     if problems and problems.schema:  # problems alone did not say what they are problems of
         click.echo(f"{path}: not valid against {problems.schema}{rules}:", err=True)
     for problem in problems:
