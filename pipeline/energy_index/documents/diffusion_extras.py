@@ -6,10 +6,10 @@ and the impacts (schemas/diffusion-impacts.schema.json). They open as the token 
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from energy_index.documents.impacts import index_block
 from energy_index.documents.index import _header
 from energy_index.model import EXTRAS, UpstreamSnapshot, Variant, json_number
 
@@ -79,14 +79,7 @@ def diffusion_impacts_document(
         "task": index["task"],
         "output": noun,
         "summary": text["summary"].format(noun=noun, assumption=text["assumption"]),
-        "index": {
-            "sha256": hashlib.sha256(index_bytes).hexdigest(),
-            "updated": index["updated"],
-            "data_version": index["data_version"],
-            "deadline_s": index["deadline_s"],
-            "unit": index["unit"],
-            "upstream_commit": upstream_commit,
-        },
+        "index": index_block(index, index_bytes, "deadline_s", upstream_commit),
         "boundaries": text["boundaries"],
         "host_forms": text["host_forms"].format(noun=noun, assumption=text["assumption"]),
         "rounding": text["rounding"].format(noun=noun),

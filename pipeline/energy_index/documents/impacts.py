@@ -52,6 +52,22 @@ def carbon_source(
     }
 
 
+def index_block(
+    index: Mapping[str, Any], index_bytes: bytes, deadline: str, upstream_commit: str
+) -> dict[str, Any]:
+    """The impacts' block on the index they were computed from, of either kind (``deadline``:
+    the index's deadline field, itl_deadline_ms or deadline_s): its sha256, dates, deadline,
+    unit and upstream commit."""
+    return {
+        "sha256": hashlib.sha256(index_bytes).hexdigest(),
+        "updated": index["updated"],
+        "data_version": index["data_version"],
+        deadline: index[deadline],
+        "unit": index["unit"],
+        "upstream_commit": upstream_commit,
+    }
+
+
 def impacts_document(
     *,
     index: Mapping[str, Any],
@@ -71,14 +87,7 @@ def impacts_document(
         "kind": "impacts",
         "task": task,
         "summary": text["summary"],
-        "index": {
-            "sha256": hashlib.sha256(index_bytes).hexdigest(),
-            "updated": index["updated"],
-            "data_version": index["data_version"],
-            "itl_deadline_ms": index["itl_deadline_ms"],
-            "unit": index["unit"],
-            "upstream_commit": upstream_commit,
-        },
+        "index": index_block(index, index_bytes, "itl_deadline_ms", upstream_commit),
         "boundaries": text["boundaries"],
         "host_forms": text["host_forms"],
         "per_response": text["per_response"],
