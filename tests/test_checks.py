@@ -552,3 +552,68 @@ def test_percentiles_out_of_order_are_written_out_in_order():
 
     [finding] = by_check(run_checks(_changed_task(swapped), {}))[ORDERED]
     assert finding["detail"] == "median_itl_ms 4, p90_itl_ms 3, p95_itl_ms 2, p99_itl_ms 1"
+
+
+def test_every_figure_that_differs_is_named_in_one_finding():
+    frame, files = golden_inputs()
+
+    def hotter_and_longer(c):
+        c["avg_power_watts"] += 1
+        c["avg_batch_size"] += 1
+
+    [finding] = by_check(run_checks(frame, _changed_model_file(files, hotter_and_longer)))[
+        AGREEMENT
+    ]
+    first, second = finding["detail"].split("; ")
+    assert first.startswith("avg_batch_size ") and second.startswith("avg_power_watts ")
+
+
+ACROSS = "output_length_consistent_across_gpus"
+
+
+def _two_gpus(
+    lengths: dict[tuple[str, int, int], float], nicknames: dict[tuple[int, int], str]
+) -> Any:
+    """One model: each (GPU, GPU count, max_num_seqs) with its output length; its nickname by
+    (GPU count, max_num_seqs)."""
+    keys = list(lengths)
+    return pl.DataFrame(
+        {
+            "model_id": ["org/m"] * len(keys),
+            "nickname": [nicknames[gpus, seqs] for _, gpus, seqs in keys],
+            "gpu_model": [gpu for gpu, _, _ in keys],
+            "num_gpus": [gpus for _, gpus, _ in keys],
+            "max_num_seqs": [seqs for _, _, seqs in keys],
+            "avg_output_len": list(lengths.values()),
+            "energy_per_token_joules": [1.0] * len(keys),
+            "energy_per_request_joules": list(lengths.values()),
+        }
+    )
+
+
+def test_output_lengths_apart_by_the_factor_itself_are_no_finding():
+    frame = _two_gpus({("H100", 1, 8): 100.0, ("B200", 1, 8): 150.0}, {(1, 8): "M"})
+    assert by_check(data_checks(frame, {}))[ACROSS] == []
+
+
+def test_an_output_length_finding_is_written_out_longest_gpu_first_under_the_first_nickname():
+    # Broken at (1 GPU, 16 sequences), (1, 8) and (2 GPUs, 4): the nickname is the one of the
+    # fewest GPUs, then sequences; B200 and H100 both reach 400 tokens: the GPU named first leads.
+    frame = _two_gpus(
+        {
+            ("H100", 2, 4): 100.0,
+            ("B200", 2, 4): 400.0,
+            ("H100", 1, 16): 400.0,
+            ("B200", 1, 16): 100.0,
+            ("H100", 1, 8): 400.0,
+            ("B200", 1, 8): 100.0,
+        },
+        {(2, 4): "Fewest sequences", (1, 16): "Fewest GPUs", (1, 8): "Fewest GPUs, then sequences"},
+    )
+    [finding] = by_check(data_checks(frame, {}))[ACROSS]
+    assert finding["subject"] == "Fewest GPUs, then sequences (org/m)"
+    assert finding["detail"] == (
+        "average output tokens 100–400 on B200 against 100–400 on H100, in 3 configuration(s) "
+        "with the same GPU count and max_num_seqs: a factor of 4.00–4.00, beyond 1.5. Its "
+        "energy per response on those GPUs compares different answers, not different hardware."
+    )

@@ -629,3 +629,37 @@ def test_an_empty_configurations_array_is_refused_in_those_words():
     with pytest.raises(UpstreamFormatError) as caught:
         validated_configurations(upstream_file(b'{"configurations": []}'))
     assert str(caught.value) == f"{TASK_PATH}: 'configurations' is empty"
+
+
+# -- what the from-scratch mutation run found untested (docs/mutation.md) --------------------
+def _golden_task(change) -> bytes:
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    change(document["configurations"])
+    return json.dumps(document).encode()
+
+
+def test_the_validated_configurations_and_a_missing_column_name_the_file():
+    assert validated("drifted-columns.json").path == TASK_PATH
+
+    def dropped(configurations):
+        for c in configurations:
+            del c["nickname"], c["median_itl_ms"]
+
+    with pytest.raises(UpstreamFormatError) as caught:
+        validated_configurations(upstream_file(_golden_task(dropped)))
+    assert str(caught.value) == (
+        f"{TASK_PATH}: required column(s) missing from every configuration: nickname, median_itl_ms"
+    )
+
+
+def test_a_number_where_text_goes_is_refused_though_an_unknown_key_evens_the_quotes():
+    # "nickname": 3 has two quote characters fewer than a text; an unknown key with a number
+    # has two more: the quote count balances, and only the look at the text values is left to
+    # send the file the careful way.
+    def numbered(configurations):
+        configurations[0]["nickname"] = 3
+        configurations[0]["unpublished"] = 1
+
+    with pytest.raises(ValidationFailed) as caught:
+        validated_configurations(upstream_file(_golden_task(numbered)))
+    assert [f.column for f in caught.value.failures] == ["nickname"]
