@@ -663,3 +663,34 @@ def test_a_number_where_text_goes_is_refused_though_an_unknown_key_evens_the_quo
     with pytest.raises(ValidationFailed) as caught:
         validated_configurations(upstream_file(_golden_task(numbered)))
     assert [f.column for f in caught.value.failures] == ["nickname"]
+
+
+def test_a_mapped_task_file_counted_a_slice_at_a_time_parses_as_its_bytes(tmp_path, monkeypatch):
+    # A snapshot's file of 1 MiB or more comes mapped (io/snapshots.py); its quotes are counted
+    # a slice at a time (here slices of 7 bytes, so that a slice ends inside strings).
+    import mmap
+
+    from energy_index.steps import validate as v
+
+    content = (GOLDEN / TASK_PATH).read_bytes()
+    path = tmp_path / "task.json"
+    path.write_bytes(content)
+    monkeypatch.setattr(v, "_COUNTED_BYTES", 7)
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        assert v._quotes(mapped) == content.count(b'"')
+        assert v._quick_parse(upstream_file(mapped)) is not None
+        frame = validated_configurations(upstream_file(mapped)).frame
+    assert frame.equals(validated_configurations(upstream_file(content)).frame)
+
+
+def test_a_warning_on_the_quick_path_names_its_row():
+    def slower_median(configurations):
+        c = configurations[3]
+        c["median_itl_ms"] = c["p90_itl_ms"] * 2
+
+    task_file = upstream_file(_golden_task(slower_median))
+    from energy_index.steps.validate import _quick_parse
+
+    assert _quick_parse(task_file) is not None
+    (warning, *_) = validated_configurations(task_file).warnings
+    assert warning.first.startswith("configurations[3] (model_id=")
