@@ -694,3 +694,46 @@ def test_a_warning_on_the_quick_path_names_its_row():
     assert _quick_parse(task_file) is not None
     (warning, *_) = validated_configurations(task_file).warnings
     assert warning.first.startswith("configurations[3] (model_id=")
+
+
+def test_a_page_cut_inside_a_character_shows_its_first_80_bytes_replacing_the_cut():
+    content = b"<p>" + b"x" * 76 + "é and more</p>".encode()  # é is bytes 79 and 80
+    with pytest.raises(UpstreamFormatError) as caught:
+        validated_configurations(upstream_file(content))
+    start = "<p>" + "x" * 76 + "\ufffd"
+    assert str(caught.value) == (
+        f"{TASK_PATH}: not valid JSON (Expecting value: line 1 column 1 (char 0)); "
+        f"{len(content)} bytes, starting {start!r}"
+    )
+
+
+def test_a_lone_surrogate_escape_is_refused_in_these_words():
+    bad = REAL.replace(b'"Qwen 3 14B"', b'"Qwen \\udc80 14B"', 1)
+    with pytest.raises(UpstreamFormatError) as caught:
+        validated_configurations(upstream_file(careful(bad)))
+    assert str(caught.value) == (
+        f"{TASK_PATH}: holds a lone UTF-16 surrogate escape (\\udXXX without its pair): not text"
+    )
+
+
+def test_a_request_energy_off_by_the_tolerance_itself_is_consistent():
+    # |10⁶ − 999,999 × 1| = 1 = 10⁻⁶ × 10⁶, to the last bit: on the edge, inside.
+    def edge(configurations):
+        c = configurations[0]
+        c["energy_per_token_joules"], c["avg_output_len"] = 999_999.0, 1.0
+        c["energy_per_request_joules"] = 1e6
+
+    validated_configurations(upstream_file(_golden_task(edge)))
+
+
+def test_every_rule_holds_says_no_when_a_column_is_missing_mistyped_or_its_rule_unreadable():
+    from energy_index.steps import validate as v
+
+    frame = validated("drifted-columns.json").frame
+    columns = {"num_gpus": v.SCHEMA["num_gpus"]}
+    assert v.every_rule_holds(columns, frame)
+    assert not v.every_rule_holds(columns, frame.drop("num_gpus"))
+    assert not v.every_rule_holds(columns, frame.with_columns(pl.col("num_gpus").cast(pl.Int32)))
+    two = v.Rule("gives two columns", function=lambda data: data.lazyframe.select("a", "b"))
+    mistaken = {"num_gpus": v.Column(pl.Int64, checks=(two,))}
+    assert not v.every_rule_holds(mistaken, frame.with_columns(a=True, b=True))
