@@ -325,11 +325,12 @@ def _across_gpus(frame: pl.DataFrame) -> Result:
     configuration = ["model_id", "num_gpus", "max_num_seqs"]
     length = pl.col("avg_output_len")
     # A repeated run on one GPU: the longer length, so a factor is never hidden by a repeat.
-    per_gpu = frame.group_by([*configuration, "gpu_model"]).agg(
+    # Groups in order of first appearance: which of two tied rows leads never rests on hashing.
+    per_gpu = frame.group_by([*configuration, "gpu_model"], maintain_order=True).agg(
         length.max(), pl.col("nickname").first()
     )
     pairs = (
-        per_gpu.group_by(configuration)
+        per_gpu.group_by(configuration, maintain_order=True)
         .agg(
             gpus=pl.len(),
             factor=length.max() / length.min(),
@@ -339,7 +340,7 @@ def _across_gpus(frame: pl.DataFrame) -> Result:
     )
     broken = pairs.filter(pl.col("factor") > OUTPUT_LENGTH_GPU_FACTOR)
     # One finding per model, in model_id order; only the shown ones are put in words.
-    models = broken.group_by("model_id").agg(
+    models = broken.group_by("model_id", maintain_order=True).agg(
         cases=pl.len(),
         low=pl.col("factor").min(),
         high=pl.col("factor").max(),
@@ -350,7 +351,7 @@ def _across_gpus(frame: pl.DataFrame) -> Result:
     # longest first (of equal longest, the GPU named first).
     spans = (
         per_gpu.join(broken.join(shown_models.select("model_id"), on="model_id"), on=configuration)
-        .group_by("model_id", "gpu_model")
+        .group_by("model_id", "gpu_model", maintain_order=True)
         .agg(shortest=length.min(), longest=length.max())
         .sort("model_id", "longest", "gpu_model", descending=[False, True, False])
     )
