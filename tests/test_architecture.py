@@ -34,6 +34,7 @@ STEP_ORDER = {
     "carbon": 4,  # the second upstream, parsed
     "impacts": 5,  # index rows and carbon to estimated ranges
     "calibration": 6,  # published methods against the measured picks
+    "names": 4,  # the names a task's curves answer to: derive's slug
     "plan": 6,  # a load placed on the curves, through the impacts' factors
     "profiles": 4,
     "row_fields": 0,  # the published row, declared: imports no step

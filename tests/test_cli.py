@@ -40,6 +40,7 @@ def snapshot_of(directory: Path, fixture: str) -> Path:
         ["site"],
         ["refresh-carbon"],
         ["plan"],
+        ["names"],
     ],
 )
 def test_every_command_has_help_with_an_example(command):
@@ -51,8 +52,8 @@ def test_every_command_has_help_with_an_example(command):
 
 def test_every_registered_command_is_covered_by_the_help_test():
     assert sorted(main.commands) == [
-        "audit", "build", "fetch", "plan", "refresh-carbon", "regenerate", "report", "site",
-        "validate",
+        "audit", "build", "fetch", "names", "plan", "refresh-carbon", "regenerate", "report",
+        "site", "validate",
     ]  # fmt: skip
 
 

@@ -142,7 +142,8 @@ def test_the_command_prints_json_and_csv_of_the_apis_plan():
          "no family (any model and GPU) has a configuration within the batch latency deadline "
          "of 0.1 s, so none carries 1 images per second"),
         ("text-to-image", {"images_per_second": 1, "model": "Nope"}, "--model",
-         "Nope is not a model of these curves (known: FLUX.1 Dev"),
+         "Nope is not a model of these curves, nor close to one (energy-index names lists all 7 "
+         "models"),
     ],
 )  # fmt: skip
 def test_the_command_and_the_api_refuse_a_diffusion_plan_in_the_same_words(

@@ -121,7 +121,7 @@ def test_every_option_default_is_read_from_the_settings_module():
     assert wrong == []
     # Every command that has a deadline, a snapshot or network limits was seen.
     assert {"build itl_deadline_ms", "regenerate itl_deadline_ms", "report source"} <= set(defaults)
-    assert sum(key.endswith(" retries") for key in defaults) == 8  # refresh-carbon and plan too
+    assert sum(key.endswith(" retries") for key in defaults) == 9  # refresh-carbon, plan, names too
 
 
 def test_the_settings_have_the_documented_defaults():

@@ -21,7 +21,7 @@ __version__ = "1.0.0"
 
 _API = (
     "build", "audit", "regenerate", "fetch", "refresh_carbon", "validate", "published_index",
-    "report", "site", "plan", "Built", "Page", "Site", "Plan",
+    "report", "site", "plan", "names", "Built", "Page", "Site", "Plan", "Names",
 )  # fmt: skip
 _PUBLIC = {
     **dict.fromkeys(_API, "energy_index.api"),

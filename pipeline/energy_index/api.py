@@ -107,6 +107,22 @@ class Plan:
 
 
 @dataclass(frozen=True)
+class Names:
+    """What ``names`` found: per task of a snapshot its models (nickname, model id, slug, GPU
+    types) and GPU types (``as_json()``); ``lines()`` is the command line's table."""
+
+    document: dict[str, Any]
+
+    def lines(self) -> list[str]:
+        from energy_index.documents.names import names_lines
+
+        return names_lines(self.document)
+
+    def as_json(self) -> dict[str, Any]:
+        return self.document
+
+
+@dataclass(frozen=True)
 class Site:
     """What ``site`` wrote: the folder, and every file in it (relative path → bytes)."""
 
@@ -465,6 +481,27 @@ def plan(
             access=_access(cache, network, notify=notify),
         )
     )
+
+
+def names(
+    *,
+    task: str | None = None,
+    source: PathLike = settings.VENDORED_SNAPSHOT,
+    cache: PathLike = settings.DEFAULT_CACHE,
+    network: NetworkSettings | None = None,
+    notify: Notify | None = None,
+) -> Names:
+    """``energy-index names``: the tasks of ``source`` (``task``: that one alone) and, per task,
+    the models and GPU types the planner's curves hold, each model with every name ``plan``
+    takes for it (nickname, model id, slug; any case)."""
+    from energy_index.flows.names import snapshot_names
+
+    return Names(
+        document=snapshot_names(
+            _source(source), task=checked_name(task, "task"),
+            access=_access(cache, network, notify=notify),
+        )
+    )  # fmt: skip
 
 
 def _countries(value: Any) -> tuple[Any, ...]:

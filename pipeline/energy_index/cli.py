@@ -22,6 +22,7 @@ from energy_index.cli_options import (
     BUILD_OPTIONS,
     CHANGED_EXIT_CODE,
     FETCH_OPTIONS,
+    NAMES_OPTIONS,
     PLAN_OPTIONS,
     REFRESH_CARBON_OPTIONS,
     REGENERATE_OPTIONS,
@@ -452,6 +453,27 @@ def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
         click.echo(_printable_json(result.as_json()))
     elif as_csv:
         click.echo(result.csv().decode("utf-8"), nl=False)
+    else:
+        for line in result.lines():
+            click.echo(line)
+
+
+@command(NAMES_OPTIONS, short_help="List a snapshot's tasks, models and GPU types.")
+def names(as_json: bool, **options: Any) -> None:
+    """List the tasks of a snapshot and, per task, the models and GPU types the planner reads
+    (a token task's stable configurations, every configuration of a diffusion task): each model
+    by nickname, model id and slug, all three taken by plan --model (any case), as a GPU type by
+    its name by plan --gpu.
+
+    Example:
+
+    \b
+        energy-index names --task lm-arena-chat
+        energy-index names --json
+    """
+    result = api.names(**options, notify=_notify)
+    if as_json:
+        click.echo(_printable_json(result.as_json()))
     else:
         for line in result.lines():
             click.echo(line)

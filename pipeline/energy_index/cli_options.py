@@ -497,8 +497,12 @@ PLAN_OPTIONS = stacked(
         "leaderboard's default of the task]. Refused for a token task, as --itl-deadline-ms and "
         "--itl-statistic other than their defaults are for a diffusion task.",
     ),
-    click.option("--model", help="Only this model (nickname or model id, any case)."),
-    click.option("--gpu", help="Only this GPU type (e.g. B200)."),
+    click.option(
+        "--model",
+        help="Only this model: its nickname, model id or slug, any case (energy-index names "
+        "lists them).",
+    ),
+    click.option("--gpu", help="Only this GPU type (e.g. B200; energy-index names lists them)."),
     click.option(
         "--country",
         "countries",
@@ -513,6 +517,17 @@ PLAN_OPTIONS = stacked(
     click.option(
         "--csv", "as_csv", is_flag=True, help="Print the plan and its alternative as CSV."
     ),
+    cache_option,
+    network_options,
+)
+
+NAMES_OPTIONS = stacked(
+    click.option(
+        "--task",
+        help="Only this task [default: every task with an index that the snapshot holds].",
+    ),
+    source_option(settings.VENDORED_SNAPSHOT),
+    click.option("--json", "as_json", is_flag=True, help="Print the names as JSON."),
     cache_option,
     network_options,
 )

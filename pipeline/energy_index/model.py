@@ -648,7 +648,7 @@ def checked_output_load(task: str, noun: str | None, **given: Any) -> float | No
 OUTPUT_UNITS = {keyword: unit for keyword, unit, _ in OUTPUT_LOADS.values()}
 
 # What the planner's refusals call the names that narrow its families.
-PLAN_NAMES = {"model": "model", "gpu": "GPU type"}
+PLAN_NAMES = {"model": "model", "gpu": "GPU type", "task": "task"}
 
 
 def checked_name(value: Any, parameter: str) -> str | None:

@@ -36,10 +36,9 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from energy_index.errors import UsageError, listed, shown
+from energy_index.errors import UsageError, shown
 from energy_index.model import (
     ITL_STATISTICS,
-    PLAN_NAMES,
     SERVER_GROUP,
     Load,
     Target,
@@ -53,6 +52,7 @@ from energy_index.settings import (
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.derive import row_id
 from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
+from energy_index.steps.names import GPU_FIELDS, MODEL_FIELDS, named
 from energy_index.steps.row_fields import ROW
 
 HOURS_PER_YEAR = 8760.0  # a constant load all year: 365 days
@@ -240,8 +240,8 @@ def ranked_plans(
     Example: ``ranked_plans(curves, Target("median", 500), [Load(tokens_per_second=1e4)],
     first=2)[0][0]``, how many families carry 10⁴ output tokens/s.
     """
-    chosen = _named(curves, model, field_names=("model", "model_id"), parameter="model")
-    chosen = _named(chosen, gpu, field_names=("gpu",), parameter="gpu")
+    chosen = named(curves, model, field_names=MODEL_FIELDS, parameter="model")
+    chosen = named(chosen, gpu, field_names=GPU_FIELDS, parameter="gpu")
     families = [(curve, _eligible(curve, target)) for curve in chosen]
     return [
         _ranked(families, load, target, first=first, scope=_scope(model, gpu), factors=factors,
@@ -324,29 +324,6 @@ def _what(load: Load) -> str:
 def _scope(model: str | None, gpu: str | None) -> str:
     named = [f"model {shown(model)}" if model else "", f"GPU {shown(gpu)}" if gpu else ""]
     return ", ".join(n for n in named if n) or "any model and GPU"
-
-
-def _named(
-    curves: Sequence[Mapping[str, Any]],
-    value: str | None,
-    *,
-    field_names: tuple[str, ...],
-    parameter: str,
-) -> list[Mapping[str, Any]]:
-    """The curves whose field (any of ``field_names``) is ``value``, compared case-blind."""
-    if value is None:
-        return list(curves)
-    wanted = value.casefold()
-    found = [c for c in curves if any(str(c[f]).casefold() == wanted for f in field_names)]
-    if not found:
-        known = sorted({str(c[field_names[0]]) for c in curves})
-        what = PLAN_NAMES[parameter]
-        raise UsageError(
-            f"{shown(value)} is not a {what} of these curves "
-            f"(known: {listed(known, 12, show=shown)})",
-            parameter=parameter,
-        )
-    return found
 
 
 def _range(low: float | None, high: float) -> dict[str, float | None]:
