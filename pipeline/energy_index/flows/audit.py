@@ -300,7 +300,7 @@ def audited_diffusion_impacts(
     """A published impacts file of a diffusion index against a rebuild: the diffusion index
     rebuilt from ``source`` with the file's task and deadline, then its impacts, compared as the
     token impacts are (``audit_impacts``: the index block's sha256 and dates volatile)."""
-    from energy_index.flows.diffusion import diffusion_assembled, diffusion_stages
+    from energy_index.flows.diffusion import diffusion_stages
     from energy_index.flows.diffusion_extras import diffusion_impacts_of
 
     checked_published(location, document, schema=DIFFUSION_IMPACTS_SCHEMA)
@@ -309,7 +309,7 @@ def audited_diffusion_impacts(
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
     with copys_deadline(location, "deadline_s", float(document["index"]["deadline_s"])):
         stages = diffusion_stages(snapshot, settings=settings, editorial=editorial_text())
-        rebuilt = diffusion_assembled(stages, settings.dates(stages.snapshot))
+        rebuilt = assembled(stages, settings.dates(stages.snapshot))
     impacts = diffusion_impacts_of(
         rebuilt.document, index_bytes=rebuilt.index_bytes, stages=stages, carbon=carbon
     )

@@ -23,20 +23,17 @@ from energy_index.documents.index import (
     index_document,
     refuse_empty_selection,
     selection_notes,
-    serialized,
 )
 from energy_index.documents.invariants import index_problems
 from energy_index.documents.schemas import (
     REPORT_SCHEMA,
-    checked,
 )
 from energy_index.errors import (
-    SchemaViolation,
     UpstreamFormatError,
     UsageError,
-    ValidationFailed,
     shown,
 )
+from energy_index.flows.emit import checked_build, staged_or_errors_file, with_files
 from energy_index.flows.extras import extra_files, sweep_of
 from energy_index.flows.outputs import fetched, output_paths, refuse_outputs
 from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, Extras, Stages
@@ -49,7 +46,6 @@ from energy_index.model import (
     Dates,
     UpstreamSnapshot,
     errors_path,
-    report_path,
 )
 from energy_index.settings import (
     REPORT_DEADLINES_MS,
@@ -74,6 +70,7 @@ from energy_index.steps.validate import (
 )
 
 if TYPE_CHECKING:  # the page's modules are imported where a page is drawn: a build rarely does
+    from energy_index.flows.records import DiffusionStages
     from energy_index.pages.page import PageInputs
 
 
@@ -217,8 +214,13 @@ def refuse_diffusion_settings(settings: BuildSettings) -> None:
         )
 
 
-def assembled(stages: Stages, dates: Dates) -> Build:
-    """The index document and its report, checked against the schema, as bytes to write."""
+def assembled(stages: Stages | DiffusionStages, dates: Dates) -> Build:
+    """The index document and its report, checked against the schema, as bytes to write (a
+    diffusion task's: ``flows.diffusion.diffusion_assembled``)."""
+    if not isinstance(stages, Stages):
+        from energy_index.flows.diffusion import diffusion_assembled
+
+        return diffusion_assembled(stages, dates)
     document = index_document(
         rows=stages.rows,
         snapshot=stages.snapshot,
@@ -229,31 +231,29 @@ def assembled(stages: Stages, dates: Dates) -> Build:
         editorial=stages.editorial,
         task_text=stages.wording,
     )
-    problems = index_problems(document)
-    if problems:
-        raise SchemaViolation(
-            schema="schemas/index.schema.json (and index rules)", problems=problems
-        )
-    index_bytes = serialized(document)
-    report = build_report(
-        index_bytes=index_bytes,
-        snapshot=stages.snapshot,
-        validated=stages.validated,
-        stability=stages.stability,
-        selection=stages.selection,
-        rows=stages.rows,
-        robustness=stages.robustness,
-        responses=stages.responses,
-        checks=stages.checks,
+    return checked_build(
+        document,
+        problems=index_problems(document),
+        schema="schemas/index.schema.json",
+        report_of=lambda index_bytes: build_report(
+            index_bytes=index_bytes,
+            snapshot=stages.snapshot,
+            validated=stages.validated,
+            stability=stages.stability,
+            selection=stages.selection,
+            rows=stages.rows,
+            robustness=stages.robustness,
+            responses=stages.responses,
+            checks=stages.checks,
+        ),
+        report_schema=REPORT_SCHEMA,  # what report and site will hold it to
+        notes=selection_notes(
+            stable=stages.stability.stable,
+            selection=stages.selection,
+            wanted=stages.wording["reference_row"],
+            reference=document["reference_row"],
+        ),
     )
-    checked(report, schema=REPORT_SCHEMA)  # what report and site will hold it to
-    notes = selection_notes(
-        stable=stages.stability.stable,
-        selection=stages.selection,
-        wanted=stages.wording["reference_row"],
-        reference=document["reference_row"],
-    )
-    return Build(document, report, index_bytes, serialized(report), notes=notes)
 
 
 def build(
@@ -374,25 +374,12 @@ def built_files(
             source, out=out, settings=settings, extras=extras, editorial=editorial
         )
     refuse_diffusion_settings(settings)
-    stages = staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
+    stages = staged_or_errors_file(
+        index_stages, source, out=out, settings=settings, editorial=editorial
+    )
     result = assembled(stages, settings.dates(stages.snapshot))
     refuse_unpublishable(stages, result, name=str(out))
-    files = extra_files(stages, result, out=out, extras=extras)
-    written = replace(result, written=(out, report_path(out), *files))
-    return written, {**files, report_path(out): result.report_bytes, out: result.index_bytes}
-
-
-def staged_or_errors_file(
-    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any] | None = None
-) -> Stages:
-    """``index_stages``; when validation fails, the complete list goes to ``errors_path(out)``
-    and the error names it, so that the message can stay short (a line per rule)."""
-    try:
-        return index_stages(source, settings=settings, editorial=editorial)
-    except ValidationFailed as failed:
-        errors_file = errors_path(out)
-        write_files({errors_file: serialized(failed.as_json())})
-        raise failed.with_errors_file(str(errors_file)) from None
+    return with_files(result, extra_files(stages, result, out=out, extras=extras), out=out)
 
 
 def build_in_memory(source: str, *, settings: BuildSettings, access: Access) -> Build:

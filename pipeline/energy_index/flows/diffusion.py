@@ -16,15 +16,14 @@ from energy_index.documents.diffusion import (
     diffusion_report,
     refuse_no_output,
 )
-from energy_index.documents.index import serialized
 from energy_index.documents.invariants import diffusion_problems
-from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, DIFFUSION_REPORT_SCHEMA, checked
-from energy_index.errors import SchemaViolation, UsageError, ValidationFailed
+from energy_index.documents.schemas import DIFFUSION_INDEX_SCHEMA, DIFFUSION_REPORT_SCHEMA
+from energy_index.errors import UsageError
 from energy_index.flows.diffusion_extras import diffusion_extra_files
+from energy_index.flows.emit import checked_build, staged_or_errors_file, with_files
 from energy_index.flows.records import NO_EXTRAS, Build, BuildSettings, DiffusionStages, Extras
-from energy_index.io.files import write_files
 from energy_index.io.snapshots import upstream_snapshot
-from energy_index.model import EXTRAS, Dates, checked_deadline, errors_path, report_path
+from energy_index.model import EXTRAS, Dates, checked_deadline
 from energy_index.settings import DEFAULT_ITL_DEADLINE_MS, DEFAULT_ITL_STATISTIC
 from energy_index.steps.diffusion import (
     Output,
@@ -105,27 +104,26 @@ def diffusion_assembled(stages: DiffusionStages, dates: Dates) -> Build:
         dates=dates,
         editorial=stages.editorial,
     )
-    problems = diffusion_problems(document)
-    if problems:
-        raise SchemaViolation(schema=f"schemas/{DIFFUSION_INDEX_SCHEMA} (and index rules)",
-                              problems=problems)  # fmt: skip
-    index_bytes = serialized(document)
-    report = diffusion_report(
-        index_bytes=index_bytes,
-        snapshot=stages.snapshot,
-        validated=stages.validated,
-        selection=stages.selection,
-        rows=stages.rows,
-        checks=stages.checks,
+    return checked_build(
+        document,
+        problems=diffusion_problems(document),
+        schema=f"schemas/{DIFFUSION_INDEX_SCHEMA}",
+        report_of=lambda index_bytes: diffusion_report(
+            index_bytes=index_bytes,
+            snapshot=stages.snapshot,
+            validated=stages.validated,
+            selection=stages.selection,
+            rows=stages.rows,
+            checks=stages.checks,
+        ),
+        report_schema=DIFFUSION_REPORT_SCHEMA,
+        notes=diffusion_notes(
+            configurations=stages.configurations,
+            selection=stages.selection,
+            wanted=stages.editorial["diffusion"]["tasks"][stages.output.task]["reference_row"],
+            reference=document["reference_row"],
+        ),
     )
-    checked(report, schema=DIFFUSION_REPORT_SCHEMA)
-    notes = diffusion_notes(
-        configurations=stages.configurations,
-        selection=stages.selection,
-        wanted=stages.editorial["diffusion"]["tasks"][stages.output.task]["reference_row"],
-        reference=document["reference_row"],
-    )
-    return Build(document, report, index_bytes, serialized(report), notes=notes)
 
 
 def diffusion_build(source: Path, *, settings: BuildSettings, editorial: dict[str, Any]) -> Build:
@@ -147,30 +145,15 @@ def diffusion_built_files(
     last). When validation fails, the complete list goes to ``errors_path(out)``, as for a
     token task."""
     refuse_token_settings(settings, extras)
-    stages = diffusion_staged_or_errors_file(
-        source, out=out, settings=settings, editorial=editorial
+    stages = staged_or_errors_file(
+        diffusion_stages, source, out=out, settings=settings, editorial=editorial
     )
     result = diffusion_assembled(stages, settings.dates(stages.snapshot))
     files = {
         **table_files(result.document, stages.output, out=out, formats=extras.formats),
         **diffusion_extra_files(stages, result, out=out, extras=extras),
     }
-    written = replace(result, written=(out, report_path(out), *files))
-    return written, {**files, report_path(out): result.report_bytes, out: result.index_bytes}
-
-
-def diffusion_staged_or_errors_file(
-    source: Path, *, out: Path, settings: BuildSettings, editorial: dict[str, Any]
-) -> DiffusionStages:
-    """``diffusion_stages``; when validation fails, the complete list goes to
-    ``errors_path(out)`` and the error names it (``flows.build.staged_or_errors_file``'s rule):
-    a build's and a regeneration's."""
-    try:
-        return diffusion_stages(source, settings=settings, editorial=editorial)
-    except ValidationFailed as failed:
-        errors_file = errors_path(out)
-        write_files({errors_file: serialized(failed.as_json())})
-        raise failed.with_errors_file(str(errors_file)) from None
+    return with_files(result, files, out=out)
 
 
 def table_files(

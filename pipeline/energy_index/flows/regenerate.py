@@ -27,15 +27,12 @@ from energy_index.errors import SourceError, UsageError, shown
 from energy_index.flows.build import (
     assembled,
     build,
+    index_stages,
     refuse_diffusion_settings,
     refuse_unpublishable,
-    staged_or_errors_file,
 )
-from energy_index.flows.diffusion import (
-    diffusion_assembled,
-    diffusion_staged_or_errors_file,
-    refuse_token_settings,
-)
+from energy_index.flows.diffusion import diffusion_stages, refuse_token_settings
+from energy_index.flows.emit import staged_or_errors_file
 from energy_index.flows.outputs import (
     fetched,
     output_paths,
@@ -209,7 +206,7 @@ def regenerated(
         # Upstream's files are the vendored ones: the vendored snapshot (and its dates) is the
         # input, whatever commit the fetch resolved to.
         stages = _staged(vendored, out=out, settings=settings, editorial=editorial)
-    candidate = _assembled(stages, settings.dates(stages.snapshot))
+    candidate = assembled(stages, settings.dates(stages.snapshot))
     commit = stages.snapshot.commit
     same = previous_document is not None and audit(previous_document, candidate.document).identical
     if same and not moved:
@@ -246,7 +243,7 @@ def regenerated(
                 parameter="today",
             )
         dates = Dates(retrieved=retrieved, updated=today, data_version=data_version)
-    result = _assembled(stages, dates)
+    result = assembled(stages, dates)
     _refuse_unpublishable(stages, result, name=str(out))  # what report and site would refuse
 
     snapshot: dict[str, bytes] | None = None
@@ -320,16 +317,12 @@ def _staged(
     of failures beside ``out``, as a build does."""
     editorial = editorial or editorial_text()
     if is_diffusion(editorial, settings.task):
-        return diffusion_staged_or_errors_file(
-            source, out=out, settings=settings, editorial=editorial
+        return staged_or_errors_file(
+            diffusion_stages, source, out=out, settings=settings, editorial=editorial
         )
-    return staged_or_errors_file(source, out=out, settings=settings, editorial=editorial)
-
-
-def _assembled(stages: Stages | DiffusionStages, dates: Dates) -> Build:
-    if isinstance(stages, DiffusionStages):
-        return diffusion_assembled(stages, dates)
-    return assembled(stages, dates)
+    return staged_or_errors_file(
+        index_stages, source, out=out, settings=settings, editorial=editorial
+    )
 
 
 def _refuse_unpublishable(stages: Stages | DiffusionStages, result: Build, *, name: str) -> None:

@@ -62,7 +62,7 @@ from energy_index.documents.tables import (
 )
 from energy_index.errors import SourceError, shown
 from energy_index.flows.build import assembled, index_stages, inputs_of
-from energy_index.flows.diffusion import diffusion_assembled, diffusion_stages
+from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.diffusion_extras import diffusion_curves_of
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
 from energy_index.flows.impacts import impacts_built
@@ -369,11 +369,7 @@ def _given_or_built(
     if given:
         refuse_other_snapshot(beside, stages, source=source)
         return beside.document, beside.report, beside.content
-    dates = settings.dates(stages.snapshot)
-    if isinstance(stages, DiffusionStages):
-        built = diffusion_assembled(stages, dates)
-    else:
-        built = assembled(stages, dates)
+    built = assembled(stages, settings.dates(stages.snapshot))
     return built.document, built.report, built.index_bytes
 
 
