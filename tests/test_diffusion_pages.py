@@ -18,6 +18,7 @@ from energy_index.documents.editorial import editorial_text
 from energy_index.documents.factors import impact_factors
 from energy_index.flows.build import BuildSettings
 from energy_index.flows.diffusion import diffusion_stages
+from energy_index.pages.cards import CardPlace
 from energy_index.pages.diffusion import diffusion_card, ordered_candidates, picks_at
 from energy_index.steps.diffusion import output_of, output_rows, selected_outputs
 from tests.conftest import GOLDEN, changed_snapshot, invoke
@@ -172,11 +173,8 @@ def test_a_nickname_with_markup_and_quotes_is_escaped_on_the_page_and_card(tmp_p
         stages.output,
         index_document,
         row,
-        index_sha256="0" * 64,
-        upstream_commit="c" * 40,
-        api="api/v1",
-        style="",
-        back="",
+        "0" * 64,
+        CardPlace("c" * 40, "api/v1", "", ""),
     )
     assert "<script" not in card and "<b>b</b>" not in card and said in card
 
@@ -210,11 +208,8 @@ def test_every_estimated_figure_says_the_factors_assumption_where_it_is_shown(tm
         output_of("text-to-video", editorial_text()["diffusion"]["tasks"]["text-to-video"]),
         document,
         document["rows"][0],
-        index_sha256="0" * 64,
-        upstream_commit="c" * 40,
-        api="api/v1",
-        style="",
-        back="",
+        "0" * 64,
+        CardPlace("c" * 40, "api/v1", "", ""),
         impacts_row=impacts["rows"][0],
     )
     assert escape(assumption) in card

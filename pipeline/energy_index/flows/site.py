@@ -81,7 +81,7 @@ from energy_index.io.manifest import Checks, read_manifest
 from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import EXTRAS, Access, Target
-from energy_index.pages.cards import card_html, card_path
+from energy_index.pages.cards import CardPlace, card_html, card_path
 from energy_index.pages.diffusion import diffusion_card, diffusion_page, diffusion_title
 from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, task_links
 from energy_index.pages.page import page_style, page_title, report_html
@@ -178,16 +178,18 @@ def site_files(
         files[f"{base}/{PLAN_NAME}"] = serialized(plans)
         for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
             files[card_path(task, index_row)] = card_html(
-                task=task,
-                index=document,
-                index_row=index_row,
-                impacts=impacts,
-                impacts_row=impacts_row,
-                upstream_commit=stages.snapshot.commit,
-                api=API,
-                style=page_style() + SITE_STYLE,
-                back=back_links(
-                    here=card_path(task, index_row), task_page=here, task_name=pages[here]
+                task,
+                document,
+                index_row,
+                impacts,
+                impacts_row,
+                CardPlace(
+                    stages.snapshot.commit,
+                    API,
+                    page_style() + SITE_STYLE,
+                    back_links(
+                        here=card_path(task, index_row), task_page=here, task_name=pages[here]
+                    ),
                 ),
             ).encode("utf-8")
         tables.append((task, document))
@@ -435,15 +437,7 @@ def _diffusion_files(
         path = card_path(task, row)
         back = back_links(here=path, task_page=here, task_name=pages[here])
         card = diffusion_card(
-            stages.output,
-            document,
-            row,
-            index_sha256=sha256,
-            upstream_commit=commit,
-            api=API,
-            style=style,
-            back=back,
-            impacts_row=impacts_row,
+            stages.output, document, row, sha256, CardPlace(commit, API, style, back), impacts_row
         )
         files[path] = card.encode("utf-8")
     return document

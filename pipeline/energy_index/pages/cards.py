@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import Any, NamedTuple
 
 from energy_index.pages.impacts import DEFAULT_COUNTRY
 from energy_index.steps.derive import slug
@@ -37,20 +37,28 @@ def bounds_text(bounds: Mapping[str, Any]) -> str:
     return f"{bounds['low']} – {bounds['high']}"
 
 
+class CardPlace(NamedTuple):
+    """Where a card of either kind is published: the upstream commit its figures are read
+    from, the site's API folder its links and commands name, the report's ``style``, and
+    ``back`` (HTML: the way to its task's page and the front page), on top."""
+
+    upstream_commit: str
+    api: str
+    style: str
+    back: str
+
+
 def card_html(
-    *,
     task: str,
     index: Mapping[str, Any],
     index_row: Mapping[str, Any],
     impacts: Mapping[str, Any],
     impacts_row: Mapping[str, Any],
-    upstream_commit: str,
-    api: str,
-    style: str,
-    back: str,
+    place: CardPlace,
 ) -> str:
-    """The card of one pick: ``index_row`` of ``index`` and its ``impacts_row``, in the report's
-    ``style``, with ``back`` (HTML: the way to its task's page and the front page) on top."""
+    """The card of one pick: ``index_row`` of ``index`` and its ``impacts_row``, published at
+    ``place``."""
+    upstream_commit, api, style, back = place
     measured = impacts_row["measured"]
     server = impacts_row["estimated"]["server"]
     facility = impacts_row["estimated"]["facility"]

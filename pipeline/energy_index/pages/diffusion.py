@@ -26,6 +26,7 @@ from energy_index.documents.outputs import PAGE_GENERATOR
 from energy_index.errors import shown
 from energy_index.model import INDEX_GROUP, json_number
 from energy_index.pages.cards import (
+    CardPlace,
     bounds_text,
     card_closing,
     card_opening,
@@ -384,19 +385,15 @@ def diffusion_card(
     output: Output,
     index: Mapping[str, Any],
     index_row: Mapping[str, Any],
-    *,
     index_sha256: str,
-    upstream_commit: str,
-    api: str,
-    style: str,
-    back: str,
+    place: CardPlace,
     impacts_row: Mapping[str, Any] | None = None,
 ) -> str:
-    """The card of one pick of a diffusion index: its measured figures and, from its
-    ``impacts_row``, the estimated server and facility ranges, each with its status and
-    boundary; the configuration, the deadline it was picked under, the upstream commit and the
-    command that verifies it; ``back`` (HTML: the way to its task's page and the front page) on
-    top."""
+    """The card of one pick of a diffusion index, published at ``place``: its measured figures
+    and, from its ``impacts_row``, the estimated server and facility ranges, each with its status
+    and boundary; the configuration, the deadline it was picked under, the upstream commit and
+    the command that verifies it."""
+    upstream_commit, api, style, back = place
     noun = output.noun
     source = index["source"]
     title = f"{index_row['model']} on {index_row['gpu']}: {source['workload']}"
