@@ -22,6 +22,10 @@ NEMOTRON = "nvidia/NVIDIA-Nemotron-Nano-12B-v2"
 QWEN_FILE = "public/data/models/Qwen__Qwen3-8B__lm-arena-chat.json"
 
 
+AGREEMENT = "model_file_agrees_with_task_file"
+REQUEST = "energy_per_request_is_energy_per_token_times_output_length"
+
+
 def golden_inputs(task: str = "lm-arena-chat") -> tuple[Any, dict[str, bytes]]:
     snapshot = upstream_snapshot(GOLDEN, task=task)
     frame = validated_configurations(snapshot.task_file).frame
@@ -97,16 +101,25 @@ def _changed_model_file(files: dict[str, bytes], change) -> dict[str, bytes]:
     return {**files, QWEN_FILE: json.dumps(document).encode()}
 
 
-def test_power_over_throughput_is_broken_by_a_throughput_off_by_a_percent():
+def _scaled(field: str, factor: float):
+    def change(configuration):
+        configuration[field] *= factor
+
+    return change
+
+
+def _findings_with(change) -> dict[str, list[dict]]:
+    """The findings on the golden inputs once ``change`` edits the first configuration of the
+    Qwen 3 8B per-model file."""
     frame, files = golden_inputs()
+    return by_check(run_checks(frame, _changed_model_file(files, change)))
 
-    def slower(c):
-        c["output_throughput_tokens_per_sec"] *= 0.99
 
-    findings = by_check(run_checks(frame, _changed_model_file(files, slower)))
+def test_power_over_throughput_is_broken_by_a_throughput_off_by_a_percent():
+    findings = _findings_with(_scaled("output_throughput_tokens_per_sec", 0.99))
     [finding] = findings["energy_per_token_is_power_over_throughput"]
     assert finding["subject"] == "Qwen/Qwen3-8B on 1×B200, max_num_seqs 8"
-    c = json.loads(files[QWEN_FILE])["configurations"][0]
+    c = json.loads(golden_inputs()[1][QWEN_FILE])["configurations"][0]
     power_over_throughput = c["avg_power_watts"] / (c["output_throughput_tokens_per_sec"] * 0.99)
     assert finding["detail"] == (
         f"energy per token {c['energy_per_token_joules']:.6g} J, power ÷ throughput "
@@ -168,12 +181,7 @@ def test_request_energy_is_broken_in_the_task_file_within_what_validation_lets_t
 
 
 def test_request_energy_is_broken_in_a_per_model_file():
-    frame, files = golden_inputs()
-
-    def more(c):
-        c["energy_per_request_joules"] *= 1.001
-
-    findings = by_check(run_checks(frame, _changed_model_file(files, more)))
+    findings = _findings_with(_scaled("energy_per_request_joules", 1.001))
     [finding] = findings["energy_per_request_is_energy_per_token_times_output_length"]
     assert finding["subject"] == "Qwen/Qwen3-8B on 1×B200, max_num_seqs 8 (per-model file)"
     assert finding["detail"].startswith("energy per request 275.157 J, per token × average ")
@@ -193,15 +201,10 @@ def test_percentiles_out_of_order_are_a_finding_not_a_refusal():
 
 
 def test_a_model_file_that_disagrees_with_the_task_file_is_named_by_field():
-    frame, files = golden_inputs()
-
-    def hotter(c):
-        c["avg_power_watts"] += 1
-
-    findings = by_check(run_checks(frame, _changed_model_file(files, hotter)))
-    [finding] = findings["model_file_agrees_with_task_file"]
+    [finding] = _findings_with(_scaled("avg_power_watts", 1.001))[AGREEMENT]
     assert finding["detail"].startswith("avg_power_watts ")
     assert "in the task file" in finding["detail"]
+    frame, files = golden_inputs()
     lost = json.loads(files[QWEN_FILE])
     lost["configurations"].pop()
     missing = by_check(run_checks(frame, {**files, QWEN_FILE: json.dumps(lost).encode()}))
@@ -250,12 +253,7 @@ def test_a_repeated_run_is_matched_to_its_twin_by_energy_per_token_in_any_order(
 
 
 def test_figures_apart_by_float_noise_are_the_same_value():
-    frame, files = golden_inputs()
-
-    def noisy(c):
-        c["avg_power_watts"] *= 1 + 1e-12
-
-    findings = by_check(run_checks(frame, _changed_model_file(files, noisy)))
+    findings = _findings_with(_scaled("avg_power_watts", 1 + 1e-12))
     assert findings["model_file_agrees_with_task_file"] == []
 
 
@@ -292,12 +290,7 @@ def test_a_figure_null_in_the_task_file_and_given_in_the_per_model_file_is_a_fin
 
 
 def test_a_zero_power_in_a_per_model_file_is_a_finding_not_a_division_by_zero():
-    frame, files = golden_inputs()
-
-    def unpowered(c):
-        c["avg_power_watts"] = 0
-
-    findings = by_check(run_checks(frame, _changed_model_file(files, unpowered)))
+    findings = _findings_with(_scaled("avg_power_watts", 0))
     [finding] = findings["energy_per_token_is_power_over_throughput"]
     assert finding["detail"].endswith("power ÷ throughput 0 J (relative difference inf)")
 
@@ -442,8 +435,6 @@ def test_a_number_and_a_text_or_a_null_are_never_the_same_value():
 
 
 # -- what the from-scratch mutation run found untested (docs/mutation.md) --------------------
-AGREEMENT = "model_file_agrees_with_task_file"
-REQUEST = "energy_per_request_is_energy_per_token_times_output_length"
 ORDERED = "itl_percentiles_ordered"
 
 
