@@ -156,17 +156,15 @@ def refuse_no_output(configurations: pl.DataFrame, deadline_s: float) -> None:
 
 
 def diffusion_report(
-    *,
     index_bytes: bytes,
     snapshot: UpstreamSnapshot,
     validated: ValidatedConfigurations,
     selection: OutputSelection,
-    rows: tuple[dict[str, Any], ...],
     checks: dict[str, Any],
 ) -> dict[str, Any]:
     """How a diffusion index was built (schemas/diffusion-report.schema.json): inputs, the
-    deadline, counts, the pairs the deadline left out, and the data checks that stand where the
-    token index's stability filter does."""
+    deadline, counts (a row a pick), the pairs the deadline left out, and the data checks that
+    stand where the token index's stability filter does."""
     return {
         **report_head(index_bytes, snapshot, title=DIFFUSION_REPORT_TITLE),
         "parameters": {"task": snapshot.task, "deadline_s": json_number(selection.deadline_s)},
@@ -175,7 +173,7 @@ def diffusion_report(
             "eligible_under_deadline": selection.eligible_configurations,
             "groups": selection.selected.height + selection.groups_without_eligible.height,
             "groups_without_eligible": selection.groups_without_eligible.height,
-            "rows": len(rows),
+            "rows": selection.selected.height,
         },
         "stability": "no stability filter: every configuration the leaderboard publishes for "
         "this task is a candidate (fixed batches, no steady-state window); the data checks "

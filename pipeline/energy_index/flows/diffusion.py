@@ -109,12 +109,7 @@ def diffusion_assembled(stages: DiffusionStages, dates: Dates) -> Build:
         problems=diffusion_problems(document),
         schema=f"schemas/{DIFFUSION_INDEX_SCHEMA}",
         report_of=lambda index_bytes: diffusion_report(
-            index_bytes=index_bytes,
-            snapshot=stages.snapshot,
-            validated=stages.validated,
-            selection=stages.selection,
-            rows=stages.rows,
-            checks=stages.checks,
+            index_bytes, stages.snapshot, stages.validated, stages.selection, stages.checks
         ),
         report_schema=DIFFUSION_REPORT_SCHEMA,
         notes=diffusion_notes(
