@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from energy_index.documents.impacts import index_block
 from energy_index.documents.index import _header
 from energy_index.model import EXTRAS, UpstreamSnapshot, Variant, json_number
 
@@ -59,34 +58,16 @@ def diffusion_curves_document(
     }
 
 
-def diffusion_impacts_document(
-    *,
-    index: Mapping[str, Any],
-    index_bytes: bytes,
-    noun: str,
-    upstream_commit: str,
-    rows: list[dict[str, Any]],
-    factors: Mapping[str, Any],
-    carbon: dict[str, Any],
-) -> dict[str, Any]:
-    """``impacts.json`` beside a diffusion index: header, the factors with their citations, the
-    carbon source and the rows (``steps.diffusion_extras.output_impact_rows``). No calibration
-    table: the published methods it compares are per token."""
+def diffusion_impacts_text(factors: Mapping[str, Any], noun: str) -> dict[str, Any]:
+    """The wording of ``impacts.json`` beside a diffusion index, in terms of its output
+    (``noun``), for ``documents.impacts.impacts_document``."""
     text = factors["text"]["diffusion"]
     return {
-        "version": FORMAT_VERSION,
-        "kind": IMPACTS_KIND,
-        "task": index["task"],
-        "output": noun,
         "summary": text["summary"].format(noun=noun, assumption=text["assumption"]),
-        "index": index_block(index, index_bytes, "deadline_s", upstream_commit),
         "boundaries": text["boundaries"],
         "host_forms": text["host_forms"].format(noun=noun, assumption=text["assumption"]),
         "rounding": text["rounding"].format(noun=noun),
         "carbon_per_country": text["carbon_per_country"].format(noun=noun),
-        "factors": factors["factors"],
-        "carbon_source": carbon,
-        "rows": rows,
     }
 
 

@@ -70,39 +70,48 @@ def index_block(
 
 def impacts_document(
     *,
-    index: Mapping[str, Any],
-    index_bytes: bytes,
+    kind: str,
     task: str,
-    upstream_commit: str,
-    rows: list[dict[str, Any]],
+    block: dict[str, Any],
+    text: Mapping[str, Any],
     factors: Mapping[str, Any],
     carbon: dict[str, Any],
-    calibration: list[dict[str, Any]],
+    rows: list[dict[str, Any]],
+    calibration: list[dict[str, Any]] | None = None,
+    output: str | None = None,
+    version: str = FORMAT_VERSION,
 ) -> dict[str, Any]:
-    """``impacts.json`` of one task: header, factors with their citations, carbon source, rows,
-    and the calibration table (published methods against the measured H100 picks)."""
-    text = factors["text"]
-    return {
-        "version": FORMAT_VERSION,
-        "kind": "impacts",
-        "task": task,
+    """``impacts.json`` beside one task's index of either kind (``block``: its
+    ``index_block``): header, the kind's wording (``text``; a diffusion index's in terms of its
+    ``output``, an image or a video), factors with their citations, carbon source, rows, and
+    for a token index the calibration table (published methods, all per token, against the
+    measured H100 picks)."""
+    document: dict[str, Any] = {"version": version, "kind": kind, "task": task}
+    if output is not None:
+        document["output"] = output
+    document |= {
         "summary": text["summary"],
-        "index": index_block(index, index_bytes, "itl_deadline_ms", upstream_commit),
+        "index": block,
         "boundaries": text["boundaries"],
         "host_forms": text["host_forms"],
-        "per_response": text["per_response"],
+    }
+    if "per_response" in text:
+        document["per_response"] = text["per_response"]
+    document |= {
         "rounding": text["rounding"],
         "carbon_per_country": text["carbon_per_country"],
         "factors": factors["factors"],
         "carbon_source": carbon,
         "rows": rows,
-        "calibration": {
+    }
+    if calibration is not None:
+        document["calibration"] = {
             "gpu": "H100",
             "summary": text["calibration"],
             "methods": factors["methods"],
             "rows": calibration,
-        },
-    }
+        }
+    return document
 
 
 def impacts_table_rows(impacts: Mapping[str, Any]) -> list[dict[str, Any]]:

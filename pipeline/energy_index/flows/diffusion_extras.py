@@ -10,11 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.diffusion_extras import (
+    FORMAT_VERSION as DIFFUSION_FORMAT_VERSION,
+)
+from energy_index.documents.diffusion_extras import (
+    IMPACTS_KIND,
     _variant,
     diffusion_curves_document,
-    diffusion_impacts_document,
+    diffusion_impacts_text,
     diffusion_sweep_document,
 )
+from energy_index.documents.impacts import impacts_document, index_block
 from energy_index.documents.schemas import checked
 from energy_index.flows.extras import written_extras
 from energy_index.flows.impacts import factors_and_carbon
@@ -76,14 +81,16 @@ def diffusion_impacts_of(
     apart, the estimates from the cited factors and the carbon snapshot at ``carbon`` (its
     sha256 checked), checked against its schema."""
     factors, carbon_block = factors_and_carbon(carbon)
-    document = diffusion_impacts_document(
-        index=index,
-        index_bytes=index_bytes,
-        noun=stages.output.noun,
-        upstream_commit=stages.snapshot.commit,
-        rows=output_impact_rows(index["rows"], factors["factors"], stages.output),
+    document = impacts_document(
+        kind=IMPACTS_KIND,
+        task=index["task"],
+        block=index_block(index, index_bytes, "deadline_s", stages.snapshot.commit),
+        text=diffusion_impacts_text(factors, stages.output.noun),
         factors=factors,
         carbon=carbon_block,
+        rows=output_impact_rows(index["rows"], factors["factors"], stages.output),
+        output=stages.output.noun,
+        version=DIFFUSION_FORMAT_VERSION,
     )
     checked(document, schema=_schema("impacts"))
     return document

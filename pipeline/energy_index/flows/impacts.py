@@ -11,7 +11,7 @@ from typing import Any
 from energy_index.documents.compare import VOLATILE as INDEX_VOLATILE
 from energy_index.documents.compare import differences
 from energy_index.documents.factors import impact_factors
-from energy_index.documents.impacts import carbon_source, impacts_document
+from energy_index.documents.impacts import carbon_source, impacts_document, index_block
 from energy_index.documents.schemas import IMPACTS_SCHEMA, checked
 from energy_index.flows.records import Stages
 from energy_index.io.snapshots import carbon_snapshot
@@ -39,13 +39,13 @@ def impacts_of(
     energy per response (``Stages.responses``), where known."""
     factors, carbon_block = factors_and_carbon(carbon)
     document = impacts_document(
-        index=index,
-        index_bytes=index_bytes,
+        kind="impacts",
         task=task,
-        upstream_commit=upstream_commit,
-        rows=impact_rows(index["rows"], factors["factors"], responses),
+        block=index_block(index, index_bytes, "itl_deadline_ms", upstream_commit),
+        text=factors["text"],
         factors=factors,
         carbon=carbon_block,
+        rows=impact_rows(index["rows"], factors["factors"], responses),
         calibration=calibration_rows(index["rows"], factors["methods"]),
     )
     checked(document, schema=IMPACTS_SCHEMA)
