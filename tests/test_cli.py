@@ -292,6 +292,7 @@ OFFLINE_BUILD_MODULES = {
     "energy_index.errors",
     "energy_index.flows",
     "energy_index.flows.build",
+    "energy_index.flows.emit",
     "energy_index.flows.extras",  # what the extras are; their modules load only when asked for
     "energy_index.flows.outputs",
     "energy_index.flows.records",
