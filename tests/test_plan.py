@@ -11,6 +11,7 @@ import io
 import itertools
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -34,6 +35,7 @@ from energy_index.steps.plan import (
     BRACKETED,
     MEASURED,
     UPPER_BOUND_ONLY,
+    fewest,
     meeting_target,
     plan_curves,
     ranked_plans,
@@ -985,3 +987,130 @@ def test_an_unknown_name_lists_the_closest_ones_escaped():
         planned([curve], tokens_per_second=10, model="evil")
     assert "closest: 'Evil\\x1b[2J' (" in str(raised.value)
     assert "\x1b" not in str(raised.value)
+
+
+# -- utilization and the utilization a server may reach (issue 34) -----------------------------
+LIMIT = 2000.0 * (1 + PLAN_SAME_THROUGHPUT)  # what the fastest point carries
+
+
+@pytest.mark.parametrize(
+    ("load", "max_utilization", "replicas"),
+    [
+        (4 * (0.8 * LIMIT), 0.8, 4),  # each exactly at the utilization allowed: 4
+        (math.nextafter(4 * (0.8 * LIMIT), math.inf), 0.8, 5),  # a last digit past it: 5
+        (2 * LIMIT, 1.0, 2),  # the default: the fastest point's own limit
+        (math.nextafter(2 * LIMIT, math.inf), 1.0, 3),
+        (3 * (0.1 * LIMIT), 0.1, 3),  # the least utilization taken
+    ],
+)
+def test_no_replica_carries_more_than_the_utilization_allowed_of_the_fastest_point(
+    load, max_utilization, replicas
+):
+    # One point: fewer replicas draw less in total, so only the utilization allowed adds any.
+    target = Target("median", 500.0, max_utilization)
+    (plan,) = planned([one_point_curve(2000.0)], target, tokens_per_second=load)
+    assert plan["replicas"] == replicas
+    assert plan["utilization"] == load / replicas / 2000.0
+    assert plan["fastest_configuration"] == {
+        "row_id": "m/H100/1/8",
+        "output_tokens_per_second": 2000.0,
+    }
+
+
+def test_under_a_utilization_allowed_the_lowest_upper_bound_of_the_counts_allowed_wins():
+    # 1000 tokens/s at 400 W, 2000 at 1000 W. 3600 tokens/s: 2 replicas at 1800 (bracketed,
+    # 2 × 1000 W) or 4 at 900 (below the lightest point, 4 × 400 W at most): 4 win; at 0.4 at
+    # most, 5 at 720 (5 × 400 W), the fewest allowed, not the 4 the unbounded choice takes.
+    curve = two_point_curve("org/m", 1, (400.0, 1000.0))
+    (free,) = planned([curve], tokens_per_second=3600)
+    assert (free["replicas"], free["gpu_energy"]["power_watts"]["high"]) == (4, 1600.0)
+    (capped,) = planned([curve], Target("median", 500.0, 0.4), tokens_per_second=3600)
+    assert (capped["replicas"], capped["gpu_energy"]["power_watts"]["high"]) == (5, 2000.0)
+    assert capped["utilization"] == 0.36 and not capped["high_utilization"]
+
+
+@pytest.mark.parametrize(
+    ("load", "high"),
+    [(1800.0, True), (math.nextafter(1800.0, 0), False), (2000.0, True), (1000.0, False)],
+)
+def test_a_plan_at_ninety_percent_or_more_of_the_fastest_point_says_so(load, high):
+    (plan,) = planned([one_point_curve(2000.0)], tokens_per_second=load)
+    assert plan["replicas"] == 1
+    assert plan["high_utilization"] is high
+    assert (plan["utilization"] >= 0.9) is high
+
+
+@pytest.mark.parametrize(
+    ("throughput", "load", "replicas"),
+    [
+        # Qwen 3 14B's fastest point on B200: 15 replicas carry 238125.22990532455 tokens/s (each
+        # at its limit); ceil(load ÷ throughput ÷ (1 + 1e-9)), the count the planner took, is 16.
+        (15875.015311146619, 238125.22990532455, 15),
+        # 120 carry it, and ceil(load ÷ limit) is 121: 120.00000000000001 rounded up.
+        (4738.380560125695, 568605.6677836892, 120),
+    ],
+)
+def test_the_fewest_replicas_are_not_one_over_when_the_quotient_rounds_up(
+    throughput, load, replicas
+):
+    (plan,) = planned([one_point_curve(throughput)], tokens_per_second=load)
+    assert (plan["replicas"], plan["gpu_energy"]["power_watts"]["high"]) == (
+        replicas,
+        significant(replicas * 500.0),
+    )
+    assert fewest(load, throughput * (1 + PLAN_SAME_THROUGHPUT)) == replicas
+
+
+def test_the_command_shows_the_utilization_warns_and_plans_more_servers_under_a_headroom():
+    args = ("plan", "--from", GOLDEN, "--model", "Llama 3.1 70B Instruct", "--tokens-per-second",
+            "50000", "--itl-statistic", "p99", "--itl-deadline-ms", "100")  # fmt: skip
+    free = json.loads(invoke(*args, "--json").output)
+    assert free["max_utilization"] == 1
+    assert free["plan"]["high_utilization"] and free["plan"]["utilization"] >= 0.9
+    table = invoke(*args).output
+    assert "\nutilization  96.24 % of llama-3-1-70b-instruct/B200/2/64 per replica" in table
+    assert "\nwarning      90 % or more: little room for a burst or a failed server" in table
+    capped = json.loads(invoke(*args, "--max-utilization", "0.8", "--json").output)
+    assert capped["max_utilization"] == 0.8
+    for key in ("plan", "alternative"):
+        assert capped[key]["replicas"] > free[key]["replicas"]
+        assert capped[key]["utilization"] <= 0.8 and not capped[key]["high_utilization"]
+    assert "\nwarning " not in invoke(*args, "--max-utilization", "0.8").output
+    rows = list(csv.DictReader(io.StringIO(invoke(*args, "--csv").output)))
+    assert [row["high_utilization"] for row in rows] == ["true", "true"]
+    assert float(rows[0]["utilization"]) == free["plan"]["utilization"]  # every digit
+
+
+@pytest.mark.parametrize(
+    ("typed", "value", "said"),
+    [("0", 0, "0"), ("0.09999", 0.09999, "0.09999"), ("1.0000001", 1.0000001, "1.0000001"),
+     ("80", 80, "80"), ("nan", math.nan, "nan"), ("x", "x", "'x'")],
+)  # fmt: skip
+def test_a_utilization_outside_a_tenth_to_one_is_refused_by_the_command_and_the_api(
+    typed, value, said
+):
+    words = f"{said} is not a utilization from 0.1 to 1 (a share of the fastest measured"
+    result = invoke("plan", "--from", GOLDEN, "--tokens-per-second", "10",
+                    "--max-utilization", typed)  # fmt: skip
+    assert result.exit_code == 2 and f"--max-utilization: {words}" in result.output
+    with pytest.raises(UsageError, match=re.escape(words)):
+        energy_index.plan(source=GOLDEN, tokens_per_second=10, max_utilization=value)
+    with pytest.raises(UsageError, match="is not a utilization"):
+        energy_index.plan(source=GOLDEN, tokens_per_second=10, max_utilization=True)
+
+
+@pytest.mark.parametrize("edge", [0.1, 1])
+def test_a_utilization_of_a_tenth_or_one_is_taken(edge):
+    plan = energy_index.plan(source=GOLDEN, tokens_per_second=10, max_utilization=edge)
+    assert plan.as_json()["max_utilization"] == edge
+
+
+def test_a_diffusion_plan_keeps_to_the_utilization_allowed_through_the_same_code():
+    free = energy_index.plan(source=GOLDEN, task="text-to-image", images_per_second=100)
+    capped = energy_index.plan(
+        source=GOLDEN, task="text-to-image", images_per_second=100, max_utilization=0.8
+    )
+    assert capped.as_json()["max_utilization"] == 0.8
+    assert capped.best["replicas"] > free.best["replicas"]
+    assert capped.best["utilization"] <= 0.8 < free.best["utilization"]
+    assert capped.best["fastest_configuration"]["row_id"].startswith("sana-1-5-1-6b/B200/1/")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -375,15 +376,26 @@ PLANNER_CASES = [
     # a family with repeated runs (2×256 and 2×512 measured twice): each point its own ITLs
     ("20000", "median", "35", "Qwen/Qwen3-30B-A3B-Instruct-2507", "H100"),
 ]
+# With a utilization at most (issue 34): the plan at 96 % and 99.6 % of the fastest point, then
+# at most 80 %, a utilization exactly at the warning, and one refused.
+UTILIZATION_CASES = [
+    ("50000", "p99", "100", "meta-llama/Llama-3.1-70B-Instruct", "", "1"),
+    ("50000", "p99", "100", "meta-llama/Llama-3.1-70B-Instruct", "", "0.8"),
+    ("20000", "median", "500", "", "", "0.9"),
+    ("20000", "median", "500", "", "", "80"),
+]
 
 
-def _command_lines(load: str, statistic: str, deadline: str, model: str, gpu: str) -> str:
+def _command_lines(
+    load: str, statistic: str, deadline: str, model: str, gpu: str, utilization: str = "1"
+) -> str:
     args = ["plan", "--from", str(GOLDEN), "--tokens-per-second", load,
-            "--itl-statistic", statistic, "--itl-deadline-ms", deadline]  # fmt: skip
+            "--itl-statistic", statistic, "--itl-deadline-ms", deadline,
+            "--max-utilization", utilization]  # fmt: skip
     args += ["--model", model] * bool(model) + ["--gpu", gpu] * bool(gpu)
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     if result.exit_code:
-        return result.output.strip().replace("--itl-deadline-ms: ", "")
+        return re.sub("^error: --[a-z-]+: ", "error: ", result.output.strip())
     plan = result.output.split("\n\n", 1)[1]
     return "\n".join(
         line for line in plan.strip().splitlines() if not line.startswith(("facility", "carbon "))
@@ -399,12 +411,14 @@ def test_the_planner_gives_the_command_s_lines(built, tab):
     qwen = next(c for c in curves if c["model"] == "Qwen 3 14B" and c["gpu"] == "B200")
     pick = repr(qwen["points"][-1]["output_tokens_per_second"])  # measured: exactly a point
     tab.open(built["page"])
-    for case in [*PLANNER_CASES, (pick, "median", "500", "Qwen/Qwen3-14B", "B200")]:
-        load, statistic, deadline, model, gpu = case
+    cases = [*PLANNER_CASES, (pick, "median", "500", "Qwen/Qwen3-14B", "B200")]
+    for case in [*UTILIZATION_CASES, *((*case, "1") for case in cases)]:
+        load, statistic, deadline, model, gpu, utilization = case
         tab.tab.locator("#plan-statistic").select_option(statistic)
         tab.tab.locator("#plan-model").select_option(model)
         tab.tab.locator("#plan-gpu").select_option(gpu)
         tab.tab.locator("#plan-deadline").fill(deadline)
+        tab.tab.locator("#plan-utilization").fill(utilization)
         tab.tab.locator("#plan-load").fill(load)
         tab.tab.wait_for_function(
             f"document.documentElement.dataset.planned === {json.dumps('|'.join(case))}"

@@ -42,6 +42,7 @@ OPTION_SETTINGS = {
     "timeout_total": "HTTP_TIMEOUT_TOTAL_SECONDS",
     "max_bytes": "HTTP_MAX_BYTES",
     "lock_timeout": "LOCK_TIMEOUT_SECONDS",
+    "max_utilization": "DEFAULT_MAX_UTILIZATION",
 }
 
 # In a fresh interpreter: change every setting, then import the command line and print what each

@@ -34,6 +34,7 @@ from energy_index.model import (  # the checks are shared with the steps: one ch
     checked_deadline,
     checked_deadlines,
     checked_load,
+    checked_max_utilization,
     checked_name,
     checked_statistic,
 )
@@ -416,6 +417,7 @@ def plan(
     itl_deadline_ms: float = settings.DEFAULT_ITL_DEADLINE_MS,
     itl_statistic: str = settings.DEFAULT_ITL_STATISTIC,
     deadline_s: float | None = None,
+    max_utilization: float = settings.DEFAULT_MAX_UTILIZATION,
     model: str | None = None,
     gpu: str | None = None,
     countries: Iterable[str] = (),
@@ -426,11 +428,13 @@ def plan(
     network: NetworkSettings | None = None,
     notify: Notify | None = None,
 ) -> Plan:
-    """``energy-index plan``: the replicas that carry a load with the least power, and their
-    energy, read from the measured curves of ``source``'s task (docs/plan.md). The load is
-    ``tokens_per_second`` (output tokens/s) or ``requests_per_second`` ×
-    ``output_tokens_per_request`` (default: each family's measured mean output length); the
-    latency target is ``itl_statistic`` ≤ ``itl_deadline_ms``; ``model`` and ``gpu`` narrow the
+    """``energy-index plan``: the replicas that carry a load with the lowest upper bound of
+    total GPU power, and their energy, read from the measured curves of ``source``'s task
+    (docs/plan.md). The load is ``tokens_per_second`` (output tokens/s) or
+    ``requests_per_second`` × ``output_tokens_per_request`` (default: each family's measured
+    mean output length); the latency target is ``itl_statistic`` ≤ ``itl_deadline_ms``; no
+    replica carries more than ``max_utilization`` (0.1 to 1; default 1: the measured maximum)
+    of its family's fastest configuration meeting the target; ``model`` and ``gpu`` narrow the
     families. Estimated facility energy and carbon (``countries``, ISO-3; default: every country
     of the carbon snapshot ``carbon``) stay apart from the figures read from measured points.
     A load that is not a positive finite number or too large, an unknown model, GPU or country,
@@ -449,9 +453,10 @@ def plan(
         "images_per_second": images_per_second,
         "videos_per_hour": videos_per_hour,
     }
+    utilization = checked_max_utilization(max_utilization)
     diffusion = diffusion_plan(
         task, loads, itl_deadline_ms=itl_deadline_ms, itl_statistic=itl_statistic,
-        deadline_s=deadline_s,
+        deadline_s=deadline_s, max_utilization=utilization,
     )  # fmt: skip
     if diffusion is not None:
         return Plan(
@@ -468,7 +473,9 @@ def plan(
         document=plan_at(
             _source(source),
             task=task,
-            target=Target(checked_statistic(itl_statistic), checked_deadline(itl_deadline_ms)),
+            target=Target(
+                checked_statistic(itl_statistic), checked_deadline(itl_deadline_ms), utilization
+            ),
             load=checked_load(
                 tokens_per_second=tokens_per_second,
                 requests_per_second=requests_per_second,

@@ -427,13 +427,15 @@ def site(**options: Any) -> None:
 
 @command(PLAN_OPTIONS, short_help="Energy at your load: replicas and their energy.")
 def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
-    """The replicas that carry a load with the least power, and their energy, read from the
-    measured curves: not the index's saturation floor, the energy at your load.
+    """The replicas that carry a load with the lowest upper bound of total GPU power, and their
+    energy, read from the measured curves: not the index's saturation floor, the energy at your
+    load.
 
     For each model, GPU type and GPU count, the stable configurations that meet the latency
     target are ordered by throughput; a load per replica that falls between two of them takes
     their power range (bracketed), one below the lightest gets an upper bound only (idle power
-    is not measured). The replica count with the lowest upper bound of total power is chosen;
+    is not measured). The replica count with the lowest upper bound of total power is chosen,
+    no replica beyond --max-utilization of its family's fastest configuration;
     the best family is printed with the configurations it was read from, and the runner-up as
     the alternative. Facility energy and carbon (--country) are estimates from the impacts'
     cited factors, kept apart. The method and what is not measured head the output

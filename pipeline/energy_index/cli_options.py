@@ -498,6 +498,17 @@ PLAN_OPTIONS = stacked(
         "--itl-statistic other than their defaults are for a diffusion task.",
     ),
     click.option(
+        "--max-utilization",
+        type=click.UNPROCESSED,  # as typed, to _load: click's FLOAT took 0.8 and _load's int, 0
+        metavar="FLOAT",
+        callback=_load,
+        default=settings.DEFAULT_MAX_UTILIZATION,
+        help="The share of its family's fastest measured configuration meeting the target that a "
+        "server may carry: 0.8 leaves 20 % for bursts and failures "
+        f"[default: {settings.DEFAULT_MAX_UTILIZATION:g}, the measured maximum; from "
+        f"{settings.PLAN_HIGH_UTILIZATION:g} on, a plan says so].",
+    ),
+    click.option(
         "--model",
         help="Only this model: its nickname, model id or slug, any case (energy-index names "
         "lists them).",

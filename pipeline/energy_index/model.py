@@ -22,6 +22,7 @@ from energy_index.settings import (
     CURVES_NAME,
     DEADLINES_NAME,
     DEFAULT_CACHE,
+    DEFAULT_MAX_UTILIZATION,
     ERRORS_SUFFIX,
     EXTENDED_SUFFIX,
     GITHUB_API_BASE,
@@ -32,6 +33,7 @@ from energy_index.settings import (
     HTTP_TIMEOUT_SECONDS,
     HTTP_TIMEOUT_TOTAL_SECONDS,
     MAX_PLAN_OUTPUTS_PER_SECOND,
+    MIN_MAX_UTILIZATION,
     MIN_PLAN_OUTPUTS_PER_SECOND,
     PROFILES_NAME,
     REPORT_SUFFIX,
@@ -539,10 +541,27 @@ def checked_statistic(value: Any) -> str:
 @dataclass(frozen=True)
 class Target:
     """The latency target a configuration meets: its ``itl_statistic`` at most
-    ``itl_deadline_ms`` (inclusive, as the index's rule)."""
+    ``itl_deadline_ms`` (inclusive, as the index's rule); and, for the planner, the share of the
+    fastest configuration meeting it that a server may carry (``max_utilization``)."""
 
     itl_statistic: str
     itl_deadline_ms: float
+    max_utilization: float = DEFAULT_MAX_UTILIZATION
+
+
+def checked_max_utilization(value: Any) -> float:
+    """The utilization a planned server may reach: a number from MIN_MAX_UTILIZATION to 1 (a
+    share of the fastest measured configuration meeting the target; beyond it nothing is
+    measured), refused in the same words by the command line and the API (UsageError)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (number and MIN_MAX_UTILIZATION <= value <= 1):  # NaN is in no range
+        said = repr(value) if isinstance(value, float) else shown(value, quote=True)
+        raise UsageError(
+            f"{said} is not a utilization from {MIN_MAX_UTILIZATION:g} to 1 (a share of the "
+            "fastest measured configuration: 0.8 for 80 %)",
+            parameter="max_utilization",
+        )
+    return float(value)
 
 
 # -- the planner's load, checked once, where the API receives it -------------------------------

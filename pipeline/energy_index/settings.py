@@ -56,6 +56,14 @@ MIN_PLAN_OUTPUTS_PER_SECOND = 1e-6
 # measured): upstream's output_throughput_tokens_per_sec and avg_power_watts ÷
 # energy_per_token_joules differ in the last binary digit (3e-16), and a user types either.
 PLAN_SAME_THROUGHPUT = 1e-9
+# The share of the fastest measured configuration meeting the target a server may carry
+# (``--max-utilization``), by default all of it: the measured maximum is the one figure the data
+# holds, headroom for bursts and failures is the operator's choice, and at 1 a plan at an index
+# pick's throughput is the index figure. From PLAN_HIGH_UTILIZATION on a plan says it leaves
+# little room; below MIN_MAX_UTILIZATION a value is a unit mistake (80 % is 0.8, not 0.008).
+DEFAULT_MAX_UTILIZATION = 1.0
+MIN_MAX_UTILIZATION = 0.1
+PLAN_HIGH_UTILIZATION = 0.9
 PLAN_GRID_TOKENS_PER_SECOND = tuple(
     float(m * 10**e) for e in range(2, 7) for m in (1, 2, 5) if m * 10**e <= 10**6
 )

@@ -21,6 +21,7 @@ from energy_index.documents.plan import (
     framed_lines,
     ranked_rows,
     typed,
+    utilization_lines,
 )
 from energy_index.model import json_number
 
@@ -44,6 +45,7 @@ def diffusion_plan_document(
     noun: str,
     source: Mapping[str, Any],
     deadline_s: float,
+    max_utilization: float,
     load: Mapping[str, float],
     model: str | None,
     gpu: str | None,
@@ -60,6 +62,7 @@ def diffusion_plan_document(
         **diffusion_planner_text(),
         "source": dict(source),
         "latency_target": {"batch_latency_deadline_s": json_number(deadline_s)},
+        "max_utilization": json_number(max_utilization),
         "load": dict(load),
         "model": model,
         "gpu": gpu,
@@ -84,6 +87,7 @@ def _family_lines(label: str, plan: Mapping[str, Any], document: Mapping[str, An
         f"{label:<13}{plan['model']} on {plan['gpu']}: {counted(plan['replicas'], 'replica')} × "
         f"{counted(plan['num_gpus'], 'GPU')} ({layout}) = {counted(plan['gpus'], 'GPU')}, "
         f"{typed(plan[f'{rate}_per_replica'])} {per} each",
+        *utilization_lines(plan, document["max_utilization"]),
         f"{'status':<13}{plan['status']}, from the measured configuration"
         f"{'s' if len(plan['configurations']) > 1 else ''}:",
         *(
@@ -133,7 +137,8 @@ def diffusion_plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     rate, _ = _rate(document)
     columns = (
         "model", "model_id", "gpu", "num_gpus", "ulysses_degree", "ring_degree", "replicas",
-        "gpus", rate, f"{rate}_per_replica", "status", "batch_latency_s_at_most",
+        "gpus", rate, f"{rate}_per_replica", "utilization", "high_utilization",
+        "fastest_configuration", "status", "batch_latency_s_at_most",
     )  # fmt: skip
     energy = (f"joules_per_{noun}", f"wh_per_{noun}", "mwh_per_year")
     per_second = ("wh_per_video_second",) if noun == "video" else ()

@@ -12,6 +12,8 @@ from importlib import resources
 from typing import Any
 
 from energy_index.model import Load, Target, json_number
+from energy_index.settings import PLAN_HIGH_UTILIZATION
+from energy_index.steps.impacts import significant
 
 FORMAT_VERSION = "1"
 TEXT_KEYS = ("method", "assumption", "not_measured", "estimated")
@@ -26,6 +28,37 @@ def planner_text() -> dict[str, str]:
     return {key: document[key] for key in TEXT_KEYS}
 
 
+@cache
+def planner_lines() -> dict[str, str]:
+    """The words of the table's utilization lines (planner.json's ``lines``)."""
+    text = resources.files("energy_index.documents").joinpath("planner.json").read_text("utf-8")
+    lines: dict[str, str] = json.loads(text)["lines"]
+    return {key: value for key, value in lines.items() if not key.startswith("_")}
+
+
+def percent(share: float) -> str:
+    """A share as a percentage to four significant digits: ``0.96236…`` → ``96.24 %``."""
+    return f"{significant(share * 100):g} %"
+
+
+def utilization_lines(plan: Mapping[str, Any], max_utilization: float) -> list[str]:
+    """A plan's utilization as the table prints it, and a warning from PLAN_HIGH_UTILIZATION on
+    (the report page's planner prints the same lines)."""
+    words = planner_lines()
+    share = percent(plan["utilization"])
+    lines = [
+        f"{'utilization':<13}"
+        + words["utilization"].format(
+            percent=share, row_id=plan["fastest_configuration"]["row_id"],
+            max_percent=percent(max_utilization), max=f"{max_utilization:g}",
+        )
+    ]  # fmt: skip
+    if plan["high_utilization"]:
+        high = percent(PLAN_HIGH_UTILIZATION)
+        lines.append(f"{'warning':<13}" + words["high_utilization"].format(high_percent=high))
+    return lines
+
+
 def _header(*, task: str, source: Mapping[str, Any], target: Target) -> dict[str, Any]:
     return {
         "version": FORMAT_VERSION,
@@ -36,6 +69,7 @@ def _header(*, task: str, source: Mapping[str, Any], target: Target) -> dict[str
             "itl_statistic": target.itl_statistic,
             "itl_deadline_ms": json_number(target.itl_deadline_ms),
         },
+        "max_utilization": json_number(target.max_utilization),
     }
 
 
@@ -122,7 +156,7 @@ def _span(value: Mapping[str, Any], unit: str) -> str:
 
 
 def _family_lines(
-    label: str, plan: Mapping[str, Any], countries: Sequence[str], statistic: str
+    label: str, plan: Mapping[str, Any], document: Mapping[str, Any], statistic: str
 ) -> list[str]:
     gpu = plan["gpu_energy"]
     replicas = plan["replicas"]
@@ -130,6 +164,7 @@ def _family_lines(
         f"{label:<13}{plan['model']} on {plan['gpu']}: {counted(replicas, 'replica')} × "
         f"{counted(plan['num_gpus'], 'GPU')} = {counted(plan['gpus'], 'GPU')}, "
         f"{typed(plan['output_tokens_per_second_per_replica'])} output tokens/s each",
+        *utilization_lines(plan, document["max_utilization"]),
         f"{'status':<13}{plan['status']}, from the measured configuration"
         f"{'s' if len(plan['configurations']) > 1 else ''}:",
         *(
@@ -148,7 +183,8 @@ def _family_lines(
     estimated = plan.get("estimated")
     if estimated:
         lines += estimated_lines(
-            estimated, countries, energy=("joules_per_output_token", "J per output token"),
+            estimated, document["countries"],
+            energy=("joules_per_output_token", "J per output token"),
             carbon=("g_per_response", "gCO2e per response"),
         )  # fmt: skip
     return lines
@@ -189,13 +225,13 @@ def plan_lines(document: Mapping[str, Any]) -> list[str]:
         else f"{load['requests_per_second']:g} requests/s"
     )
     source = document["source"]
-    countries, statistic = document["countries"], target["itl_statistic"]
+    statistic = target["itl_statistic"]
     return framed_lines(
         f"energy-index plan: {asked}, {statistic} ITL at most "
         f"{target['itl_deadline_ms']:g} ms, task {document['task']} "
         f"({source['repository']} at {source['commit'][:12]})",
         document,
-        lambda label, plan: _family_lines(label, plan, countries, statistic),
+        lambda label, plan: _family_lines(label, plan, document, statistic),
     )
 
 
@@ -229,8 +265,9 @@ def framed_lines(
 
 CSV_COLUMNS = (
     "rank", "model", "model_id", "gpu", "num_gpus", "replicas", "gpus",
-    "output_tokens_per_second", "output_tokens_per_second_per_replica",
-    "output_tokens_per_request", "status", "configurations", "itl_ms_at_most",
+    "output_tokens_per_second", "output_tokens_per_second_per_replica", "utilization",
+    "high_utilization", "fastest_configuration", "output_tokens_per_request", "status",
+    "configurations", "itl_ms_at_most",
 )  # fmt: skip
 RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
 CARBON_RANGES = ("g_per_response", "tonnes_per_year")
@@ -257,6 +294,7 @@ def ranked_rows(
     for rank, plan in enumerate((p for p in plans if p is not None), start=1):
         row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in columns}}
         row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
+        row["fastest_configuration"] = plan["fastest_configuration"]["row_id"]
         row.update(_ends("gpu", plan["gpu_energy"], ranges))
         estimated = plan.get("estimated")
         if estimated:

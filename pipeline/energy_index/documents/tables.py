@@ -73,9 +73,9 @@ def records_table_bytes(
     rows: list[dict[str, Any]], *, format: str, counts: tuple[str, ...] = ("num_gpus",)
 ) -> bytes:
     """Flat records as CSV or Parquet, typed from the first row's values: the ``counts`` columns
-    Int64, text String, every other (a figure, maybe null) Float64."""
+    Int64, a yes or no Boolean, text String, every other (a figure, maybe null) Float64."""
     types = {
-        name: pl.Int64 if name in counts else pl.String if isinstance(value, str) else pl.Float64
+        name: pl.Int64 if name in counts else _TYPES[_KINDS.get(type(value), "number")]
         for name, value in (rows[0] if rows else {}).items()
     }
     return _written(pl.DataFrame(rows, schema=types), format=format)
@@ -93,6 +93,7 @@ def _written(frame: pl.DataFrame, *, format: str) -> bytes:
 
 
 _TYPES = {"number": pl.Float64, "integer": pl.Int64, "string": pl.String, "boolean": pl.Boolean}
+_KINDS = {str: "string", bool: "boolean"}  # a record's value by its type; any other a figure
 
 
 def _types(record_schema: dict[str, Any]) -> dict[str, Any]:

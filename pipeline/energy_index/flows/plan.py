@@ -90,6 +90,7 @@ def diffusion_plan(
     itl_deadline_ms: Any,
     itl_statistic: Any,
     deadline_s: Any,
+    max_utilization: float,
 ) -> Callable[..., dict[str, Any]] | None:
     """For a diffusion task, ``diffusion_plan_at`` with its load (``loads``: every load keyword
     of the planner, None where not given) and deadline checked; None for any other task, once
@@ -117,7 +118,7 @@ def diffusion_plan(
     keyword = OUTPUT_LOADS[str(noun)][0]
     return partial(
         diffusion_plan_at, task=task, deadline_s=deadline, per_second=per_second,
-        load={keyword: loads[keyword]},
+        load={keyword: loads[keyword]}, max_utilization=max_utilization,
     )  # fmt: skip
 
 
@@ -128,6 +129,7 @@ def diffusion_plan_at(
     deadline_s: float | None,
     per_second: float,
     load: Mapping[str, float],
+    max_utilization: float,
     model: str | None,
     gpu: str | None,
     countries: Sequence[str],
@@ -152,11 +154,12 @@ def diffusion_plan_at(
     ((_, plans),) = ranked_diffusion_plans(
         diffusion_plan_curves(stages.configurations.to_dicts()), deadline, [per_second],
         output=stages.output, model=model, gpu=gpu, factors=impact_factors()["factors"],
-        grid=grid,
+        grid=grid, max_utilization=max_utilization,
     )  # fmt: skip
     return diffusion_plan_document(
         plans, task=task, noun=stages.output.noun, source=source_of(stages), deadline_s=deadline,
-        load=load, model=model, gpu=gpu, countries=sorted(grid) if countries else [],
+        max_utilization=max_utilization, load=load, model=model, gpu=gpu,
+        countries=sorted(grid) if countries else [],
     )  # fmt: skip
 
 

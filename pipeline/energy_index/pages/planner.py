@@ -13,13 +13,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from energy_index.documents.plan import planner_lines
 from energy_index.model import ITL_STATISTICS, json_number
 from energy_index.pages.configurations import Configurations
 from energy_index.pages.impacts import json_in_script
 from energy_index.settings import (
     DEFAULT_ITL_DEADLINE_MS,
     DEFAULT_ITL_STATISTIC,
+    DEFAULT_MAX_UTILIZATION,
     MAX_PLAN_TOKENS_PER_SECOND,
+    MIN_MAX_UTILIZATION,
+    PLAN_HIGH_UTILIZATION,
     PLAN_SAME_THROUGHPUT,
 )
 
@@ -72,6 +76,9 @@ def planner_data(
         "max_tokens_per_second": MAX_PLAN_TOKENS_PER_SECOND,
         "max_tokens_per_second_text": f"{MAX_PLAN_TOKENS_PER_SECOND:.0e}",
         "same_throughput": PLAN_SAME_THROUGHPUT,
+        "min_max_utilization": MIN_MAX_UTILIZATION,
+        "high_utilization": PLAN_HIGH_UTILIZATION,
+        "lines": planner_lines(),
     }
 
 
@@ -101,7 +108,8 @@ def planner_section(
     return (
         '<section id="planner"><h2>Energy at your load</h2>'
         "<p>The index is the floor a server reaches at saturation. Type the load you serve and "
-        "your latency target: the servers that carry it with the least power, and their energy, "
+        "your latency target: the servers that carry it with the lowest upper bound of power, and "
+        "their energy, "
         "are read from the measured configurations, which each figure names. The same figures "
         "as <code>energy-index plan</code>; facility energy and carbon (estimates) are the "
         "command's (<code>--country</code>).</p>"
@@ -114,7 +122,9 @@ def planner_section(
         '<label>Model <select id="plan-model"><option value="">any model</option>'
         f"{model_options(curves)}</select></label>"
         f'<label>GPU <select id="plan-gpu"><option value="">any GPU</option>{gpu_options}'
-        "</select></label></form>"
+        "</select></label>"
+        '<label>Utilization at most (0.1 to 1) <input id="plan-utilization" type="text" '
+        f'inputmode="decimal" value="{json_number(DEFAULT_MAX_UTILIZATION)}"></label></form>'
         '<pre id="plan-result" aria-live="polite">The planner needs JavaScript; without it, run '
         "energy-index plan --tokens-per-second 2000.</pre>"
         f"<details><summary>Method, assumption, what is not measured</summary>{words}</details>"

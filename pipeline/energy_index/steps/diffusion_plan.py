@@ -22,6 +22,7 @@ from typing import Any
 
 from energy_index.errors import UsageError
 from energy_index.model import json_number
+from energy_index.settings import DEFAULT_MAX_UTILIZATION
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.diffusion import (
     ENERGY,
@@ -45,6 +46,7 @@ from energy_index.steps.plan import (
     _rank,
     _scaled,
     _scope,
+    utilization,
 )
 
 # The token planner's functions read a point's throughput as ``output_tokens_per_second`` and
@@ -128,8 +130,10 @@ def ranked_diffusion_plans(
     gpu: str | None = None,
     factors: Mapping[str, Any] | None = None,
     grid: Mapping[str, GridIntensity] | None = None,
+    max_utilization: float = DEFAULT_MAX_UTILIZATION,
 ) -> list[tuple[int, list[dict[str, Any]]]]:
-    """At each of ``loads`` (outputs per second), in order: how many families carry it, and the
+    """At each of ``loads`` (outputs per second), in order: how many families carry it, no
+    replica beyond ``max_utilization`` of its family's fastest point, and the
     ``first`` of them (None: all), best first (the token planner's order: lowest upper bound of
     total power, then lowest lower bound, fewer GPUs, model, GPU, GPU count, then the two
     degrees), each with its figures per ``output`` (an image, a video). With ``factors`` and
@@ -147,7 +151,9 @@ def ranked_diffusion_plans(
         plans = []
         for curve, family in families:
             if family is not None:
-                plan = _plan_on(family, load, itl_statistic=_LATENCY)
+                plan = _plan_on(
+                    family, load, itl_statistic=_LATENCY, max_utilization=max_utilization
+                )
                 # Two families of one model, GPU and GPU count tie on the rest: the curves come
                 # in layout order (``diffusion_plan_curves``), which the stable sort keeps.
                 plans.append((_rank(curve, plan), curve, plan))
@@ -184,6 +190,7 @@ def _figures(
     low = None if replica["low"] is None else n * replica["low"]
     total = {"low": low, "high": n * replica["high"]}
     read = [p["point"] for p in plan["configurations"]]
+    fastest = plan["fastest"]["point"]
     if plan["status"] == MEASURED:  # the measured column, not power ÷ a load typed near it
         joules = {"low": read[0]["joules_per_output"], "high": read[0]["joules_per_output"]}
     else:
@@ -197,6 +204,9 @@ def _figures(
         "gpus": n * curve["num_gpus"],
         rate: load * factor,
         f"{rate}_per_replica": load / n * factor,
+        **utilization(
+            plan, {"row_id": fastest["row_id"], rate: fastest["outputs_per_second"] * factor}
+        ),
         "status": plan["status"],
         # What the token planner calls the latency of the points read: here their batch latency.
         "batch_latency_s_at_most": significant(plan["itl_ms_at_most"]),

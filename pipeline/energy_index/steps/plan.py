@@ -47,6 +47,7 @@ from energy_index.model import (
 from energy_index.settings import (
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
+    PLAN_HIGH_UTILIZATION,
     PLAN_SAME_THROUGHPUT,
 )
 from energy_index.steps.carbon import GridIntensity
@@ -156,22 +157,26 @@ def is_measured(throughput: float, load: float) -> bool:
     return abs(load - throughput) <= throughput * PLAN_SAME_THROUGHPUT
 
 
-def _candidates(throughputs: Sequence[float], limits: Sequence[float], load: float) -> list[int]:
+def fewest(load: float, limit: float) -> int:
+    """The fewest replicas each carrying at most ``limit`` of ``load``, as the division is
+    computed: from one under the rounded quotient's ceiling, which can be one over (13.000…02:
+    14, where 13 carry it) or one short (12.99…98: 13, where 13 × the limit is past the load
+    by a last digit), up to the first count that carries it."""
+    # At least 1: the load is at least MIN_PLAN_TOKENS_PER_SECOND, the limit a float.
+    n = max(1, math.ceil(load / limit) - 1)
+    while load / n > limit:
+        n += 1
+    return n
+
+
+def _candidates(limits: Sequence[float], load: float, least: int) -> list[int]:
     """The replica counts that can minimise the upper bound of total power, ascending: for each
-    measured throughput T, the fewest replicas each carrying at most T, and one more."""
-    # For each point the fewest replicas n each carrying load ÷ n (up to its limit, as the
-    # division is computed), in the loop (1.3 million points at 10⁵ configurations). The ceiling
-    # is at least 1: the load is at least MIN_PLAN_TOKENS_PER_SECOND, a throughput a float.
-    counts: set[int] = set()
-    for throughput, limit in zip(throughputs, limits, strict=True):
-        n = math.ceil(load / throughput / _CARRIED)
-        while load / n > limit:  # ceil of a rounded quotient can fall one short
-            n += 1
-        # And one more: the rounded quotient's ceiling can also come out one over (13.000…02:
-        # 14), and one more than a faster point's count may be the count it missed
-        # (tests/test_plan.py::test_one_more_than_a_points_fewest_replicas_is_a_candidate_…).
-        counts.update((n, n + 1))
-    return sorted(counts)
+    measured throughput, the fewest replicas each carrying at most it, and at least ``least``
+    (the fewest within the utilization a server may reach). The upper bound is constant while
+    the share stays between two measured throughputs, so the fewest count reaching each is the
+    only one of them that can win."""
+    # In the loop: 1.3 million points at 10⁵ configurations.
+    return sorted({max(fewest(load, limit), least) for limit in limits})
 
 
 class _Family(NamedTuple):
@@ -194,10 +199,15 @@ def _eligible(curve: Mapping[str, Any], target: Target) -> _Family | None:
     return _Family(points, throughputs, limits, [float(p["avg_power_watts"]) for p in points])
 
 
-def _plan_on(family: _Family, load: float, *, itl_statistic: str) -> dict[str, Any]:
+def _plan_on(
+    family: _Family, load: float, *, itl_statistic: str, max_utilization: float
+) -> dict[str, Any]:
+    """The replicas of ``family`` that carry ``load`` with the lowest upper bound of total power,
+    none beyond ``max_utilization`` of the fastest point (within its limit), and where each
+    replica falls."""
     throughputs, limits, powers = family.throughputs, family.limits, family.powers
     best, replicas = math.inf, 0
-    for n in _candidates(throughputs, limits, load):
+    for n in _candidates(limits, load, fewest(load, max_utilization * limits[-1])):
         # The upper bound of power alone, what the count is chosen on (``_placed``'s "high",
         # written out: 880,000 candidates at 10⁵ configurations); the rest of the figures are
         # computed for the count chosen only.
@@ -211,7 +221,12 @@ def _plan_on(family: _Family, load: float, *, itl_statistic: str) -> dict[str, A
             best, replicas = total, n
     place = _placed(family.points, limits, load / replicas, itl_statistic=itl_statistic)
     assert place is not None
-    return {"replicas": replicas, **place}
+    return {
+        "replicas": replicas,
+        **place,
+        "utilization": load / replicas / throughputs[-1],
+        "fastest": family.points[-1],
+    }
 
 
 def ranked_plans(
@@ -265,7 +280,10 @@ def _ranked(
         tokens_per_request = load.output_tokens_per_request or curve["output_tokens_per_request"]
         carried = _carried(load, tokens_per_request)  # refused for any family, eligible or not
         if family is not None:
-            plan = _plan_on(family, carried, itl_statistic=target.itl_statistic)
+            plan = _plan_on(
+                family, carried, itl_statistic=target.itl_statistic,
+                max_utilization=target.max_utilization,
+            )  # fmt: skip
             plans.append((_rank(curve, plan), curve, plan, carried, tokens_per_request))
     if not plans:
         raise UsageError(
@@ -326,6 +344,18 @@ def _scope(model: str | None, gpu: str | None) -> str:
     return ", ".join(n for n in named if n) or "any model and GPU"
 
 
+def utilization(plan: Mapping[str, Any], fastest: Mapping[str, Any]) -> dict[str, Any]:
+    """A plan's utilization (each replica's load ÷ the fastest point meeting the target, every
+    digit), whether it is high (PLAN_HIGH_UTILIZATION or more: little room for a burst or a
+    failed replica) and the ``fastest`` point it is a share of, as published."""
+    share = plan["utilization"]
+    return {
+        "utilization": share,
+        "high_utilization": share >= PLAN_HIGH_UTILIZATION,
+        "fastest_configuration": dict(fastest),
+    }
+
+
 def _range(low: float | None, high: float) -> dict[str, float | None]:
     return {"low": None if low is None else significant(low), "high": significant(high)}
 
@@ -355,7 +385,7 @@ def _figures(
 ) -> dict[str, Any]:
     """One family's plan as published: the measured-point figures (GPU boundary) and, apart,
     the estimated facility energy and carbon."""
-    n = plan["replicas"]
+    n, fastest = plan["replicas"], plan["fastest"]
     per_replica = load / n
     replica = plan["power_watts"]
     total = {
@@ -379,6 +409,13 @@ def _figures(
         "gpus": n * curve["num_gpus"],
         "output_tokens_per_second": load,
         "output_tokens_per_second_per_replica": per_replica,
+        **utilization(
+            plan,
+            {
+                "row_id": fastest["row_id"],
+                "output_tokens_per_second": fastest["output_tokens_per_second"],
+            },
+        ),
         "output_tokens_per_request": significant(tokens_per_request),
         "output_tokens_per_request_source": "given" if tokens_given else "measured",
         "status": plan["status"],

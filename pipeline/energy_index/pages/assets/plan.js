@@ -109,29 +109,28 @@ function placed(points, load, statistic) {
   return { status, low, high, itl, configurations: read };
 }
 
-function fewest(load, throughput) {
-  let n = Math.max(1, Math.ceil(load / throughput / (1 + SAME)));
-  while (!carries(throughput, load / n)) n += 1;
+// steps/plan.py's fewest: the fewest replicas each carrying at most limit of the load, from one
+// under the rounded quotient's ceiling (which can be one over or one short) up.
+function fewest(load, limit) {
+  let n = Math.max(1, Math.ceil(load / limit) - 1);
+  while (load / n > limit) n += 1;
   return n;
 }
 
-function familyPlan(curve, load, statistic, deadline) {
+function familyPlan(curve, load, statistic, deadline, maxUtilization) {
   const points = meetingTarget(curve.points, statistic, deadline);
   if (!points.length) return null;
-  const first = fewest(load, points[points.length - 1].output_tokens_per_second);
-  const counts = new Set();
-  for (const p of points) {
-    const n = fewest(load, p.output_tokens_per_second);
-    counts.add(Math.max(n, first));
-    counts.add(Math.max(n + 1, first));
-  }
+  const limits = points.map((p) => p.output_tokens_per_second * (1 + SAME));
+  const least = fewest(load, maxUtilization * limits[limits.length - 1]);
+  const counts = new Set(limits.map((limit) => Math.max(fewest(load, limit), least)));
   let best = null;
   for (const n of [...counts].sort((a, b) => a - b)) {
     const place = placed(points, load / n, statistic);
     const total = n * place.high;
     if (best === null || total < best.total) best = { total, n, place };
   }
-  return best;
+  const fastest = points[points.length - 1];
+  return { ...best, fastest, utilization: load / best.n / fastest.output_tokens_per_second };
 }
 
 function range(low, high) {
@@ -156,6 +155,8 @@ function figures(curve, best, load) {
     replicas: n,
     gpus: n * curve.num_gpus,
     perReplica: load / n,
+    utilization: best.utilization,
+    fastest: best.fastest,
     tokens: significant(tokens),
     status: place.status,
     itl: significant(place.itl),
@@ -184,8 +185,25 @@ function span(value, unit) {
     : `${typed(value.low)} – ${typed(value.high)} ${unit}`;
 }
 
+// documents/plan.py's percent and utilization_lines.
+const percent = (share) => `${g(significant(share * 100))} %`;
+
+function utilizationLines(plan, maxUtilization) {
+  const words = planner.lines;
+  const lines = [`${"utilization".padEnd(13)}` + words.utilization
+    .replace("{percent}", percent(plan.utilization))
+    .replace("{row_id}", plan.fastest.row_id)
+    .replace("{max_percent}", percent(maxUtilization))
+    .replace("{max}", g(maxUtilization))];
+  if (plan.utilization >= planner.high_utilization) {
+    lines.push(`${"warning".padEnd(13)}` +
+      words.high_utilization.replace("{high_percent}", percent(planner.high_utilization)));
+  }
+  return lines;
+}
+
 // documents/plan.py's _family_lines, without the estimated lines (the command's).
-function familyLines(label, plan, statistic) {
+function familyLines(label, plan, statistic, maxUtilization) {
   const c = plan.curve;
   const s = (count) => (count > 1 ? "s" : "");
   // documents/plan.py's counted(): plural but for one.
@@ -194,6 +212,7 @@ function familyLines(label, plan, statistic) {
     `${label.padEnd(13)}${c.model} on ${c.gpu}: ${counted(plan.replicas, "replica")} × ` +
       `${counted(c.num_gpus, "GPU")} = ${counted(plan.gpus, "GPU")}, ` +
       `${typed(plan.perReplica)} output tokens/s each`,
+    ...utilizationLines(plan, maxUtilization),
     `${"status".padEnd(13)}${plan.status}, from the measured configuration` +
       `${s(plan.configurations.length)}:`,
     ...plan.configurations.map(
@@ -215,7 +234,7 @@ function number(text) {
 }
 
 // steps/plan.py's refusals, in its words.
-function plan(load, statistic, deadline, model, gpu) {
+function plan(load, statistic, deadline, model, gpu, maxUtilization, utilizationText) {
   if (!(Number.isFinite(load) && load > 0)) {
     return { error: `${g(load)} is not a positive number of output tokens per second` };
   }
@@ -227,10 +246,16 @@ function plan(load, statistic, deadline, model, gpu) {
   if (!(Number.isFinite(deadline) && deadline > 0)) {
     return { error: `${g(deadline)} is not a positive number of milliseconds` };
   }
+  // model.py's checked_max_utilization, in its words.
+  if (!(maxUtilization >= planner.min_max_utilization && maxUtilization <= 1)) {
+    const said = Number.isNaN(maxUtilization) ? `'${utilizationText}'` : typed(maxUtilization);
+    return { error: `${said} is not a utilization from ${g(planner.min_max_utilization)} to 1 ` +
+      "(a share of the fastest measured configuration: 0.8 for 80 %)" };
+  }
   const plans = [];
   for (const curve of planner.curves) {
     if ((model && curve.model_id !== model) || (gpu && curve.gpu !== gpu)) continue;
-    const best = familyPlan(curve, load, statistic, deadline);
+    const best = familyPlan(curve, load, statistic, deadline, maxUtilization);
     if (best) plans.push(figures(curve, best, load));
   }
   if (!plans.length) {
@@ -243,25 +268,26 @@ function plan(load, statistic, deadline, model, gpu) {
 }
 
 const output = document.getElementById("plan-result");
-const inputs = ["plan-load", "plan-statistic", "plan-deadline", "plan-model", "plan-gpu"]
-  .map((id) => document.getElementById(id));
+const inputs = ["plan-load", "plan-statistic", "plan-deadline", "plan-model", "plan-gpu",
+  "plan-utilization"].map((id) => document.getElementById(id));
 
 function draw() {
-  const [load, statistic, deadline, model, gpu] = inputs;
+  const [load, statistic, deadline, model, gpu, utilization] = inputs;
   const result = plan(number(load.value), statistic.value, number(deadline.value), model.value,
-    gpu.value);
+    gpu.value, number(utilization.value), utilization.value);
   if (result.error) {
     output.textContent = `error: ${result.error}`;
   } else {
     const [best, alternative] = result.plans;
-    const lines = familyLines("plan", best, statistic.value);
+    const most = number(utilization.value);
+    const lines = familyLines("plan", best, statistic.value, most);
     lines.push("", ...(alternative
-      ? familyLines("alternative", alternative, statistic.value)
+      ? familyLines("alternative", alternative, statistic.value, most)
       : [`${"alternative".padEnd(13)}none: no other family (of --model, --gpu) meets the target`]));
     output.textContent = lines.join("\n");
   }
   document.documentElement.dataset.planned = `${load.value}|${statistic.value}|` +
-    `${deadline.value}|${model.value}|${gpu.value}`;
+    `${deadline.value}|${model.value}|${gpu.value}|${utilization.value}`;
 }
 
 for (const input of inputs) input.addEventListener("input", draw);
