@@ -325,7 +325,9 @@ def _across_gpus(frame: pl.DataFrame) -> Result:
     configuration = ["model_id", "num_gpus", "max_num_seqs"]
     length = pl.col("avg_output_len")
     # A repeated run on one GPU: the longer length, so a factor is never hidden by a repeat.
-    # Groups in order of first appearance: which of two tied rows leads never rests on hashing.
+    # Groups in order of first appearance (here, in pairs and in spans): the finding is the
+    # same either way, as the sorts below leave no tie, but a tie-break left out then fails
+    # a test on every run, not only when hashing orders the rows one way (docs/mutation.md).
     per_gpu = frame.group_by([*configuration, "gpu_model"], maintain_order=True).agg(
         length.max(), pl.col("nickname").first()
     )
@@ -340,7 +342,7 @@ def _across_gpus(frame: pl.DataFrame) -> Result:
     )
     broken = pairs.filter(pl.col("factor") > OUTPUT_LENGTH_GPU_FACTOR)
     # One finding per model, in model_id order; only the shown ones are put in words.
-    models = broken.group_by("model_id", maintain_order=True).agg(
+    models = broken.group_by("model_id").agg(
         cases=pl.len(),
         low=pl.col("factor").min(),
         high=pl.col("factor").max(),
