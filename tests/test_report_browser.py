@@ -427,3 +427,52 @@ def test_the_planner_gives_the_command_s_lines(built, tab):
         assert shown == _command_lines(*case), case
     assert "measured, from the measured configuration:" in shown
     assert tab.messages == []
+
+
+# One set of rules for every surface (issue 34 item 6): what the page's planner is typed, as load,
+# deadline and utilization, and the command given the same text refuse (or plan) in the same
+# words: the issue's four (0.0005, 0x7D0, 2_000, 5e-324), the smallest and largest load and just
+# past them, every kind of number the grammar reads or refuses, text cut and escaped, deadlines
+# and utilizations, and the order the command checks them in.
+TYPED_CASES = [
+    *((load, "500", "1") for load in (
+        "0.0005", "0x7D0", "2_000", "5e-324", "1e-300", "0.001", "0.000999", "1e9", "1000000001",
+        "1.0000001e9", "1e20", "0", "0.0", "-0.0", "-1", "-2.5", "nan", "-inf", "Infinity",
+        "1e400", "", "abc", "\u0661\u0662", "1_0_0", "1__0", " 2000 ", ".5e4", "1.", "+7",
+        "1" + "0" * 400, "-" + "9" * 90, "x" * 100, "it's", 'say "no"', "a\tb\\", "\u202e1",
+    )),
+    *(("2000", deadline, "1") for deadline in (
+        "0", "-1", "nan", "inf", "0x10", "1_00", "100,500", "100,100.0", "abc", "", "5e-324",
+        "1e-300", "250, 0",
+    )),
+    *(("2000", "500", most) for most in ("0.8", "0.05", "2", "0x1", "1_0", "nan", "", "abc")),
+    ("abc", "0", "1"),
+    ("abc", "0", "2"),
+]  # fmt: skip
+
+
+def _command_says(load: str, deadline: str, utilization: str) -> str:
+    """What the command prints of a load, a deadline and a utilization typed, its flag left out
+    of an error (the page has one field each), the plan's lines as the planner test compares."""
+    args = ["plan", "--from", str(GOLDEN), f"--tokens-per-second={load}",
+            f"--itl-deadline-ms={deadline}", f"--max-utilization={utilization}"]  # fmt: skip
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    if result.exit_code:
+        return re.sub(r"^error: --[a-z-]+: ", "error: ", result.output.strip())
+    return _command_lines(load, "median", deadline, "", "", utilization)
+
+
+@needs_chromium
+def test_the_planner_reads_and_refuses_typed_text_in_the_command_s_words(built, tab):
+    tab.open(built["page"])
+    for load, deadline, utilization in TYPED_CASES:
+        tab.tab.locator("#plan-utilization").fill(utilization)
+        tab.tab.locator("#plan-deadline").fill(deadline)
+        tab.tab.locator("#plan-load").fill(load)
+        planned = "|".join((load, "median", deadline, "", "", utilization))
+        tab.tab.wait_for_function(
+            f"document.documentElement.dataset.planned === {json.dumps(planned)}"
+        )
+        shown = tab.tab.locator("#plan-result").text_content()
+        assert shown == _command_says(load, deadline, utilization), (load, deadline, utilization)
+    assert tab.messages == []

@@ -30,7 +30,14 @@ from energy_index.cli_options import (
     SITE_OPTIONS,
     VALIDATE_OPTIONS,
 )
-from energy_index.errors import EnergyIndexError, NetworkError, NotAnIndex, UsageError, shown
+from energy_index.errors import (
+    DerivationError,
+    EnergyIndexError,
+    NetworkError,
+    NotAnIndex,
+    UsageError,
+    shown,
+)
 
 OFFLINE_HINT = (
     "hint: to {verb} without network, leave out --from (the vendored snapshot: the checkout's, "
@@ -150,7 +157,10 @@ def _printable_json(value: Any) -> str:
 
     Example: ``_printable_json("a\\u202eb")`` → ``'"a\\\\u202eb"'``.
     """
-    text = json.dumps(value, indent=2, ensure_ascii=False)
+    try:  # NaN and Infinity are no JSON: a reader that keeps to RFC 8259 would stop at them
+        text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    except ValueError as error:
+        raise DerivationError(f"nothing printed: {error} (NaN or Infinity: not JSON)") from None
     return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
 
 

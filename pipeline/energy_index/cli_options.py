@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import click
 
 from energy_index import settings
-from energy_index.model import EXTRAS, ITL_STATISTICS, NetworkSettings, json_number
+from energy_index.model import EXTRAS, ITL_STATISTICS, NetworkSettings, json_number, typed_number
 
 F = TypeVar("F", bound=Callable[..., Any])
 CHANGED_EXIT_CODE = 10
@@ -450,15 +450,14 @@ SITE_OPTIONS = stacked(
 
 
 def _load(context: click.Context, param: click.Parameter, value: Any) -> Any:
-    """A load (tokens or requests per second, tokens per request) as typed: text that is an
+    """A load (tokens or requests per second, tokens per request) as typed, read by the one
+    grammar of a typed number (model.NUMBER_TEXT, the report page's too): text that is an
     integer stays one, so that a refusal shows 0 and not 0.0, and text that is no number goes on
     as text, for the API to refuse in its words (click's FLOAT said "is not a valid float")."""
-    for number in (int, float):
-        try:
-            return number(value)
-        except (TypeError, ValueError):
-            pass
-    return value
+    try:
+        return typed_number(value)
+    except (TypeError, ValueError):
+        return value
 
 
 def load_option(flag: str, help: str) -> Callable[[F], F]:

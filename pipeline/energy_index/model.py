@@ -450,6 +450,35 @@ def utf8_text(content: bytes) -> str:
         raise NotUtf8(f"not UTF-8 text (byte {error.start} is not); {_RFC_8259}") from None
 
 
+# -- a number typed: one grammar for the command line and the report page ----------------------
+# Python's float() text in ASCII: digits grouped by '_' (2_000), a decimal point, an exponent,
+# inf, infinity and nan in any case, blanks around. The command line reads a load or a deadline
+# typed by it, and the report page's planner by the same pattern (pages/planner.py emits it), so
+# that both take and refuse the same text: 0x7D0 and Unicode digits (which float() alone takes)
+# are no number in either. A whole number typed stays an int (``INTEGER_TEXT``), so that a
+# refusal shows 0, not 0.0.
+_BLANKS = r"[ \t\n\r\f\v]*"
+_DIGITS = r"[0-9](?:_?[0-9])*"
+NUMBER_TEXT = (
+    rf"{_BLANKS}[+-]?(?:(?:{_DIGITS}(?:\.(?:{_DIGITS})?)?|\.{_DIGITS})(?:[eE][+-]?{_DIGITS})?"
+    rf"|[iI][nN][fF](?:[iI][nN][iI][tT][yY])?|[nN][aA][nN]){_BLANKS}"
+)
+INTEGER_TEXT = rf"{_BLANKS}[+-]?{_DIGITS}{_BLANKS}"
+
+
+def typed_number(text: str) -> int | float:
+    """The number ``text`` is by NUMBER_TEXT: an int when it is a whole number as typed
+    (INTEGER_TEXT), else a float; ValueError when it is no number by that grammar.
+
+    Example: ``typed_number("2_000")`` → ``2000``; ``typed_number("0x7D0")`` raises.
+    """
+    if re.fullmatch(INTEGER_TEXT, text):
+        return int(text)
+    if re.fullmatch(NUMBER_TEXT, text):
+        return float(text)
+    raise ValueError(text)
+
+
 # -- the latency target, checked once, where the API receives it ------------------------------
 _BYTES = (bytes, bytearray, memoryview)
 
@@ -476,7 +505,8 @@ def checked_deadlines(
         # True is no 1 ms (a bool is no number), nor b"5" text: float() takes either.
         if any(isinstance(part, (bool, *_BYTES)) for part in parts):
             raise TypeError
-        deadlines = [float(part) for part in parts]
+        # Text by the one grammar of a typed number (no 0x10, no Unicode digits), as the page's.
+        deadlines = [float(typed_number(p) if isinstance(p, str) else p) for p in parts]
     except (TypeError, ValueError, OverflowError):  # OverflowError: an int past every float
         raise UsageError(
             f"{shown(value, quote=True)} is not a number of {unit}"

@@ -320,6 +320,14 @@ def refuse_unpublishable(stages: Stages, result: Build, *, name: str) -> None:
         report_html(inputs_of(stages, document=result.document, report=result.report, name=name))
 
 
+def refuse_unbuildable(stages: Stages, settings: BuildSettings) -> None:
+    """What ``build`` refuses of stages already run (the index's schema and rules, what its page
+    would refuse), refused in its words: a command that reads a snapshot beside the index (plan)
+    reads only what build accepts (a task file whose energy per token is 5e-324 J passes
+    validation, then rounds to a 0 J index row that the schema refuses)."""
+    refuse_unpublishable(stages, assembled(stages, settings.dates(stages.snapshot)), name="plan")
+
+
 def _may_be_unpublishable(stages: Stages) -> bool:
     """Whether a stable configuration has a name field that is not all printable, or a
     precision with no label: what index_row, and so the page, may refuse (checked once per

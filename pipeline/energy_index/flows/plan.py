@@ -12,7 +12,7 @@ from energy_index.documents.editorial import editorial_text, is_diffusion
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.plan import plan_document, plan_grid_document
 from energy_index.errors import UsageError, shown
-from energy_index.flows.build import index_stages, refuse_diffusion_settings
+from energy_index.flows.build import index_stages, refuse_diffusion_settings, refuse_unbuildable
 from energy_index.flows.diffusion import refuse_token_settings
 from energy_index.flows.records import NO_EXTRAS, BuildSettings, DiffusionStages, Stages
 from energy_index.io.snapshots import carbon_snapshot
@@ -71,7 +71,9 @@ def plan_at(
 ) -> dict[str, Any]:
     """``plan``: the plan document of a load on the curves of ``source``'s task."""
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    stages = index_stages(snapshot, settings=BuildSettings(task=task))
+    settings = BuildSettings(task=task)
+    stages = index_stages(snapshot, settings=settings)
+    refuse_unbuildable(stages, settings)  # plan reads only what build accepts
     grid = _grid(carbon, countries)
     ((_, plans),) = ranked_plans(
         plan_curves(stages.stability.stable.to_dicts()), target, [load], model=model, gpu=gpu,
@@ -140,7 +142,7 @@ def diffusion_plan_at(
     (``load``: as the user gave it) on the curves of ``source``'s task, within ``deadline_s``
     of batch latency (None: the task's default)."""
     from energy_index.documents.diffusion_plan import diffusion_plan_document
-    from energy_index.flows.diffusion import deadline_of, diffusion_stages
+    from energy_index.flows.diffusion import deadline_of, diffusion_assembled, diffusion_stages
     from energy_index.steps.diffusion_plan import diffusion_plan_curves, ranked_diffusion_plans
 
     editorial = editorial_text()
@@ -149,6 +151,7 @@ def diffusion_plan_at(
     # deadline is the planner's target, and a deadline no family meets is refused in its words.
     settings = BuildSettings(task=task)
     stages = diffusion_stages(snapshot, settings=settings, editorial=editorial)
+    diffusion_assembled(stages, settings.dates(stages.snapshot))  # refused as build refuses it
     deadline = deadline_s if deadline_s is not None else deadline_of(settings, editorial)
     grid = _grid(carbon, countries)
     ((_, plans),) = ranked_diffusion_plans(

@@ -14,7 +14,8 @@ from html import escape
 from typing import Any
 
 from energy_index.documents.plan import planner_lines
-from energy_index.model import ITL_STATISTICS, json_number
+from energy_index.errors import QUOTED_CHARACTERS
+from energy_index.model import INTEGER_TEXT, ITL_STATISTICS, NUMBER_TEXT, json_number
 from energy_index.pages.configurations import Configurations
 from energy_index.pages.impacts import json_in_script
 from energy_index.settings import (
@@ -23,6 +24,7 @@ from energy_index.settings import (
     DEFAULT_MAX_UTILIZATION,
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_MAX_UTILIZATION,
+    MIN_PLAN_TOKENS_PER_SECOND,
     PLAN_HIGH_UTILIZATION,
     PLAN_SAME_THROUGHPUT,
 )
@@ -73,8 +75,15 @@ def planner_data(
             }
             for curve in curves
         ],
+        # The command's reading of a typed number and its limits, declared once (model.py,
+        # settings.py, errors.py): the script refuses by them what the command refuses.
+        "number_text": NUMBER_TEXT,
+        "integer_text": INTEGER_TEXT,
+        "quoted_characters": QUOTED_CHARACTERS,
         "max_tokens_per_second": MAX_PLAN_TOKENS_PER_SECOND,
         "max_tokens_per_second_text": f"{MAX_PLAN_TOKENS_PER_SECOND:.0e}",
+        "min_tokens_per_second": MIN_PLAN_TOKENS_PER_SECOND,
+        "min_tokens_per_second_text": f"{MIN_PLAN_TOKENS_PER_SECOND:g}",
         "same_throughput": PLAN_SAME_THROUGHPUT,
         "min_max_utilization": MIN_MAX_UTILIZATION,
         "high_utilization": PLAN_HIGH_UTILIZATION,

@@ -229,29 +229,111 @@ function familyLines(label, plan, statistic, maxUtilization) {
   ];
 }
 
-function number(text) {
-  return text.trim() === "" ? NaN : Number(text);
+// The command's reading of a typed number and its refusals, in its words (energy_index/model.py:
+// typed_number, checked_deadlines, checked_load; steps/plan.py: _carried), by the grammar and
+// the limits the page is given (pages/planner.py), not typed here again.
+const numberText = new RegExp(`^(?:${planner.number_text})$`);
+const integerText = new RegExp(`^(?:${planner.integer_text})$`);
+
+// Python's typed_number: a BigInt for a whole number as typed (Python's int), else a Number;
+// null for text that is no number by the grammar.
+function typedNumber(text) {
+  if (integerText.test(text)) return BigInt(text.trim().replace(/_/g, "").replace(/^\+/, ""));
+  if (!numberText.test(text)) return null;
+  const plain = text.trim().replace(/_/g, "").toLowerCase();
+  if (/^[+-]?inf/.test(plain)) return plain[0] === "-" ? -Infinity : Infinity;
+  return plain.endsWith("nan") ? NaN : Number(plain);
 }
 
-// steps/plan.py's refusals, in its words.
-function plan(load, statistic, deadline, model, gpu, maxUtilization, utilizationText) {
-  if (!(Number.isFinite(load) && load > 0)) {
-    return { error: `${g(load)} is not a positive number of output tokens per second` };
+// Python's repr of text: quoted, a quote and a backslash escaped, and every character Python
+// does not print (controls, format, separators but the space, unassigned) as its escape.
+function reprText(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  const named = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", [quote]: `\\${quote}` };
+  let out = "";
+  for (const c of text) {
+    const code = c.codePointAt(0);
+    if (named[c]) out += named[c];
+    else if (c !== " " && /[\p{C}\p{Z}]/u.test(c)) {
+      const [mark, width] = code < 0x100 ? ["x", 2] : code < 0x10000 ? ["u", 4] : ["U", 8];
+      out += `\\${mark}${code.toString(16).padStart(width, "0")}`;
+    } else out += c;
   }
-  if (load > planner.max_tokens_per_second) {
-    return { error: `${g(significant(load))} output tokens per second is beyond the ` +
-      `${planner.max_tokens_per_second_text} the planner takes (no deployment's load; check ` +
-      "the unit)" };
+  return quote + out + quote;
+}
+
+// errors.shown(value, quote=True): text quoted, cut past the characters a message shows; a
+// number as JSON writes it (an int's digits), cut the same way when longer.
+function shownQuoted(value) {
+  const text = typeof value === "bigint" ? value.toString() : value;
+  const characters = Array.from(text);
+  if (characters.length > planner.quoted_characters) {
+    const cut = characters.slice(0, planner.quoted_characters).join("");
+    return `${reprText(cut)}… (${characters.length} characters)`;
   }
-  if (!(Number.isFinite(deadline) && deadline > 0)) {
-    return { error: `${g(deadline)} is not a positive number of milliseconds` };
-  }
-  // model.py's checked_max_utilization, in its words.
-  if (!(maxUtilization >= planner.min_max_utilization && maxUtilization <= 1)) {
-    const said = Number.isNaN(maxUtilization) ? `'${utilizationText}'` : typed(maxUtilization);
+  return typeof value === "bigint" ? text : reprText(text);
+}
+
+// Python's repr of a float ('0.0', '-1.0', 'nan', 'inf'), and model.json_number's (a whole
+// number as its int's digits).
+function reprFloat(v) {
+  if (Number.isNaN(v)) return "nan";
+  if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
+  if (Object.is(v, -0)) return "-0.0";
+  return Number.isInteger(v) && Math.abs(v) < 1e16 ? `${typed(v)}.0` : typed(v);
+}
+function jsonNumber(v) {
+  if (typeof v === "bigint") return v.toString();
+  return Number.isInteger(v) ? BigInt(v).toString() : typed(v);
+}
+
+// The utilization, the deadline and the load typed, read as the command reads them, in its
+// order: the utilization (checked_max_utilization), the deadline (checked_deadline), the load's
+// sign (checked_load), then its range (_carried).
+function read(loadText, deadlineText, utilizationText) {
+  const unit = "output tokens per second";
+  const most = typedNumber(utilizationText);
+  const share = most === null ? NaN : Number(most);
+  if (!(share >= planner.min_max_utilization && share <= 1)) {
+    const said = typeof most === "number" ? reprFloat(most) : shownQuoted(most ?? utilizationText);
     return { error: `${said} is not a utilization from ${g(planner.min_max_utilization)} to 1 ` +
       "(a share of the fastest measured configuration: 0.8 for 80 %)" };
   }
+  const parts = deadlineText.split(",").map(typedNumber);
+  if (parts.includes(null)) {
+    return { error: `${shownQuoted(deadlineText)} is not a number of milliseconds or a ` +
+      "comma-separated list" };
+  }
+  const deadlines = parts.map(Number);
+  const wrong = deadlines.findIndex((d) => !(d > 0 && d < Infinity));
+  if (wrong >= 0) {
+    return { error: `${deadlineText.split(",")[wrong].trim()}: every deadline must be a ` +
+      "positive, finite number of milliseconds" };
+  }
+  if (new Set(deadlines).size > 1) {
+    return { error: `${shownQuoted(deadlineText)}: one deadline is taken, not several` };
+  }
+  const load = typedNumber(loadText);
+  if (load === null) return { error: `${shownQuoted(loadText)} is not a number of ${unit}` };
+  const value = Number(load);
+  if (!(Number.isFinite(value) && value > 0)) {
+    const said = typeof load === "bigint" ? shownQuoted(load) : reprFloat(load);
+    return { error: `${said} is not a positive number of ${unit}` };
+  }
+  if (value > planner.max_tokens_per_second) {
+    return { error: `${jsonNumber(load)} ${unit} is beyond the ` +
+      `${planner.max_tokens_per_second_text} the planner takes (no deployment's load; check ` +
+      "the unit)" };
+  }
+  if (value < planner.min_tokens_per_second) {
+    return { error: `${jsonNumber(load)} ${unit} is below the ` +
+      `${planner.min_tokens_per_second_text} the planner takes (check the unit)` };
+  }
+  return { load: value, deadline: deadlines[0], utilization: share };
+}
+
+// steps/plan.py's plan of a load read, and its refusal of a target no family meets.
+function plan(load, statistic, deadline, model, gpu, maxUtilization) {
   const plans = [];
   for (const curve of planner.curves) {
     if ((model && curve.model_id !== model) || (gpu && curve.gpu !== gpu)) continue;
@@ -273,13 +355,14 @@ const inputs = ["plan-load", "plan-statistic", "plan-deadline", "plan-model", "p
 
 function draw() {
   const [load, statistic, deadline, model, gpu, utilization] = inputs;
-  const result = plan(number(load.value), statistic.value, number(deadline.value), model.value,
-    gpu.value, number(utilization.value), utilization.value);
+  const given = read(load.value, deadline.value, utilization.value);
+  const result = given.error ? given : plan(given.load, statistic.value, given.deadline,
+    model.value, gpu.value, given.utilization);
   if (result.error) {
     output.textContent = `error: ${result.error}`;
   } else {
     const [best, alternative] = result.plans;
-    const most = number(utilization.value);
+    const most = given.utilization;
     const lines = familyLines("plan", best, statistic.value, most);
     lines.push("", ...(alternative
       ? familyLines("alternative", alternative, statistic.value, most)
