@@ -81,9 +81,7 @@ class Audit:
             return [vars(d) for d in differences]
 
         return {
-            "outcome": "identical" if self.identical else "differs",
-            "identical": self.identical,
-            "basis": self.basis,
+            **verdict(identical=self.identical, basis=self.basis),
             "published_rows": self.published_rows,
             "rebuilt_rows": self.rebuilt_rows,
             "rows_identical": self.rows_identical,
@@ -94,6 +92,16 @@ class Audit:
             "volatile": listed(self.volatile),
             "problems": list(self.problems),
         }
+
+
+def verdict(*, identical: bool, basis: str) -> dict[str, Any]:
+    """How ``audit --json`` opens, for an index or an impacts file: the outcome, and what was
+    compared with what."""
+    return {
+        "outcome": "identical" if identical else "differs",
+        "identical": identical,
+        "basis": basis,
+    }
 
 
 def audit(published: dict[str, Any], rebuilt: dict[str, Any]) -> Audit:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.compare import VOLATILE as INDEX_VOLATILE
-from energy_index.documents.compare import differences
+from energy_index.documents.compare import differences, verdict
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.impacts import carbon_source, impacts_document, index_block
 from energy_index.documents.schemas import IMPACTS_SCHEMA, checked
@@ -92,9 +92,7 @@ class ImpactsAudit:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "outcome": "identical" if self.identical else "differs",
-            "identical": self.identical,
-            "basis": self.basis,
+            **verdict(identical=self.identical, basis=self.basis),
             "differences": self.differences,
             "volatile": self.volatile,
         }

@@ -21,7 +21,7 @@ import json
 import mmap
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -245,12 +245,7 @@ class RuleWarning:
     first: str
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "column": self.column,
-            "problem": self.problem,
-            "rows": self.rows,
-            "first": self.first,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
