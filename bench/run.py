@@ -27,8 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from snapshot import TASK_PATH, write_snapshot
 
@@ -56,15 +56,13 @@ PEERS = {
 }
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     cpu: float
     wall: float
     rss_mib: float
 
 
-@dataclass(frozen=True)
-class Input:
+class Input(NamedTuple):
     label: str
     shape: str
     configurations: int
