@@ -35,7 +35,7 @@ from energy_index.steps.diffusion_plan import (
     load_words,
     ranked_diffusion_plans,
 )
-from energy_index.steps.plan import BRACKETED, MEASURED, UPPER_BOUND_ONLY
+from energy_index.steps.plan import ASSUMED_UPPER_BOUND, BETWEEN_MEASURED, MEASURED
 from energy_index.steps.sweep import NO_CONFIGURATION
 from tests.conftest import GOLDEN
 
@@ -277,7 +277,7 @@ def test_a_measured_plan_shows_the_measured_energy_not_power_over_load():
 
 def test_a_load_between_two_throughputs_takes_their_power_range():
     _, (plan,) = plans(CURVE, 1.5)  # between 1.333… (600 W) and 1.6 (480 W) images/s
-    assert plan["status"] == BRACKETED
+    assert plan["status"] == BETWEEN_MEASURED
     assert [c["batch_size"] for c in plan["configurations"]] == [4, 8]
     assert plan["gpu_energy"]["power_watts"] == {"low": 480.0, "high": 600.0}
     assert plan["gpu_energy"]["joules_per_image"] == {"low": 320.0, "high": 400.0}
@@ -286,7 +286,7 @@ def test_a_load_between_two_throughputs_takes_their_power_range():
 
 def test_below_the_lightest_point_only_an_upper_bound_is_given():
     _, (plan,) = plans(CURVE, 0.5)
-    assert plan["status"] == UPPER_BOUND_ONLY
+    assert plan["status"] == ASSUMED_UPPER_BOUND
     assert plan["gpu_energy"]["joules_per_image"] == {"low": None, "high": 1000.0}
     assert plan["gpu_energy"]["wh_per_image"]["low"] is None
 

@@ -32,9 +32,10 @@ from energy_index.settings import (
 )
 from energy_index.steps.impacts import significant
 from energy_index.steps.plan import (
-    BRACKETED,
+    ASSUMED_UPPER_BOUND,
+    BETWEEN_MEASURED,
     MEASURED,
-    UPPER_BOUND_ONLY,
+    MEASURED_PER_SERVER,
     fewest,
     meeting_target,
     plan_curves,
@@ -112,11 +113,13 @@ def plan_relation_problems(source: Path) -> list[str]:
             status = plan["status"]
             of_n = [significant(n * w) for w in powers]  # the figures' rounding
             expected = {
-                MEASURED: len(read) == 1 and speeds[0] == x and low == high == of_n[0],
-                BRACKETED: len(read) == 2 and speeds[0] < x < speeds[1]
+                MEASURED: n == 1 and len(read) == 1 and speeds[0] == x and low == high == of_n[0],
+                MEASURED_PER_SERVER: n > 1 and len(read) == 1 and speeds[0] == x
+                and low == high == of_n[0],
+                BETWEEN_MEASURED: len(read) == 2 and speeds[0] < x < speeds[1]
                 and (low, high) == (min(of_n), max(of_n))
                 and plan["itl_ms_at_most"] == significant(max(p["median_itl_ms"] for p in read)),
-                UPPER_BOUND_ONLY: read == [points[0]] and x < t[0] and low is None
+                ASSUMED_UPPER_BOUND: read == [points[0]] and x < t[0] and low is None
                 and high == of_n[0],
             }  # fmt: skip
             if not expected[status]:
@@ -178,7 +181,7 @@ def test_the_relations_find_a_broken_placement(monkeypatch):
 
     def shifted(points, limits, load, *, itl_statistic):
         place = original(points, limits, load, itl_statistic=itl_statistic)
-        if place and place["status"] == BRACKETED:
+        if place and place["status"] == BETWEEN_MEASURED:
             place["power_watts"] = {"low": place["power_watts"]["low"] * 0.9, "high": 1e9}
         return place
 
@@ -194,7 +197,7 @@ def qwen(**options: Any) -> list[dict[str, Any]]:
 
 def test_qwen_14b_on_b200_at_2000_tokens_per_second_is_bracketed_by_16_and_32():
     (plan,) = qwen(tokens_per_second=2000, factors=impact_factors()["factors"])
-    assert (plan["replicas"], plan["gpus"], plan["status"]) == (1, 1, "bracketed")
+    assert (plan["replicas"], plan["gpus"], plan["status"]) == (1, 1, "between_measured")
     assert [c["row_id"] for c in plan["configurations"]] == [
         "qwen-3-14b/B200/1/16",
         "qwen-3-14b/B200/1/32",
@@ -224,7 +227,7 @@ def test_qwen_14b_on_b200_at_2000_tokens_per_second_is_bracketed_by_16_and_32():
 
 def test_below_the_lowest_point_only_an_upper_bound_is_given():
     (plan,) = qwen(tokens_per_second=100)
-    assert plan["status"] == "upper_bound_only"
+    assert plan["status"] == "assumed_upper_bound"
     assert [c["max_num_seqs"] for c in plan["configurations"]] == [8]
     # 759.9 W of max_num_seqs 8 over 100 tokens/s; no lower bound (idle power is not measured).
     assert plan["gpu_energy"]["joules_per_output_token"] == {"low": None, "high": 7.5994679}
@@ -235,7 +238,7 @@ def test_a_load_past_one_replica_takes_the_replicas_with_the_lowest_upper_bound(
     (plan,) = qwen(tokens_per_second=100_000)
     # 15,875 tokens/s at most per replica (max_num_seqs 2048): 7 replicas at 14,286 each, between
     # max_num_seqs 512 and 1024 (11,858 and 15,050 tokens/s), 7 × 932 W at most.
-    assert (plan["replicas"], plan["status"]) == (7, "bracketed")
+    assert (plan["replicas"], plan["status"]) == (7, "between_measured")
     assert [c["max_num_seqs"] for c in plan["configurations"]] == [512, 1024]
 
 
@@ -290,7 +293,7 @@ def test_on_a_tie_of_total_power_the_fewest_replicas_win():
 def test_requests_per_second_use_the_familys_measured_output_length():
     (by_requests,) = qwen(requests_per_second=2000 / 614.7164)
     assert by_requests["output_tokens_per_second"] == pytest.approx(2000, rel=1e-5)
-    assert by_requests["output_tokens_per_request_source"] == "measured"
+    assert by_requests["output_tokens_per_request_source"] == "family_mean"
     (given,) = qwen(requests_per_second=4, output_tokens_per_request=500)
     assert (given["output_tokens_per_second"], given["output_tokens_per_request"]) == (2000.0, 500)
     assert given["gpu_energy"]["wh_per_response"]["high"] == pytest.approx(
@@ -347,14 +350,16 @@ def test_the_command_prints_the_bracket_and_the_configurations_it_read():
     result = invoke("plan", *QWEN, "--tokens-per-second", 2000)
     assert result.exit_code == 0, result.output
     out = result.output
-    assert "energy       0.3498679 – 0.3808133 J per output token" in out
+    assert "energy       0.3499 – 0.3808 J per output token" in out  # the JSON: 0.3498679
     assert "1 replica × 1 GPU = 1 GPU" in out
     assert "qwen-3-14b/B200/1/16  max_num_seqs 16, 1912.846015137517 tokens/s, 761.6 W" in out
     assert "qwen-3-14b/B200/1/32  max_num_seqs 32, 2866.24217488358 tokens/s, 699.7 W" in out
-    # The method, its assumption and what is not measured head the output.
-    head = out.split("\n\nplan ")[0]
-    assert "assumption:" in head and "Idle power is not measured" in head
-    assert "prompt-heavy" in head
+    # The answer first (issue 34): what was compared and the plan; the method, the choice rule,
+    # its assumption and what is not measured after it.
+    head, tail = out.split("\n\nplan ")[0], out.split("\n\nmethod: ")[1]
+    assert "compared     1 model on 1 GPU type (1 family carrying the load)" in head
+    assert "assumption:" in tail and "Idle power is not measured" in tail
+    assert "prompt-heavy" in tail and "choice: " in tail
 
 
 def test_json_and_csv_give_the_same_plan_as_the_api():
@@ -374,7 +379,7 @@ def test_json_and_csv_give_the_same_plan_as_the_api():
     assert len(rows) == 1
     assert (rows[0]["gpu_joules_per_output_token_low"], rows[0]["status"]) == (
         "0.3498679",
-        "bracketed",
+        "between_measured",
     )
     assert rows[0]["configurations"] == "qwen-3-14b/B200/1/16 qwen-3-14b/B200/1/32"
     assert float(rows[0]["estimated_carbon_FRA_g_per_response_high"]) > 0
@@ -506,7 +511,14 @@ def test_at_the_throughput_the_plan_prints_the_plan_is_the_index_figure():
                    "--tokens-per-second", repr(shown)).output  # fmt: skip
     assert f"max_num_seqs {row['max_num_seqs']}, {shown!r} tokens/s" in table
     assert f"energy       {row['joules_per_output_token']:g} – " not in table
-    assert f"energy       {row['joules_per_output_token']!r} J per output token" in table
+    # The table's figures to four significant digits (issue 34), the JSON's every digit: the
+    # index figure.
+    energy = significant(row["joules_per_output_token"])
+    assert f"energy       {energy!r} J per output token" in table
+    assert (
+        document["plan"]["gpu_energy"]["joules_per_output_token"]["low"]
+        == (row["joules_per_output_token"])
+    )
 
 
 def test_a_brackets_latency_is_true_of_both_its_points():
@@ -515,7 +527,7 @@ def test_a_brackets_latency_is_true_of_both_its_points():
     # from both, so the latency statement must hold for both: at most 26.66 ms, not 8.997.
     curves, _ = curves_and_rows(GOLDEN)
     (plan,) = planned(curves, tokens_per_second=5000, model="Llama 3.1 8B Instruct", gpu="B200")
-    assert plan["status"] == BRACKETED
+    assert plan["status"] == BETWEEN_MEASURED
     assert [c["max_num_seqs"] for c in plan["configurations"]] == [128, 64]
     assert plan["itl_ms_at_most"] == 26.66
 
@@ -672,10 +684,11 @@ def test_the_csv_without_country_has_the_carbon_of_every_country_as_the_help_say
     assert table.exit_code == 0, table.output
     (row,) = csv.DictReader(io.StringIO(table.output))
     columns = [c for c in row if c.startswith("estimated_carbon_")]
-    assert len(every) == 213 and len(columns) == 4 * 213
+    # Per country its grid intensity (issue 34) and four ends.
+    assert len(every) == 213 and len(columns) == 5 * 213
     names = ("g_per_response", "tonnes_per_year")
-    ends = [f"{name}_{end}" for name in names for end in ("low", "high")]
-    assert columns[:4] == [f"estimated_carbon_{every[0]}_{end}" for end in ends]
+    ends = ["g_per_kwh", *(f"{name}_{end}" for name in names for end in ("low", "high"))]
+    assert columns[:5] == [f"estimated_carbon_{every[0]}_{end}" for end in ends]
     document = json.loads(
         invoke("plan", *QWEN, "--tokens-per-second", 2000, "--carbon", carbon, "--json").output
     )
@@ -763,9 +776,19 @@ def test_the_estimated_figures_are_the_gpu_figures_units_at_facility_energy(
         assert by_country["tonnes_per_year"][end] == pytest.approx(
             estimated["mwh_per_year"][end] * 50.0 / 1000, rel=1e-9
         )
+        # The inputs beside the figures (issue 34): each factor's value, the grid's intensity.
+        factors = impact_factors()["factors"]
+        assert estimated["factor_values"][end] == {
+            name: factors[name.split(".")[0]][end]["value"] for name in estimated["factors"][end]
+        }
+        assert (by_country["country"], by_country["year"], by_country["g_per_kwh"]) == (
+            "France",
+            2024,
+            50.0,
+        )
     if tokens_per_second == 100:
         assert estimated["joules_per_output_token"]["low"] is None
-        assert estimated["factors"]["low"] is None
+        assert estimated["factors"]["low"] is None and estimated["factor_values"]["low"] is None
         assert carbon["by_country"]["FRA"]["g_per_response"]["low"] is None
 
 
@@ -839,9 +862,7 @@ def test_the_command_at_a_multiple_of_a_measured_limit_takes_the_fewest_replicas
         "--tokens-per-second", "2448631.524627569",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
-    assert (
-        "277 replicas × 1 GPU = 277 GPUs, 8839.824998655484 output tokens/s each" in result.output
-    )
+    assert "277 replicas × 1 GPU = 277 GPUs, 8840 output tokens/s each" in result.output
     assert "GPU power    151600 – 194800 W (all replicas)" in result.output
 
 
@@ -854,9 +875,13 @@ def test_the_gpu_figures_say_their_boundary_status_and_where_the_output_length_c
     (measured,) = qwen(tokens_per_second=2000)
     (given,) = qwen(tokens_per_second=2000, output_tokens_per_request=500)
     sources = [plan["output_tokens_per_request_source"] for plan in (measured, given)]
-    assert sources == ["measured", "given"]
+    assert sources == ["family_mean", "given"]
     gpu = measured["gpu_energy"]
-    assert (gpu["status"], gpu["boundary"]) == (measured["status"], "gpu") == ("bracketed", "gpu")
+    assert (
+        (gpu["status"], gpu["boundary"])
+        == (measured["status"], "gpu")
+        == ("between_measured", "gpu")
+    )
     for end in ("low", "high"):  # a constant load all year
         assert gpu["mwh_per_year"][end] == pytest.approx(
             gpu["power_watts"][end] * 8760 / 1e6, rel=1e-12
@@ -1114,3 +1139,152 @@ def test_a_diffusion_plan_keeps_to_the_utilization_allowed_through_the_same_code
     assert capped.best["replicas"] > free.best["replicas"]
     assert capped.best["utilization"] <= 0.8 < free.best["utilization"]
     assert capped.best["fastest_configuration"]["row_id"].startswith("sana-1-5-1-6b/B200/1/")
+
+
+# -- statuses named for what they rest on, choices said out loud (issue 34) --------------------
+@pytest.mark.parametrize(
+    ("load", "replicas", "status"),
+    [(2000.0, 1, MEASURED), (4000.0, 2, MEASURED_PER_SERVER), (3000.0, 2, BETWEEN_MEASURED)],
+)
+def test_several_servers_each_at_a_measured_point_are_measured_per_server(load, replicas, status):
+    # 1000 tokens/s at 1000 W, 2000 at 1000 W: every count draws the same per server, so the
+    # fewest win; 4000 is two servers each at the measured 2000.
+    curve = two_point_curve("org/m", 1, (1000.0, 1000.0))
+    # The measured column, apart from power ÷ throughput (0.5 J), as upstream's may be.
+    curve["points"][1]["energy_per_token_joules"] = 0.4
+    (plan,) = planned([curve], tokens_per_second=load)
+    assert (plan["replicas"], plan["status"], plan["gpu_energy"]["status"]) == (
+        replicas,
+        status,
+        status,
+    )
+    joules = plan["gpu_energy"]["joules_per_output_token"]
+    # Each server's measured energy per token, not n × P ÷ load.
+    assert joules["high"] == (0.6666667 if status == BETWEEN_MEASURED else 0.4)
+
+
+@pytest.mark.parametrize(
+    ("powers", "load", "contradicted"),
+    [
+        ((600.0, 100.0), 500.0, True),  # the lightest draws more than the next: flagged
+        ((600.0, 600.0), 500.0, False),  # as much: the assumption is not contradicted
+        ((100.0, 600.0), 500.0, False),
+        ((600.0, 100.0), 1500.0, False),  # between two measured points: no assumption
+    ],
+)
+def test_an_assumed_bound_is_flagged_where_the_familys_light_end_rises(powers, load, contradicted):
+    (plan,) = planned([two_point_curve("org/m", 1, powers)], tokens_per_second=load)
+    assumed = load < 1000.0
+    assert (plan["status"] == ASSUMED_UPPER_BOUND) is assumed
+    assert plan["assumption_contradicted"] is contradicted
+
+
+def test_one_measured_point_contradicts_nothing():
+    (plan,) = planned([one_point_curve(1000.0)], tokens_per_second=10)
+    assert (plan["status"], plan["assumption_contradicted"]) == (ASSUMED_UPPER_BOUND, False)
+
+
+def test_the_table_warns_where_the_assumed_bound_may_not_hold():
+    from energy_index.documents.plan import plan_document, plan_lines
+
+    (plan,) = planned([two_point_curve("org/m", 1, (600.0, 100.0))], tokens_per_second=500)
+    document = plan_document(
+        [plan], task="t", source={"repository": "r", "commit": "c" * 40}, target=TARGET,
+        load=Load(tokens_per_second=500), model=None, gpu=None, countries=[], carbon={},
+    )  # fmt: skip
+    lines = plan_lines(document)
+    assert any(
+        line.startswith("warning      below the lightest measured load, assumed:") for line in lines
+    )
+
+
+def _ranked_by_power(*highs: float) -> list[dict[str, Any]]:
+    return [
+        {"model_id": f"org/m{i % 2}", "gpu": "G", "gpu_energy": {"power_watts": {"high": high}}}
+        for i, high in enumerate(highs)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("highs", "gap", "tie"),
+    [
+        ((100.0, 105.0), 0.05, True),  # exactly the tolerance: a near tie
+        ((100.0, math.nextafter(105.0, math.inf)), 0.05000000000000014, False),
+        ((100.0, 100.0), 0.0, True),
+        ((100.0, 250.0), 1.5, False),
+        ((100.0,), None, False),  # no alternative
+    ],
+)
+def test_the_alternative_within_five_percent_of_the_plans_upper_bound_is_a_near_tie(
+    highs, gap, tie
+):
+    from energy_index.documents.plan import best_two
+
+    chosen = best_two(_ranked_by_power(*highs))
+    assert (chosen["gap_to_alternative"], chosen["near_tie"]) == (gap, tie)
+    assert (chosen["families"], chosen["models"], chosen["gpu_types"]) == (
+        len(highs),
+        min(len(highs), 2),
+        1,
+    )
+
+
+def test_a_plan_says_what_it_compared_and_on_what():
+    result = invoke("plan", "--from", GOLDEN, "--tokens-per-second", "1000")
+    lines = result.output.splitlines()
+    assert lines[1] == (
+        "compared     18 models on 2 GPU types (38 families carrying the load), on the upper bound "
+        "of total GPU power alone: quality not considered"
+    )
+    assert lines[2] == "" and lines[3].startswith("plan         ")  # the answer first
+    document = json.loads(invoke("plan", "--from", GOLDEN, "--tokens-per-second", "1000",
+                                 "--json").output)  # fmt: skip
+    curves, _ = curves_and_rows(GOLDEN)
+    assert document["models"] == len({c["model_id"] for c in curves}) == 18
+    gap = document["gap_to_alternative"]
+    assert 0 <= gap <= 0.05 and document["near_tie"]
+    assert f"gap          upper bound of total GPU power {significant(gap * 100):g} % above" in (
+        result.output
+    )
+    assert "lowest upper bound of total GPU power" in document["choice"]
+
+
+def test_a_plan_with_a_country_shows_the_grid_intensity_and_the_factors_it_used():
+    args = ("plan", *QWEN, "--tokens-per-second", "2000", "--country", "FRA")
+    document = json.loads(invoke(*args, "--json").output)
+    source, fra = document["carbon_source"], document["plan"]["estimated"]["carbon"]["by_country"]
+    assert re.fullmatch("[0-9a-f]{40}", source["commit"]) and source["unit"] == "gCO2e per kWh"
+    grid = fra["FRA"]["g_per_kwh"]
+    table = invoke(*args).output
+    assert f"(estimated: grid {significant(grid):g} gCO2e/kWh, {fra['FRA']['year']}, " in table
+    assert f"at {source['commit'][:12]})" in table
+    values = document["plan"]["estimated"]["factor_values"]
+    assert (
+        f"factors      low: host_power_per_gpu.low {values['low']['host_power_per_gpu.low']:g}, "
+        in table
+    )
+    (row,) = csv.DictReader(io.StringIO(invoke(*args, "--csv").output))
+    assert float(row["estimated_carbon_FRA_g_per_kwh"]) == grid
+    assert row["estimated_facility_factors_high"] == " ".join(
+        f"{name}={value!r}" for name, value in values["high"].items()
+    )
+
+
+def test_docs_plan_md_counts_the_families_whose_light_end_contradicts_the_assumed_bound():
+    curves, _ = curves_and_rows(GOLDEN)
+    light_ends = [meeting_target(curve["points"], TARGET)[:2] for curve in curves]
+    flagged = sum(
+        len(two) == 2 and two[0]["avg_power_watts"] > two[1]["avg_power_watts"]
+        for two in light_ends
+    )
+    text = " ".join((Path(__file__).parents[1] / "docs" / "plan.md").read_text("utf-8").split())
+    said = re.search(r"(\d+) of (\d+) on lm-arena-chat \(on the published index's input", text)
+    assert said, "docs/plan.md no longer gives the count"
+    assert tuple(map(int, said.groups())) == (flagged, sum(map(bool, light_ends))) == (6, 38)
+    # And each of them is flagged below its lightest point.
+    for curve, two in zip(curves, light_ends, strict=True):
+        if len(two) == 2:
+            (plan,) = planned([curve], tokens_per_second=two[0]["output_tokens_per_second"] / 2)
+            assert plan["assumption_contradicted"] is (
+                two[0]["avg_power_watts"] > two[1]["avg_power_watts"]
+            )

@@ -485,6 +485,19 @@ def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
         assert {k: v for k, v in mine.items() if k != "estimated"} == theirs
         assert mine["estimated"]["status"] == "estimated"
         assert mine["estimated"]["carbon"]["by_country"] == {}  # per country: the command
+    # Per (model, GPU type) its best family's plan at each load (issue 34): the step's, narrowed.
+    pairs = {(c["model_id"], c["gpu"]) for c in curves}
+    assert [(p["model_id"], p["gpu"]) for p in document["by_model_and_gpu"]] == sorted(pairs)
+    qwen = next(
+        p for p in document["by_model_and_gpu"] if (p["model"], p["gpu"]) == ("Qwen 3 14B", "B200")
+    )
+    ((_, (best,)),) = ranked_plans(
+        curves, Target("median", 500), [Load(tokens_per_second=2000)], model="Qwen/Qwen3-14B",
+        gpu="B200",
+    )  # fmt: skip
+    at = [p["output_tokens_per_second"] for p in qwen["plans"]].index(2000)
+    assert qwen["plans"][at] == {key: best[key] for key in qwen["plans"][at]}
+    assert len(qwen["plans"]) == len(grid)
     page = (site / "tasks/lm-arena-chat/index.html").read_text()
     assert 'href="../../api/v1/tasks/lm-arena-chat/plan.json"' in page
 

@@ -443,12 +443,14 @@ def plan(as_json: bool, as_csv: bool, **options: Any) -> None:
 
     For each model, GPU type and GPU count, the stable configurations that meet the latency
     target are ordered by throughput; a load per replica that falls between two of them takes
-    their power range (bracketed), one below the lightest gets an upper bound only (idle power
-    is not measured). The replica count with the lowest upper bound of total power is chosen,
-    no replica beyond --max-utilization of its family's fastest configuration;
-    the best family is printed with the configurations it was read from, and the runner-up as
-    the alternative. Facility energy and carbon (--country) are estimates from the impacts'
-    cited factors, kept apart. The method and what is not measured head the output
+    their power range (between_measured), one below the lightest an assumed upper bound only
+    (assumed_upper_bound: idle power is not measured). The replica count with the lowest upper
+    bound of total power is chosen, no replica beyond --max-utilization of its family's fastest
+    configuration; the family with the lowest upper bound of total power (power alone: quality
+    is not considered) is printed first with what was compared and the configurations it was
+    read from, then the runner-up as the alternative and how close it is. Facility energy and
+    carbon (--country) are estimates from the impacts' cited factors, kept apart, with their
+    inputs. The method, the choice rule and what is not measured follow the answer
     (docs/plan.md).
 
     Example:

@@ -20,6 +20,7 @@ from energy_index.documents.plan import (
     estimated_lines,
     framed_lines,
     ranked_rows,
+    short,
     typed,
     utilization_lines,
 )
@@ -50,6 +51,7 @@ def diffusion_plan_document(
     model: str | None,
     gpu: str | None,
     countries: Sequence[str],
+    carbon: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The plan at one load (``load``: its one figure, by the name the user gave it), the best
     family, the runner-up as the alternative, and how many families carry it (``plans``: every
@@ -67,6 +69,7 @@ def diffusion_plan_document(
         "model": model,
         "gpu": gpu,
         "countries": list(countries),
+        "carbon_source": dict(carbon),
         **best_two(plans),
     }
 
@@ -79,14 +82,14 @@ def _rate(document: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _family_lines(label: str, plan: Mapping[str, Any], document: Mapping[str, Any]) -> list[str]:
-    noun, countries = document["output"], document["countries"]
+    noun = document["output"]
     rate, per = _rate(document)
     gpu = plan["gpu_energy"]
     layout = f"Ulysses {plan['ulysses_degree']} × ring {plan['ring_degree']}"
     lines = [
         f"{label:<13}{plan['model']} on {plan['gpu']}: {counted(plan['replicas'], 'replica')} × "
         f"{counted(plan['num_gpus'], 'GPU')} ({layout}) = {counted(plan['gpus'], 'GPU')}, "
-        f"{typed(plan[f'{rate}_per_replica'])} {per} each",
+        f"{short(plan[f'{rate}_per_replica'])} {per} each",
         *utilization_lines(plan, document["max_utilization"]),
         f"{'status':<13}{plan['status']}, from the measured configuration"
         f"{'s' if len(plan['configurations']) > 1 else ''}:",
@@ -109,7 +112,7 @@ def _family_lines(label: str, plan: Mapping[str, Any], document: Mapping[str, An
     estimated = plan.get("estimated")
     if estimated:
         lines += estimated_lines(
-            estimated, countries, energy=(f"wh_per_{noun}", f"Wh per {noun}"),
+            document, estimated, energy=(f"wh_per_{noun}", f"Wh per {noun}"),
             carbon=(f"g_per_{noun}", f"gCO2e per {noun}"),
         )  # fmt: skip
     return lines
@@ -138,7 +141,7 @@ def diffusion_plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     columns = (
         "model", "model_id", "gpu", "num_gpus", "ulysses_degree", "ring_degree", "replicas",
         "gpus", rate, f"{rate}_per_replica", "utilization", "high_utilization",
-        "fastest_configuration", "status", "batch_latency_s_at_most",
+        "fastest_configuration", "status", "assumption_contradicted", "batch_latency_s_at_most",
     )  # fmt: skip
     energy = (f"joules_per_{noun}", f"wh_per_{noun}", "mwh_per_year")
     per_second = ("wh_per_video_second",) if noun == "video" else ()

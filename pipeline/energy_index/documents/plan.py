@@ -12,11 +12,11 @@ from importlib import resources
 from typing import Any
 
 from energy_index.model import Load, Target, json_number
-from energy_index.settings import PLAN_HIGH_UTILIZATION
+from energy_index.settings import PLAN_HIGH_UTILIZATION, PLAN_NEAR_TIE
 from energy_index.steps.impacts import significant
 
 FORMAT_VERSION = "1"
-TEXT_KEYS = ("method", "assumption", "not_measured", "estimated")
+TEXT_KEYS = ("method", "choice", "assumption", "not_measured", "estimated")
 WIDTH = 96  # the table's header lines, wrapped
 
 
@@ -53,6 +53,8 @@ def utilization_lines(plan: Mapping[str, Any], max_utilization: float) -> list[s
             max_percent=percent(max_utilization), max=f"{max_utilization:g}",
         )
     ]  # fmt: skip
+    if plan["assumption_contradicted"]:
+        lines.append(f"{'warning':<13}" + words["assumption_contradicted"])
     if plan["high_utilization"]:
         high = percent(PLAN_HIGH_UTILIZATION)
         lines.append(f"{'warning':<13}" + words["high_utilization"].format(high_percent=high))
@@ -83,9 +85,11 @@ def plan_document(
     model: str | None,
     gpu: str | None,
     countries: Sequence[str],
+    carbon: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The plan at one load: the best family, the runner-up as the alternative, and how many
-    families carry it (``plans``: every family's, best first, steps.plan.ranked_plans')."""
+    families carry it (``plans``: every family's, best first, steps.plan.ranked_plans'), with
+    where the ``carbon`` estimates' grid intensities come from."""
     return {
         "kind": "plan",
         **_header(task=task, source=source, target=target),
@@ -97,16 +101,37 @@ def plan_document(
         "model": model,
         "gpu": gpu,
         "countries": list(countries),
+        "carbon_source": dict(carbon),
         **best_two(plans),
     }
 
 
 def best_two(plans: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """How many families carry the load, the best and the runner-up (None: no other)."""
+    """How many families carry the load, of how many models and GPU types (every family that
+    carries it is compared), the best and the runner-up (None: no other), and how close."""
     return {
         "families": len(plans),
-        "plan": plans[0],
-        "alternative": plans[1] if len(plans) > 1 else None,
+        "models": len({plan["model_id"] for plan in plans}),
+        "gpu_types": len({plan["gpu"] for plan in plans}),
+        **_closest(plans),
+    }
+
+
+def _closest(plans: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The best and the runner-up, and how far the runner-up's upper bound of total GPU power
+    is above the plan's (a share of it, of the published figures; None without a runner-up),
+    a near tie within PLAN_NEAR_TIE inclusive."""
+    best = plans[0] if plans else None
+    alternative = plans[1] if len(plans) > 1 else None
+    gap = None
+    if best is not None and alternative is not None:
+        high = best["gpu_energy"]["power_watts"]["high"]
+        gap = (alternative["gpu_energy"]["power_watts"]["high"] - high) / high
+    return {
+        "plan": best,
+        "alternative": alternative,
+        "gap_to_alternative": gap,
+        "near_tie": gap is not None and gap <= PLAN_NEAR_TIE,
     }
 
 
@@ -116,9 +141,11 @@ def plan_grid_document(
     task: str,
     source: Mapping[str, Any],
     target: Target,
+    by_pair: Sequence[Sequence[Mapping[str, Any]]] = (),
 ) -> dict[str, Any]:
     """The plans at each load of the site's grid (output tokens/s): how many families carry
-    it, the best and the runner-up."""
+    it, the best and the runner-up; and per (model, GPU type) of ``by_pair`` (its best family's
+    plan at each load), the plan's GPU figures alone."""
     return {
         "kind": "plan-grid",
         **_header(task=task, source=source, target=target),
@@ -126,12 +153,26 @@ def plan_grid_document(
             {
                 "output_tokens_per_second": json_number(load),
                 "families": families,
-                "plan": plans[0] if plans else None,
-                "alternative": plans[1] if len(plans) > 1 else None,
+                **_closest(plans),
             }
             for load, families, plans in by_load
         ],
+        "by_model_and_gpu": [
+            {
+                **{key: plans[0][key] for key in ("model", "model_id", "gpu")},
+                "plans": [{key: plan[key] for key in PAIR_KEYS} for plan in plans],
+            }
+            for plans in by_pair
+        ],
     }
+
+
+# What the grid keeps of a (model, GPU type)'s plan at each load: enough to answer "how many GPUs,
+# how much power and energy", the rest is the command's (energy-index plan --model --gpu).
+PAIR_KEYS = (
+    "output_tokens_per_second", "num_gpus", "replicas", "gpus", "utilization",
+    "high_utilization", "status", "assumption_contradicted", "gpu_energy",
+)  # fmt: skip
 
 
 def typed(value: float) -> str:
@@ -148,11 +189,18 @@ def counted(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def short(value: float) -> str:
+    """A figure as the table shows it, to four significant digits (--json and --csv keep every
+    digit). The configurations read keep theirs in the table too: typed back, a throughput is
+    that configuration."""
+    return typed(significant(value))
+
+
 def _span(value: Mapping[str, Any], unit: str) -> str:
     low, high = value["low"], value["high"]
     if low is None:
-        return f"at most {typed(high)} {unit}"
-    return f"{typed(low)} {unit}" if low == high else f"{typed(low)} – {typed(high)} {unit}"
+        return f"at most {short(high)} {unit}"
+    return f"{short(low)} {unit}" if low == high else f"{short(low)} – {short(high)} {unit}"
 
 
 def _family_lines(
@@ -163,7 +211,7 @@ def _family_lines(
     lines = [
         f"{label:<13}{plan['model']} on {plan['gpu']}: {counted(replicas, 'replica')} × "
         f"{counted(plan['num_gpus'], 'GPU')} = {counted(plan['gpus'], 'GPU')}, "
-        f"{typed(plan['output_tokens_per_second_per_replica'])} output tokens/s each",
+        f"{short(plan['output_tokens_per_second_per_replica'])} output tokens/s each",
         *utilization_lines(plan, document["max_utilization"]),
         f"{'status':<13}{plan['status']}, from the measured configuration"
         f"{'s' if len(plan['configurations']) > 1 else ''}:",
@@ -177,13 +225,13 @@ def _family_lines(
         f"{'energy':<13}{_span(gpu['joules_per_output_token'], 'J per output token')}",
         f"{'per response':<13}{_span(gpu['wh_per_response'], 'Wh')} "
         f"({plan['output_tokens_per_request']:g} output tokens, "
-        f"{plan['output_tokens_per_request_source']})",
+        f"{planner_lines()[plan['output_tokens_per_request_source']]})",
         f"{'per year':<13}{_span(gpu['mwh_per_year'], 'MWh')} at this load, all year",
     ]
     estimated = plan.get("estimated")
     if estimated:
         lines += estimated_lines(
-            estimated, document["countries"],
+            document, estimated,
             energy=("joules_per_output_token", "J per output token"),
             carbon=("g_per_response", "gCO2e per response"),
         )  # fmt: skip
@@ -191,26 +239,36 @@ def _family_lines(
 
 
 def estimated_lines(
+    document: Mapping[str, Any],
     estimated: Mapping[str, Any],
-    countries: Sequence[str],
     *,
     energy: tuple[str, str],
     carbon: tuple[str, str],
 ) -> list[str]:
     """A plan's estimates as the command line prints them: facility ``energy`` (its key and its
-    words) and MWh per year, then per country of ``countries`` its ``carbon`` and tonnes a
-    year."""
+    words) and MWh per year, the factor values of each bound, then per country of the
+    document's countries its ``carbon``, tonnes a year and the grid intensity used, with the
+    carbon snapshot's commit."""
     key, words = energy
     lines = [
         f"{'facility':<13}{_span(estimated[key], words)}"
         f", {_span(estimated['mwh_per_year'], 'MWh per year')} (estimated)",
+        f"{'factors':<13}"
+        + "; ".join(
+            f"{bound}: " + ", ".join(f"{name} {value:g}" for name, value in values.items())
+            for bound, values in estimated["factor_values"].items()
+            if values is not None
+        ),
     ]
     key, words = carbon
-    for code in countries:
+    source = document["carbon_source"]
+    for code in document["countries"]:
         figures = estimated["carbon"]["by_country"][code]
         lines.append(
             f"{'carbon ' + code:<13}{_span(figures[key], words)}, "
-            f"{_span(figures['tonnes_per_year'], 't CO2e per year')} (estimated)"
+            f"{_span(figures['tonnes_per_year'], 't CO2e per year')} (estimated: grid "
+            f"{short(figures['g_per_kwh'])} gCO2e/kWh, {figures['year']}, {source['name']} at "
+            f"{source['commit'][:12]})"
         )
     return lines
 
@@ -240,11 +298,23 @@ def framed_lines(
     document: Mapping[str, Any],
     family_lines: Callable[[str, Mapping[str, Any]], list[str]],
 ) -> list[str]:
-    """A plan as the command line prints it, of either kind of task: ``first``, the words
-    wrapped, then the plan and its alternative, each in ``family_lines``."""
+    """A plan as the command line prints it, of either kind of task, the answer first:
+    ``first``, what was compared, the plan and its alternative, each in ``family_lines``, with
+    how far the alternative is above the plan; then the words (method, choice, assumption, what
+    is not measured, estimates) wrapped."""
     alternative = document["alternative"]
     return [
         first,
+        f"{'compared':<13}{compared(document)}",
+        "",
+        *family_lines("plan", document["plan"]),
+        "",
+        *(
+            [*family_lines("alternative", alternative), gap_line(document)]
+            if alternative is not None
+            else [f"{'alternative':<13}none: no other family (of --model, --gpu) meets the target"]
+        ),
+        "",
         *(
             line
             for key in TEXT_KEYS
@@ -252,22 +322,33 @@ def framed_lines(
                 f"{key.replace('_', ' ')}: {document[key]}", width=WIDTH, subsequent_indent="  "
             )
         ),
-        "",
-        *family_lines("plan", document["plan"]),
-        "",
-        *(
-            family_lines("alternative", alternative)
-            if alternative is not None
-            else [f"{'alternative':<13}none: no other family (of --model, --gpu) meets the target"]
-        ),
     ]
+
+
+def compared(document: Mapping[str, Any]) -> str:
+    """What the plan was chosen among, in words: ``18 models on 2 GPU types (36 families …``."""
+    return planner_lines()["compared"].format(
+        models=counted(document["models"], "model"),
+        gpus=counted(document["gpu_types"], "GPU type"),
+        families=f"{document['families']} {'family' if document['families'] == 1 else 'families'}",
+    )
+
+
+def gap_line(document: Mapping[str, Any]) -> str:
+    """How far the alternative's upper bound of total power is above the plan's (the report
+    page's planner prints the same line)."""
+    words = planner_lines()
+    tie = words["near_tie"].format(tolerance=percent(PLAN_NEAR_TIE)) if document["near_tie"] else ""
+    return f"{'gap':<13}" + words["gap"].format(
+        percent=percent(document["gap_to_alternative"]), tie=tie
+    )
 
 
 CSV_COLUMNS = (
     "rank", "model", "model_id", "gpu", "num_gpus", "replicas", "gpus",
     "output_tokens_per_second", "output_tokens_per_second_per_replica", "utilization",
     "high_utilization", "fastest_configuration", "output_tokens_per_request", "status",
-    "configurations", "itl_ms_at_most",
+    "assumption_contradicted", "configurations", "itl_ms_at_most",
 )  # fmt: skip
 RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
 CARBON_RANGES = ("g_per_response", "tonnes_per_year")
@@ -299,9 +380,15 @@ def ranked_rows(
         estimated = plan.get("estimated")
         if estimated:
             row.update(_ends("estimated_facility", estimated, estimated_ranges))
+            for bound, values in estimated["factor_values"].items():  # name=value, space apart
+                row[f"estimated_facility_factors_{bound}"] = (
+                    None if values is None
+                    else " ".join(f"{name}={value!r}" for name, value in values.items())
+                )  # fmt: skip
             by_country = estimated["carbon"]["by_country"]
             # --country's, else every country the estimates cover (the option's default).
             for code in document["countries"] or sorted(by_country):
+                row[f"estimated_carbon_{code}_g_per_kwh"] = by_country[code]["g_per_kwh"]
                 row.update(_ends(f"estimated_carbon_{code}", by_country[code], carbon_ranges))
         rows.append(row)
     return rows

@@ -42,6 +42,22 @@ def source_of(stages: Stages | DiffusionStages) -> dict[str, Any]:
     }
 
 
+def carbon_of(carbon: Path) -> dict[str, Any]:
+    """Where the carbon estimates' grid intensities come from, as a plan cites it: the carbon
+    snapshot's file, commit and sha256, and what kind of figure they are."""
+    snapshot = carbon_snapshot(carbon)
+    text = impact_factors()["text"]["carbon"]
+    return {
+        "name": text["name"],
+        "repository": snapshot.repository,
+        "commit": snapshot.commit,
+        "path": snapshot.file.path,
+        "sha256": snapshot.file.sha256,
+        "kind": text["kind"],
+        "unit": "gCO2e per kWh",
+    }
+
+
 def _grid(carbon: Path, countries: Sequence[str]) -> dict[str, GridIntensity]:
     """The countries asked for (ISO-3, any case), or every country of the carbon snapshot."""
     every = grid_intensities(carbon_snapshot(carbon).file)
@@ -81,7 +97,7 @@ def plan_at(
     )  # fmt: skip
     return plan_document(
         plans, task=task, source=source_of(stages), target=target, load=load, model=model,
-        gpu=gpu, countries=sorted(grid) if countries else [],
+        gpu=gpu, countries=sorted(grid) if countries else [], carbon=carbon_of(carbon),
     )  # fmt: skip
 
 
@@ -162,7 +178,7 @@ def diffusion_plan_at(
     return diffusion_plan_document(
         plans, task=task, noun=stages.output.noun, source=source_of(stages), deadline_s=deadline,
         max_utilization=max_utilization, load=load, model=model, gpu=gpu,
-        countries=sorted(grid) if countries else [],
+        countries=sorted(grid) if countries else [], carbon=carbon_of(carbon),
     )  # fmt: skip
 
 
@@ -180,6 +196,16 @@ def plan_grid(
     by_load = [
         (load, *plans) for load, plans in zip(PLAN_GRID_TOKENS_PER_SECOND, ranked, strict=True)
     ]
+    # And per model and GPU type, its best family at each load: what an API user asks of one
+    # model (the GPU figures only, slim: the site's budget).
+    by_pair = []
+    for model_id, gpu in sorted({(c["model_id"], c["gpu"]) for c in curves}):
+        try:
+            pair = ranked_plans(curves, target, loads, first=1, model=model_id, gpu=gpu)
+        except UsageError:  # no family of the pair meets the target
+            continue
+        by_pair.append([plans[0] for _, plans in pair])
     return plan_grid_document(
-        by_load, task=stages.snapshot.task, source=source_of(stages), target=target
-    )
+        by_load, task=stages.snapshot.task, source=source_of(stages), target=target,
+        by_pair=by_pair,
+    )  # fmt: skip

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from energy_index.documents.factors import impact_factors
 from energy_index.documents.plan import planner_lines
 from energy_index.errors import QUOTED_CHARACTERS
 from energy_index.model import INTEGER_TEXT, ITL_STATISTICS, NUMBER_TEXT, json_number
@@ -26,6 +27,7 @@ from energy_index.settings import (
     MIN_MAX_UTILIZATION,
     MIN_PLAN_TOKENS_PER_SECOND,
     PLAN_HIGH_UTILIZATION,
+    PLAN_NEAR_TIE,
     PLAN_SAME_THROUGHPUT,
 )
 
@@ -87,6 +89,12 @@ def planner_data(
         "same_throughput": PLAN_SAME_THROUGHPUT,
         "min_max_utilization": MIN_MAX_UTILIZATION,
         "high_utilization": PLAN_HIGH_UTILIZATION,
+        "near_tie": PLAN_NEAR_TIE,
+        # The facility estimate's factor values by bound (documents/factors.json's).
+        "factors": {
+            name: {bound: factor[bound]["value"] for bound in ("low", "high")}
+            for name, factor in impact_factors()["factors"].items()
+        },
         "lines": planner_lines(),
     }
 
@@ -120,8 +128,8 @@ def planner_section(
         "your latency target: the servers that carry it with the lowest upper bound of power, and "
         "their energy, "
         "are read from the measured configurations, which each figure names. The same figures "
-        "as <code>energy-index plan</code>; facility energy and carbon (estimates) are the "
-        "command's (<code>--country</code>).</p>"
+        "as <code>energy-index plan</code>, with the facility energy estimated apart; carbon "
+        "per country (an estimate) is the command's (<code>--country</code>).</p>"
         '<form id="planner-form" class="planner">'
         '<label>Output tokens per second <input id="plan-load" type="text" inputmode="decimal" '
         f'value="{DEFAULT_LOAD}"></label>'

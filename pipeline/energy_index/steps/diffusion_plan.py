@@ -38,7 +38,7 @@ from energy_index.steps.names import GPU_FIELDS, MODEL_FIELDS, named
 from energy_index.steps.plan import (
     _CARRIED,
     HOURS_PER_YEAR,
-    MEASURED,
+    MEASURED_STATUSES,
     _estimated,
     _Family,
     _plan_on,
@@ -191,7 +191,7 @@ def _figures(
     total = {"low": low, "high": n * replica["high"]}
     read = [p["point"] for p in plan["configurations"]]
     fastest = plan["fastest"]["point"]
-    if plan["status"] == MEASURED:  # the measured column, not power ÷ a load typed near it
+    if plan["status"] in MEASURED_STATUSES:  # the measured column, not power ÷ a load near it
         joules = {"low": read[0]["joules_per_output"], "high": read[0]["joules_per_output"]}
     else:
         joules = {"low": None if low is None else low / load, "high": total["high"] / load}
@@ -208,6 +208,7 @@ def _figures(
             plan, {"row_id": fastest["row_id"], rate: fastest["outputs_per_second"] * factor}
         ),
         "status": plan["status"],
+        "assumption_contradicted": plan["assumption_contradicted"],
         # What the token planner calls the latency of the points read: here their batch latency.
         "batch_latency_s_at_most": significant(plan["itl_ms_at_most"]),
         "configurations": [

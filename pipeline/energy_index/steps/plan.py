@@ -7,20 +7,23 @@ the task file's validated columns give it exactly). A replica carrying x output 
 
     x = T_k                   measured: power P_k, energy per token the measured column (x
                               within a relative 1e-9 of T_k is T_k: upstream's throughput and
-                              P_k ÷ E_k differ in the last binary digit, and either is typed)
-    T_i < x < T_(i+1)         bracketed: power between P_i and P_(i+1) (the one assumption),
-                              energy per token [min(P_i, P_(i+1)) ÷ x, max(P_i, P_(i+1)) ÷ x],
-                              latency at most the larger ITL of the two (a curve is not
-                              monotone in ITL along throughput: true of either point)
-    x < T_1                   upper_bound_only: at most P_1 ÷ x; no lower bound, since idle
-                              power is not measured
+                              P_k ÷ E_k differ in the last binary digit, and either is typed);
+                              measured_per_server when several replicas each carry T_k
+    T_i < x < T_(i+1)         between_measured: power between P_i and P_(i+1) (the one
+                              assumption), energy per token [min(P_i, P_(i+1)) ÷ x,
+                              max(P_i, P_(i+1)) ÷ x], latency at most the larger ITL of the
+                              two (a curve is not monotone in ITL along throughput)
+    x < T_1                   assumed_upper_bound: at most P_1 ÷ x if power does not rise as
+                              load falls (assumed: idle power is not measured); no lower bound.
+                              A family whose P_1 > P_2 goes the other way: flagged
+                              (``assumption_contradicted``)
     x > the largest T         the family cannot carry it on one replica
 
-Over replicas (``_plan_on``): n replicas each carry load ÷ n; the n whose upper bound of
-total power (n × the replica's highest power) is lowest wins, the fewest replicas on a tie. The
-upper bound is constant between two measured throughputs, so only the smallest n reaching each
-measured point (and the one after it: in floats, it can reach the next point before that
-point's own smallest n does) can win: those are the candidates, not every n.
+Over replicas (``_plan_on``): n replicas each carry load ÷ n, none more than the target's
+``max_utilization`` of the fastest point; of those, the n whose upper bound of total power
+(n × the replica's highest power) is lowest wins, the fewest replicas on a tie. The upper bound
+is constant while the share stays between two measured throughputs, so only the fewest n
+reaching each measured point (or the fewest allowed) can win: those are the candidates.
 
 Every figure names the configurations it was read from (``row_id``). Nothing here is rounded but
 the published figures: throughputs not at all (a user types them back), energy per output token
@@ -57,7 +60,14 @@ from energy_index.steps.names import GPU_FIELDS, MODEL_FIELDS, named
 from energy_index.steps.row_fields import ROW
 
 HOURS_PER_YEAR = 8760.0  # a constant load all year: 365 days
-MEASURED, BRACKETED, UPPER_BOUND_ONLY = "measured", "bracketed", "upper_bound_only"
+# What a figure rests on, one word each for every planner, document and schema: a load each
+# server carries at a measured throughput (one server, or several each at it), between two
+# measured throughputs, or below the lightest (an upper bound that holds only if power does not
+# rise as load falls: assumed, not measured).
+MEASURED, MEASURED_PER_SERVER = "measured", "measured_per_server"
+BETWEEN_MEASURED, ASSUMED_UPPER_BOUND = "between_measured", "assumed_upper_bound"
+STATUSES = (MEASURED, MEASURED_PER_SERVER, BETWEEN_MEASURED, ASSUMED_UPPER_BOUND)
+MEASURED_STATUSES = (MEASURED, MEASURED_PER_SERVER)
 # How much more than its throughput a point carries (the same number, ``is_measured``): the one
 # factor of the limits bisected and of the replica counts, so that both agree to the last digit.
 _CARRIED = 1 + PLAN_SAME_THROUGHPUT
@@ -137,9 +147,9 @@ def _placed(
         status, read = MEASURED, [upper]
         low, high = upper["avg_power_watts"], upper["avg_power_watts"]
     elif above == 0:
-        status, read, low, high = UPPER_BOUND_ONLY, [upper], None, upper["avg_power_watts"]
+        status, read, low, high = ASSUMED_UPPER_BOUND, [upper], None, upper["avg_power_watts"]
     else:
-        status, read = BRACKETED, [points[above - 1], upper]
+        status, read = BETWEEN_MEASURED, [points[above - 1], upper]
         powers = (read[0]["avg_power_watts"], upper["avg_power_watts"])
         low, high = min(powers), max(powers)
     return {
@@ -221,9 +231,17 @@ def _plan_on(
             best, replicas = total, n
     place = _placed(family.points, limits, load / replicas, itl_statistic=itl_statistic)
     assert place is not None
+    status = place["status"]
     return {
         "replicas": replicas,
         **place,
+        # One server measured, or several each at a measured point: n × one measurement.
+        "status": MEASURED_PER_SERVER if status == MEASURED and replicas > 1 else status,
+        # Below the lightest point the bound assumes power does not rise as load falls; a family
+        # whose lightest point draws more than its next goes the other way.
+        "assumption_contradicted": status == ASSUMED_UPPER_BOUND
+        and len(powers) > 1
+        and powers[0] > powers[1],
         "utilization": load / replicas / throughputs[-1],
         "fastest": family.points[-1],
     }
@@ -392,7 +410,7 @@ def _figures(
         "low": None if replica["low"] is None else n * replica["low"],
         "high": n * replica["high"],
     }
-    if plan["status"] == MEASURED:  # the measured column, not power ÷ a load typed near it
+    if plan["status"] in MEASURED_STATUSES:  # the measured column, not power ÷ a load near it
         (point,) = plan["configurations"]
         joules = {"low": point["energy_per_token_joules"], "high": point["energy_per_token_joules"]}
     else:
@@ -417,8 +435,9 @@ def _figures(
             },
         ),
         "output_tokens_per_request": significant(tokens_per_request),
-        "output_tokens_per_request_source": "given" if tokens_given else "measured",
+        "output_tokens_per_request_source": "given" if tokens_given else "family_mean",
         "status": plan["status"],
+        "assumption_contradicted": plan["assumption_contradicted"],
         "itl_ms_at_most": significant(plan["itl_ms_at_most"]),
         "configurations": [
             {
@@ -444,6 +463,12 @@ def _figures(
             factors=factors, grid=grid,
         )  # fmt: skip
     return figures
+
+
+def _value(factors: Mapping[str, Any], name: str) -> float:
+    """A factor's value by its published name: ``pue.high`` → factors.json's pue high value."""
+    factor, bound = name.split(".")
+    return float(factors[factor][bound]["value"])
 
 
 def _estimated(
@@ -480,11 +505,21 @@ def _estimated(
         "wh_per_response": _scaled(joules, tokens / JOULES_PER_WH),
         "mwh_per_year": _scaled(watts, HOURS_PER_YEAR / 1e6),
         "factors": {b: None if e is None else e["factors"]["facility"] for b, e in ends.items()},
+        # Each factor's value, by the name the list above gives it: the inputs, not only names.
+        "factor_values": {
+            b: None
+            if e is None
+            else {name: _value(factors, name) for name in e["factors"]["facility"]}
+            for b, e in ends.items()
+        },
         "carbon": {
             "status": "estimated",
             "boundary": "facility",
             "by_country": {
                 code: {
+                    "country": country.country,
+                    "year": country.year,
+                    "g_per_kwh": country.g_per_kwh,
                     "g_per_response": _scaled(
                         joules,
                         tokens / JOULES_PER_WH / 1000 * country.g_per_kwh,

@@ -67,6 +67,9 @@ function typed(v) {
   return String(v);
 }
 
+// documents/plan.py's short(): a figure of the table, to four significant digits.
+const short = (v) => typed(significant(v));
+
 // Python's f"{v:g}": six significant digits, exponent below 1e-4 or from 1e6.
 function g(v) {
   if (v === 0) return "0";
@@ -98,11 +101,11 @@ function placed(points, load, statistic) {
   if (isMeasured(upper.output_tokens_per_second, load)) {
     [status, read, low, high] = ["measured", [upper], upper.avg_power_watts, upper.avg_power_watts];
   } else if (above === 0) {
-    [status, read, low, high] = ["upper_bound_only", [upper], null, upper.avg_power_watts];
+    [status, read, low, high] = ["assumed_upper_bound", [upper], null, upper.avg_power_watts];
   } else {
     read = [points[above - 1], upper];
     const powers = [read[0].avg_power_watts, upper.avg_power_watts];
-    [status, low, high] = ["bracketed", Math.min(...powers), Math.max(...powers)];
+    [status, low, high] = ["between_measured", Math.min(...powers), Math.max(...powers)];
   }
   // True of every point read (steps/plan.py): the power bounds come from either of the two.
   const itl = Math.max(...read.map((p) => p[`${statistic}_itl_ms`]));
@@ -130,7 +133,17 @@ function familyPlan(curve, load, statistic, deadline, maxUtilization) {
     if (best === null || total < best.total) best = { total, n, place };
   }
   const fastest = points[points.length - 1];
-  return { ...best, fastest, utilization: load / best.n / fastest.output_tokens_per_second };
+  const status = best.place.status;
+  return {
+    ...best,
+    fastest,
+    utilization: load / best.n / fastest.output_tokens_per_second,
+    // steps/plan.py's _plan_on: several servers each at a measured point, and a light end that
+    // goes against the assumed bound.
+    status: status === "measured" && best.n > 1 ? "measured_per_server" : status,
+    contradicted: status === "assumed_upper_bound" && points.length > 1 &&
+      points[0].avg_power_watts > points[1].avg_power_watts,
+  };
 }
 
 function range(low, high) {
@@ -158,13 +171,15 @@ function figures(curve, best, load) {
     utilization: best.utilization,
     fastest: best.fastest,
     tokens: significant(tokens),
-    status: place.status,
+    status: best.status,
+    contradicted: best.contradicted,
     itl: significant(place.itl),
     configurations: place.configurations,
     power: range(total.low, total.high),
     joules: { low: joules.low === null ? null : places7(joules.low), high: places7(joules.high) },
     response: scaled(joules, tokens / JOULES_PER_WH),
     year: scaled(total, HOURS_PER_YEAR / 1e6),
+    facility: facility(curve, place, joules, load),
     rank: [total.high, total.low === null ? Infinity : total.low, n * curve.num_gpus,
       curve.model_id, curve.gpu, curve.num_gpus],
   };
@@ -179,10 +194,10 @@ function compare(a, b) {
 }
 
 function span(value, unit) {
-  if (value.low === null) return `at most ${typed(value.high)} ${unit}`;
+  if (value.low === null) return `at most ${short(value.high)} ${unit}`;
   return value.low === value.high
-    ? `${typed(value.low)} ${unit}`
-    : `${typed(value.low)} – ${typed(value.high)} ${unit}`;
+    ? `${short(value.low)} ${unit}`
+    : `${short(value.low)} – ${short(value.high)} ${unit}`;
 }
 
 // documents/plan.py's percent and utilization_lines.
@@ -195,6 +210,7 @@ function utilizationLines(plan, maxUtilization) {
     .replace("{row_id}", plan.fastest.row_id)
     .replace("{max_percent}", percent(maxUtilization))
     .replace("{max}", g(maxUtilization))];
+  if (plan.contradicted) lines.push(`${"warning".padEnd(13)}${words.assumption_contradicted}`);
   if (plan.utilization >= planner.high_utilization) {
     lines.push(`${"warning".padEnd(13)}` +
       words.high_utilization.replace("{high_percent}", percent(planner.high_utilization)));
@@ -202,7 +218,16 @@ function utilizationLines(plan, maxUtilization) {
   return lines;
 }
 
-// documents/plan.py's _family_lines, without the estimated lines (the command's).
+// documents/plan.py's gap_line: the alternative's upper bound of total power above the plan's.
+function gapLine(best, alternative) {
+  const gap = (alternative.power.high - best.power.high) / best.power.high;
+  const words = planner.lines;
+  const tie = gap <= planner.near_tie
+    ? words.near_tie.replace("{tolerance}", percent(planner.near_tie)) : "";
+  return `${"gap".padEnd(13)}` + words.gap.replace("{percent}", percent(gap)).replace("{tie}", tie);
+}
+
+// documents/plan.py's _family_lines, with the facility estimate, without carbon (the command's).
 function familyLines(label, plan, statistic, maxUtilization) {
   const c = plan.curve;
   const s = (count) => (count > 1 ? "s" : "");
@@ -211,7 +236,7 @@ function familyLines(label, plan, statistic, maxUtilization) {
   return [
     `${label.padEnd(13)}${c.model} on ${c.gpu}: ${counted(plan.replicas, "replica")} × ` +
       `${counted(c.num_gpus, "GPU")} = ${counted(plan.gpus, "GPU")}, ` +
-      `${typed(plan.perReplica)} output tokens/s each`,
+      `${short(plan.perReplica)} output tokens/s each`,
     ...utilizationLines(plan, maxUtilization),
     `${"status".padEnd(13)}${plan.status}, from the measured configuration` +
       `${s(plan.configurations.length)}:`,
@@ -224,9 +249,50 @@ function familyLines(label, plan, statistic, maxUtilization) {
     `${"GPU power".padEnd(13)}${span(plan.power, "W")} (all replicas)`,
     `${"energy".padEnd(13)}${span(plan.joules, "J per output token")}`,
     `${"per response".padEnd(13)}${span(plan.response, "Wh")} (${g(plan.tokens)} output tokens, ` +
-      "measured)",
+      `${planner.lines.family_mean})`,
     `${"per year".padEnd(13)}${span(plan.year, "MWh")} at this load, all year`,
+    `${"facility".padEnd(13)}${span(plan.facility.joules, "J per output token")}, ` +
+      `${span(plan.facility.year, "MWh per year")} (estimated)`,
+    `${"factors".padEnd(13)}` + ["low", "high"].filter((b) => plan.facility.values[b])
+      .map((b) => `${b}: ` + Object.entries(plan.facility.values[b])
+        .map(([name, value]) => `${name} ${g(value)}`).join(", ")).join("; "),
   ];
+}
+
+// steps/impacts.py's energy_bounds through steps/plan.py's _estimated: each end of the GPU range
+// (per server) through the factors' bound of the same side, the host's form the lower (low) or
+// the higher (high) of the two, in the same operations.
+function facility(curve, place, joules, load) {
+  const factors = planner.factors;
+  const ends = { low: null, high: null };
+  for (const [bound, pick] of [["low", Math.min], ["high", Math.max]]) {
+    const power = place[bound];
+    if (power === null) continue;
+    const j = joules[bound];
+    const byForm = {
+      ratio: factors.host_ratio_to_gpu[bound] * j,
+      time: factors.host_power_per_gpu[bound] * curve.num_gpus * j / power,
+    };
+    const best = pick(byForm.ratio, byForm.time);
+    const form = byForm.ratio === best ? "ratio" : "time"; // sorted names: ratio first on a tie
+    const server = (j + byForm[form]) * factors.idle_capacity[bound];
+    const name = form === "ratio" ? "host_ratio_to_gpu" : "host_power_per_gpu";
+    ends[bound] = {
+      joules: server * factors.pue[bound],
+      values: {
+        [`${name}.${bound}`]: factors[name][bound],
+        [`idle_capacity.${bound}`]: factors.idle_capacity[bound],
+        [`pue.${bound}`]: factors.pue[bound],
+      },
+    };
+  }
+  const watts = (end) => (end === null ? null : end.joules * load);
+  return {
+    joules: range(ends.low === null ? null : ends.low.joules, ends.high.joules),
+    year: range(ends.low === null ? null : watts(ends.low) * (HOURS_PER_YEAR / 1e6),
+      watts(ends.high) * (HOURS_PER_YEAR / 1e6)),
+    values: { low: ends.low && ends.low.values, high: ends.high.values },
+  };
 }
 
 // The command's reading of a typed number and its refusals, in its words (energy_index/model.py:
@@ -365,7 +431,7 @@ function draw() {
     const most = given.utilization;
     const lines = familyLines("plan", best, statistic.value, most);
     lines.push("", ...(alternative
-      ? familyLines("alternative", alternative, statistic.value, most)
+      ? [...familyLines("alternative", alternative, statistic.value, most), gapLine(best, alternative)]
       : [`${"alternative".padEnd(13)}none: no other family (of --model, --gpu) meets the target`]));
     output.textContent = lines.join("\n");
   }
