@@ -107,12 +107,13 @@ def plan_document(
 
 
 def best_two(plans: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """How many families carry the load, of how many models and GPU types (every family that
+    """How many families carry the load, of which models and GPU types (every family that
     carries it is compared), the best and the runner-up (None: no other), and how close."""
     return {
         "families": len(plans),
-        "models": len({plan["model_id"] for plan in plans}),
-        "gpu_types": len({plan["gpu"] for plan in plans}),
+        # Which were compared, by name: every model and GPU type of a family that carries it.
+        "models": sorted({plan["model"] for plan in plans}),
+        "gpu_types": sorted({plan["gpu"] for plan in plans}),
         **_closest(plans),
     }
 
@@ -328,8 +329,8 @@ def framed_lines(
 def compared(document: Mapping[str, Any]) -> str:
     """What the plan was chosen among, in words: ``18 models on 2 GPU types (36 families …``."""
     return planner_lines()["compared"].format(
-        models=counted(document["models"], "model"),
-        gpus=counted(document["gpu_types"], "GPU type"),
+        models=counted(len(document["models"]), "model"),
+        gpus=counted(len(document["gpu_types"]), "GPU type"),
         families=f"{document['families']} {'family' if document['families'] == 1 else 'families'}",
     )
 
