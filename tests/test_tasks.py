@@ -100,8 +100,12 @@ def test_the_chat_index_built_among_all_tasks_equals_the_default_one(all_tasks: 
 @pytest.mark.parametrize("task", ["text-to-image", "text-to-video"])
 def test_a_diffusion_task_gets_its_own_index_and_never_the_token_pipeline(task, tmp_path):
     # The token stages still refuse it as such: only the diffusion flow may build it.
-    with pytest.raises(UnsupportedTask, match=f"{task} is a diffusion task"):
+    with pytest.raises(UnsupportedTask) as refused:
         index_stages(GOLDEN, settings=BuildSettings(task=task))
+    assert str(refused.value) == (
+        f"{task} is a diffusion task: the leaderboard measures it in energy per image or video, "
+        "not per output token, so it has no place in this index"
+    )
     result = invoke("build", "--from", GOLDEN, "--task", task, "--out", tmp_path / "i.json")
     assert result.exit_code == 0, result.output
     assert "no place in this index" not in result.output
