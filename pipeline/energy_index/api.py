@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from energy_index import settings
 from energy_index.errors import SourceError, UsageError
-from energy_index.io.packaged import installed_copy, located
+from energy_index.io.packaged import at_checkout, installed_copy, located
 from energy_index.model import (  # the checks are shared with the steps: one check each
     EXTRAS,
     Access,
@@ -180,7 +180,7 @@ def _access(
         if isinstance(value, float) and math.isnan(value):
             raise UsageError(f"{value} is not a number of seconds", parameter=name)
     return Access(
-        cache=Path(cache),
+        cache=at_checkout(cache, default=settings.DEFAULT_CACHE),
         # The command's --network-timeout-total counts from now, however long ago ``network``
         # was made.
         network=replace(network or NetworkSettings(), started=time.monotonic()),
@@ -252,6 +252,7 @@ def build(
     )
     access = _access(cache, network, notify=notify)
     target = _path(out, parameter="out")
+    target = None if target is None else at_checkout(target, default=settings.DEFAULT_OUT)
     if target is None:
         if all_tasks or extras.flags:
             raise UsageError("extra files and all tasks need an output path", parameter="out")
@@ -597,7 +598,8 @@ def report(
     refused (UsageError) unless ``force``."""
     from energy_index.flows.report import write_report_page
 
-    page, picture = Path(out), Path(png) if png is not None else None
+    page = at_checkout(out, default=settings.DEFAULT_REPORT_PAGE)
+    picture = Path(png) if png is not None else None
     size = write_report_page(
         located(index, default=settings.DEFAULT_OUT),
         source=_source(source),
@@ -626,7 +628,7 @@ def site(
     """
     from energy_index.flows.site import write_site
 
-    folder = Path(out)
+    folder = at_checkout(out, default=settings.DEFAULT_SITE)
     files = write_site(
         located(index, default=settings.DEFAULT_OUT),
         source=_source(source),

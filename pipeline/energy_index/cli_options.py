@@ -135,8 +135,8 @@ def network_options(command: F) -> F:
 
 
 INSTALLED_COPY = (
-    "; by default the path of that name in the working directory (a checkout), else the "
-    "copy installed with energy-index"
+    "; by default the path of that name in the working directory (a checkout) or in the "
+    "checkout it is a subfolder of, else the copy installed with energy-index"
 )
 
 

@@ -1,0 +1,65 @@
+"""A command run inside a checkout's subfolder reads that checkout's snapshot and writes its
+default outputs into the checkout, as in its root (issue 34 item 8): it used to read the installed
+package's copy and write output/ into the subfolder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from energy_index.io.packaged import at_checkout, enclosing_checkout
+from energy_index.settings import DEFAULT_OUT, VENDORED_SNAPSHOT
+from tests.conftest import GOLDEN, invoke, write_snapshot
+
+CHECKOUT_COMMIT = "f" * 40  # write_snapshot's: not the vendored snapshot's, nor the golden one's
+
+
+def checkout(root: Path, project: str = "energy-index") -> Path:
+    """A checkout with its own snapshot (the golden chat task, at commit fff…) and a subfolder."""
+    (root / "pyproject.toml").parent.mkdir(parents=True)
+    (root / "pyproject.toml").write_text(f'[project]\nname = "{project}"\nversion = "1"\n')
+    task = (GOLDEN / "public/data/tasks/lm-arena-chat.json").read_bytes()
+    write_snapshot(root / VENDORED_SNAPSHOT, task)
+    (root / "docs" / "deep").mkdir(parents=True)
+    return root
+
+
+def test_in_a_checkout_s_subfolder_build_reads_and_writes_the_checkout_s(tmp_path, monkeypatch):
+    root = checkout(tmp_path / "checkout")
+    monkeypatch.chdir(root / "docs" / "deep")
+    assert enclosing_checkout() == Path("../..")
+    built = invoke("build")
+    assert built.exit_code == 0, built.output
+    assert built.output.startswith("wrote ../../output/index.json (")
+    assert not (root / "docs" / "deep" / "output").exists()
+    report = json.loads((root / "output" / "index.report.json").read_text())
+    assert report["source"]["commit"] == CHECKOUT_COMMIT
+
+
+def test_in_a_checkout_s_subfolder_plan_reads_the_checkout_s_snapshot(tmp_path, monkeypatch):
+    root = checkout(tmp_path / "checkout")
+    monkeypatch.chdir(root / "docs")
+    planned = invoke("plan", "--tokens-per-second", "1000", "--json")
+    assert json.loads(planned.output)["source"]["commit"] == CHECKOUT_COMMIT
+
+
+def test_in_the_root_and_outside_a_checkout_paths_stay_as_given(tmp_path, monkeypatch):
+    root = checkout(tmp_path / "checkout")
+    monkeypatch.chdir(root)
+    assert enclosing_checkout() is None
+    assert at_checkout(DEFAULT_OUT, default=DEFAULT_OUT) == Path(DEFAULT_OUT)
+    other = checkout(tmp_path / "other", project="not-energy-index")
+    monkeypatch.chdir(other / "docs")
+    assert enclosing_checkout() is None  # another project's pyproject.toml is no checkout
+    planned = invoke("plan", "--tokens-per-second", "1000", "--json")
+    assert json.loads(planned.output)["source"]["commit"] != CHECKOUT_COMMIT  # the installed copy
+
+
+@pytest.mark.parametrize("given", ["elsewhere/index.json", "output/other.json"])
+def test_a_path_given_is_never_moved(tmp_path, monkeypatch, given: str):
+    root = checkout(tmp_path / "checkout")
+    monkeypatch.chdir(root / "docs")
+    assert at_checkout(given, default=DEFAULT_OUT) == Path(given)
+    assert at_checkout(DEFAULT_OUT, default=DEFAULT_OUT) == Path("..") / DEFAULT_OUT
