@@ -57,7 +57,7 @@ def test_in_the_root_and_outside_a_checkout_paths_stay_as_given(tmp_path, monkey
     assert json.loads(planned.output)["source"]["commit"] != CHECKOUT_COMMIT  # the installed copy
 
 
-@pytest.mark.parametrize("given", ["elsewhere/index.json", "output/other.json"])
+@pytest.mark.parametrize("given", ["elsewhere/index.json", "results/index.json"])
 def test_a_path_given_is_never_moved(tmp_path, monkeypatch, given: str):
     root = checkout(tmp_path / "checkout")
     monkeypatch.chdir(root / "docs")
