@@ -571,3 +571,18 @@ def test_the_planner_s_points_are_the_curves_points_repeated_runs_too(page: Path
         ids = [p["row_id"] for p in want["points"]]
         repeated += len(ids) - len(set(ids))
     assert repeated == 2  # the two repeated runs are in the data this holds to
+
+
+def test_the_contents_list_reaches_every_part_of_the_page_in_one_click(page: Path):
+    """Issue 34 item 8: a contents list near the top links each part the page holds, the
+    planner and the tables among them, and every link reaches an id of the page."""
+    from energy_index.pages.page import CONTENTS
+
+    html = page.read_text()
+    nav = re.search(r'<nav class="contents" aria-label="Contents">(.*?)</nav>', html)
+    assert nav and html.index(nav.group(0)) < html.index('id="controls"')  # before the controls
+    targets = re.findall(r'href="#([\w-]+)"', nav.group(1))
+    assert targets == [key for key, _ in CONTENTS if f'id="{key}"' in html]
+    assert {"picks", "planner", "sweep", "excluded", "provenance"} <= set(targets)
+    assert "cards" not in targets  # a page outside the site has no cards
+    assert all(html.count(f'id="{target}"') == 1 for target in targets)

@@ -480,3 +480,20 @@ def test_the_planner_reads_and_refuses_typed_text_in_the_command_s_words(built, 
         shown = tab.tab.locator("#plan-result").text_content()
         assert shown == _command_says(load, deadline, utilization), (load, deadline, utilization)
     assert tab.messages == []
+
+
+@needs_chromium
+def test_the_contents_reach_the_planner_and_the_cards_in_one_click(tmp_path, tab, golden_index):
+    """Issue 34 item 8: on a task's page of the site, the contents list's links reach the
+    planner and the cards (behind a closed block, which the link opens)."""
+    site = tmp_path / "site"
+    invoke("site", "--index", str(golden_index), "--from", str(GOLDEN), "--out", str(site))
+    tab.open(site / "tasks" / "lm-arena-chat" / "index.html")
+    assert not tab.tab.locator("#cards").is_visible()
+    tab.tab.locator('nav.contents a[href="#cards"]').click()
+    tab.tab.wait_for_function("document.getElementById('cards').closest('details').open")
+    assert tab.tab.locator("#cards a").first.is_visible()
+    tab.tab.locator('nav.contents a[href="#planner"]').click()
+    tab.tab.wait_for_function("location.hash === '#planner'")
+    assert tab.tab.locator("#planner h2").is_visible()
+    assert tab.messages == []

@@ -671,8 +671,9 @@ def test_the_api_index_names_the_diffusion_schemas(site: Path):
 
 def test_the_front_page_gives_each_task_its_unit(site: Path):
     front = (site / "index.html").read_text("utf-8")
+    tiles = front[front.index('<ul class="tasks">') :]  # the contents above link the planner
     items = dict(
-        re.findall(r'<a href="(tasks/[^"]+)">.*?</a><br><span class="unit">(.*?)</span>', front)
+        re.findall(r'<a href="(tasks/[^"]+)">.*?</a><br><span class="unit">(.*?)</span>', tiles)
     )
     editorial = editorial_text()
     assert items == {
@@ -741,3 +742,35 @@ def test_a_diffusion_tasks_extras_on_the_site_are_the_bytes_a_build_writes(
         base = site / "api/v1/tasks" / task
         for name in ("curves.json", "impacts.json"):
             assert (base / name).read_bytes() == out.with_name(name).read_bytes(), (task, name)
+
+
+def test_the_front_page_shows_each_task_s_lowest_and_highest_pick_and_finds_every_model(
+    site: Path,
+):
+    """Issue 34 item 8: the answer at a glance (per task its lowest and highest pick, in its
+    unit, each linking its card), every model with a link to each of its cards, the planner."""
+    import re
+
+    front = (site / "index.html").read_text()
+    for task in TASKS:
+        rows = json.loads((site / "api/v1/tasks" / task / "index.json").read_text())["rows"]
+        figures = sorted(rows, key=lambda r: r["wh_per_million_output_tokens"])
+        for word, row in (("lowest", figures[0]), ("highest", figures[-1])):
+            card = f"cards/{task}/{row['slug']}/{row['gpu'].lower()}.html"
+            shown = f'{word} <a href="{card}">{row["wh_per_million_output_tokens"]}</a> '
+            assert shown + f"({row['model']} on {row['gpu']})" in front, (task, word)
+        for row in rows:  # found by name: a link to its card under "Find a model"
+            card = f"cards/{task}/{row['slug']}/{row['gpu'].lower()}.html"
+            models = front[front.index('id="models"') :]
+            assert f'<a href="{card}">{task} {row["gpu"]}</a>' in models
+    planner = re.search(r'<a href="(tasks/[\w-]+/index.html)#planner">', front)
+    assert planner and 'id="planner"' in (site / planner.group(1)).read_text()
+
+
+def test_a_task_page_s_contents_reach_its_cards(site: Path):
+    page = (site / "tasks/lm-arena-chat/index.html").read_text()
+    assert '<a href="#cards">A card per pick</a>' in page
+    assert (
+        page.count('id="cards"') == 1
+        and '<summary>A card per pick</summary><ul id="cards">' in page
+    )

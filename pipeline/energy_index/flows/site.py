@@ -83,7 +83,7 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import EXTRAS, Access, Target
 from energy_index.pages.cards import CardPlace, card_html, card_path
 from energy_index.pages.diffusion import diffusion_card, diffusion_page, diffusion_title
-from energy_index.pages.navigation import SITE_STYLE, back_links, front_page, task_links
+from energy_index.pages.navigation import SITE_STYLE, Pick, back_links, front_page, task_links
 from energy_index.pages.page import page_style, page_title, report_html
 from energy_index.settings import (
     CARBON_SNAPSHOT,
@@ -213,6 +213,11 @@ def site_files(
         "downloads and API files.",
         tasks=pages,
         units={path: _unit(editorial, _task_of(path)) for path in pages},
+        picks={
+            f"tasks/{task}/index.html": _picks(editorial, task, document)
+            for task, document in tables
+        },
+        planner=f"{next(iter(token_pages or pages))}#planner",
         style=page_style(),
         extra={
             "Every API endpoint, with its schema (api/v1/index.json)": API_INDEX,
@@ -316,6 +321,17 @@ def _page_name(editorial: dict[str, Any], task: str) -> str:
         entry = editorial["diffusion"]["tasks"][task]
         return diffusion_title(output_of(task, entry), entry["source_workload"])
     return page_title(task_text(editorial, task)["source_workload"])
+
+
+def _picks(editorial: dict[str, Any], task: str, document: Mapping[str, Any]) -> list[Pick]:
+    """A task's picks as the front page shows them: the figure in the task's unit (per million
+    output tokens, per image, per video), the model, the GPU and the card."""
+    field = "wh_per_million_output_tokens"
+    if is_diffusion(editorial, task):
+        field = f"wh_per_{editorial['diffusion']['tasks'][task]['output']}"
+    return [
+        Pick(row[field], row["model"], row["gpu"], card_path(task, row)) for row in document["rows"]
+    ]
 
 
 def _unit(editorial: dict[str, Any], task: str) -> str:

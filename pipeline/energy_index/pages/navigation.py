@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 from posixpath import relpath
+from typing import NamedTuple
+
+from energy_index.model import json_number
 
 
 def link(target: str, text: str, *, here: str) -> str:
@@ -15,8 +18,9 @@ def link(target: str, text: str, *, here: str) -> str:
     return f'<a href="{escape(href)}">{escape(text)}</a>'
 
 
-def _list(items: Sequence[str]) -> str:
-    return "<ul>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
+def _list(items: Sequence[str], *, key: str = "") -> str:
+    named = f' id="{key}"' if key else ""
+    return f"<ul{named}>" + "".join(f"<li>{item}</li>" for item in items) + "</ul>"
 
 
 def task_links(
@@ -43,7 +47,9 @@ def task_links(
         f"<p>{link(api_index, 'Every API endpoint, with its schema', here=here)}</p>"
         "</details>"
         f"<details><summary>A card per pick</summary>"
-        f"{_list([link(path, label, here=here) for label, path in cards.items()])}</details>"
+        # The list's id: a link to it (the page's contents) opens the closed block around it.
+        f"{_list([link(path, label, here=here) for label, path in cards.items()], key='cards')}"
+        "</details>"
         "</nav>"
     )
 
@@ -60,6 +66,16 @@ SITE_STYLE = (
 )
 
 
+class Pick(NamedTuple):
+    """One pick as the front page shows it: its figure (in its task's unit), its model and GPU,
+    and its card's path."""
+
+    figure: float
+    model: str
+    gpu: str
+    card: str
+
+
 def front_page(
     *,
     title: str,
@@ -68,24 +84,63 @@ def front_page(
     lede: str,
     style: str,
     units: Mapping[str, str],
+    picks: Mapping[str, Sequence[Pick]],
+    planner: str,
 ) -> str:
     """The site's front page: a link to every task's page, labelled with that page's own name
-    (``tasks``: path → name) and its unit (``units``: path → unit), and to the API and data
-    package; in the report's ``style``."""
+    (``tasks``: path → name) and its unit (``units``: path → unit), with its lowest and highest
+    pick (``picks``: path → its picks), each linking its card; every model with a link to each
+    of its cards; the ``planner`` (a page's planner section); the API and data package; in the
+    report's ``style``."""
     here = HOME
-    items = [
-        f'{link(path, name, here=here)}<br><span class="unit">{escape(units[path])}</span>'
-        for path, name in tasks.items()
-    ]
+    items = []
+    for path, name in tasks.items():
+        ends = ""
+        if picks.get(path):
+            low, high = min(picks[path]), max(picks[path])
+            ends = f"<br>lowest {_pick(low, here)}<br>highest {_pick(high, here)}"
+        items.append(
+            f'{link(path, name, here=here)}<br><span class="unit">{escape(units[path])}</span>'
+            f"{ends}"
+        )
     others = [link(path, label, here=here) for label, path in extra.items()]
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)}</title><style>{style}{SITE_STYLE}</style></head><body>"
-        f'<header><h1>{escape(title)}</h1><p class="lede">{escape(lede)}</p></header>'
-        f'<h2>Tasks</h2><ul class="tasks">{"".join(f"<li>{item}</li>" for item in items)}</ul>'
-        f"<h2>Data</h2>{_list(others)}"
+        f'<header><h1>{escape(title)}</h1><p class="lede">{escape(lede)}</p>'
+        '<nav class="contents" aria-label="Contents"><p>Contents: <a href="#tasks">Tasks, '
+        'lowest and highest pick</a> · <a href="#models">Find a model</a> · '
+        f'{link(planner, "Plan a load (the planner)", here=here)} · <a href="#data">Data</a>'
+        "</p></nav></header>"
+        f'<h2 id="tasks">Tasks</h2><p>Each task\'s lowest and highest pick, in its unit; a '
+        "figure links its card.</p>"
+        f'<ul class="tasks">{"".join(f"<li>{item}</li>" for item in items)}</ul>'
+        f'<h2 id="models">Find a model</h2>{_models(tasks, picks, here)}'
+        f'<h2 id="data">Data</h2>{_list(others)}'
         "</body></html>\n"
+    )
+
+
+def _pick(pick: Pick, here: str) -> str:
+    figure = str(json_number(pick.figure))  # as the index publishes it
+    return f"{link(pick.card, figure, here=here)} {escape(f'({pick.model} on {pick.gpu})')}"
+
+
+def _models(tasks: Mapping[str, str], picks: Mapping[str, Sequence[Pick]], here: str) -> str:
+    """Every model of every task, by name, with a link to each of its cards (task: GPU)."""
+    cards: dict[str, list[str]] = {}
+    for path in tasks:
+        task = path.split("/")[1]
+        for pick in sorted(picks.get(path, ()), key=lambda p: p.gpu):
+            cards.setdefault(pick.model, []).append(
+                link(pick.card, f"{task} {pick.gpu}", here=here)
+            )
+    return _list(
+        [
+            f"{escape(model)}: {' · '.join(links)}"
+            for model, links in sorted(cards.items(), key=lambda m: m[0].casefold())
+        ]
     )
 
 

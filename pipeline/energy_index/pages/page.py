@@ -80,6 +80,32 @@ class PageInputs:
     plan_curves: Sequence[Mapping[str, Any]] = ()
 
 
+# The page's contents list, in page order: the id each entry reaches and its label. An entry
+# whose id the page does not hold (no impacts, no planner; the cards only on the site) is left out.
+CONTENTS = (
+    ("picks", "The index"),
+    ("charts", "Chart of the picks"),
+    ("curves", "Energy against latency"),
+    ("impacts", "From GPU joules to the grid"),
+    ("planner", "Energy at your load (planner)"),
+    ("responses", "Energy per response"),
+    ("findings", "Upstream's data, checked"),
+    ("sweep", "The deadline sweep"),
+    ("excluded", "Runs left out"),
+    ("provenance", "Provenance"),
+    ("cards", "A card per pick"),
+)
+
+
+def contents_list(page: str) -> str:
+    """The contents list of a page whose other parts are ``page``: a link to each entry of
+    CONTENTS the page holds, so that every part is one click from the top."""
+    links = " · ".join(
+        f'<a href="#{key}">{escape(label)}</a>' for key, label in CONTENTS if f'id="{key}"' in page
+    )
+    return f'<nav class="contents" aria-label="Contents"><p>Contents: {links}</p></nav>'
+
+
 def page_specs(inputs: PageInputs) -> dict[str, dict[str, Any]]:
     """The charts' specifications as the page opens: at the index's deadline, the bar scale
     ending at its largest figure."""
@@ -157,8 +183,10 @@ def report_html(inputs: PageInputs) -> str:
             f'<script type="module">{_script("impacts.js")}</script>' if inputs.impacts else ""
         ),
     }
+    template = _asset("page.html")
+    parts["contents"] = contents_list(template + "".join(parts.values()))
     # One pass over the template: text put in is never searched for placeholders again.
-    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], _asset("page.html"))
+    return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], template)
 
 
 def _statistic_select(configurations: Configurations, selected: str) -> str:
