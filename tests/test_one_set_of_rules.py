@@ -128,6 +128,56 @@ def test_plan_refuses_what_build_refuses_in_its_words(tmp_path: Path):
     assert str(raised.value) in build.output
 
 
+def _slow_and_tiny_snapshot(directory: Path, task: str) -> Path:
+    """The golden task with one configuration at 5e-324 J, too slow for the default deadline
+    and fast enough for a longer one: build accepts it at the default and refuses it at the
+    longer deadline."""
+    tasks = json.loads((GOLDEN / f"public/data/tasks/{task}.json").read_bytes())
+    configurations = tasks["configurations"]
+    if task == "text-to-image":  # default 30 s
+        first = configurations[0]
+        first["energy_per_image_joules"], first["batch_latency_s"] = 5e-324, 40
+    else:  # default median ITL 500 ms
+        (first,) = (
+            c for c in configurations
+            if (c["model_id"], c["gpu_model"], c["max_num_seqs"]) == ("Qwen/Qwen3-14B", "B200", 8)
+        )  # fmt: skip
+        first["energy_per_token_joules"] = 5e-324
+        first["energy_per_request_joules"] = 5e-324 * first["avg_output_len"]
+        for statistic, ms in zip(
+            ("median", "p90", "p95", "p99"), (600, 700, 710, 720), strict=True
+        ):
+            first[f"{statistic}_itl_ms"] = ms
+    return write_snapshot(directory, json.dumps(tasks).encode(), task=task)
+
+
+@pytest.mark.parametrize(
+    ("task", "longer", "load"),
+    [
+        ("lm-arena-chat", ("--itl-deadline-ms", "1000"), ("--tokens-per-second", "100000")),
+        ("lm-arena-chat", ("--itl-statistic", "p90", "--itl-deadline-ms", "1000"),
+         ("--tokens-per-second", "100000")),
+        ("text-to-image", ("--deadline-s", "60"), ("--images-per-second", "0.01")),
+    ],
+)  # fmt: skip
+def test_plan_refuses_what_build_refuses_at_the_plans_own_target(
+    tmp_path: Path, task: str, longer: tuple[str, ...], load: tuple[str, ...]
+):
+    """Trial finding: plan checked the snapshot at the default target, then planned "inf
+    tokens/s, 0 J per output token" at a target where build refuses it."""
+    snapshot = _slow_and_tiny_snapshot(tmp_path / "snapshot", task)
+    task_options = ("--task", task, "--from", snapshot)
+    assert (
+        invoke("build", *task_options, "--out", tmp_path / "default" / "index.json").exit_code == 0
+    )
+    assert invoke("plan", *task_options, *load).exit_code == 0
+    build = invoke("build", *task_options, *longer, "--out", tmp_path / "longer" / "index.json")
+    plan = invoke("plan", *task_options, *longer, *load, "--json")
+    assert build.exit_code == plan.exit_code == 1
+    assert "0.0 is less than or equal to the minimum of 0" in build.output
+    assert plan.output == build.output  # build's words, and no plan printed
+
+
 def test_json_never_holds_nan_or_infinity(monkeypatch):
     """A document holding a number JSON has not is refused, not printed as 'Infinity'."""
     document = {"kind": "plan", "plan": {"power_watts": {"high": math.inf}}}

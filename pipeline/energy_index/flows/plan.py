@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from energy_index.documents.editorial import editorial_text, is_diffusion
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.plan import plan_document, plan_grid_document
-from energy_index.errors import UsageError, shown
+from energy_index.errors import DerivationError, UsageError, shown
 from energy_index.flows.build import index_stages, refuse_diffusion_settings, refuse_unbuildable
 from energy_index.flows.diffusion import refuse_token_settings
 from energy_index.flows.records import NO_EXTRAS, BuildSettings, DiffusionStages, Stages
@@ -29,6 +29,8 @@ from energy_index.model import (
 from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
 from energy_index.steps.plan import plan_curves, ranked_plans
+
+_S = TypeVar("_S")
 
 
 def source_of(stages: Stages | DiffusionStages) -> dict[str, Any]:
@@ -73,6 +75,22 @@ def _grid(carbon: Path, countries: Sequence[str]) -> dict[str, GridIntensity]:
     return {code.upper(): every[code.upper()] for code in countries}
 
 
+def _at_target(
+    stages_of: Callable[[BuildSettings], _S], settings: BuildSettings, *, deadline: str
+) -> tuple[_S, BuildSettings]:
+    """The stages build runs at the plan's target (``settings``), with it: plan reads only what
+    build accepts at the same target. Where no configuration meets it (build's refusal of an
+    empty index, whose parameter is ``deadline``), the stages at the task's default target,
+    so that the planner refuses it in its own words (naming the model, GPU and load)."""
+    try:
+        return stages_of(settings), settings
+    except DerivationError as error:
+        if error.parameter != deadline:
+            raise
+    default = BuildSettings(task=settings.task)
+    return stages_of(default), default
+
+
 def plan_at(
     source: str,
     *,
@@ -87,9 +105,16 @@ def plan_at(
 ) -> dict[str, Any]:
     """``plan``: the plan document of a load on the curves of ``source``'s task."""
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    settings = BuildSettings(task=task)
-    stages = index_stages(snapshot, settings=settings)
-    refuse_unbuildable(stages, settings)  # plan reads only what build accepts
+    # The points a plan reads meet its target, and build's pick among them is the lowest in
+    # energy: what build refuses of a point the plan reads, it refuses of its pick at the target.
+    stages, settings = _at_target(
+        lambda settings: index_stages(snapshot, settings=settings),
+        BuildSettings(
+            task=task, itl_deadline_ms=target.itl_deadline_ms, itl_statistic=target.itl_statistic
+        ),
+        deadline="itl_deadline_ms",
+    )
+    refuse_unbuildable(stages, settings)
     grid = _grid(carbon, countries)
     ((_, plans),) = ranked_plans(
         plan_curves(stages.stability.stable.to_dicts()), target, [load], model=model, gpu=gpu,
@@ -163,10 +188,11 @@ def diffusion_plan_at(
 
     editorial = editorial_text()
     snapshot = resolved_snapshot(source, tasks=[task], access=access)
-    # The stages at the task's own deadline, as the token planner's at the index's: the plan's
-    # deadline is the planner's target, and a deadline no family meets is refused in its words.
-    settings = BuildSettings(task=task)
-    stages = diffusion_stages(snapshot, settings=settings, editorial=editorial)
+    stages, settings = _at_target(
+        lambda settings: diffusion_stages(snapshot, settings=settings, editorial=editorial),
+        BuildSettings(task=task, deadline_s=deadline_s),
+        deadline="deadline_s",
+    )
     diffusion_assembled(stages, settings.dates(stages.snapshot))  # refused as build refuses it
     deadline = deadline_s if deadline_s is not None else deadline_of(settings, editorial)
     grid = _grid(carbon, countries)
