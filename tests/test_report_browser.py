@@ -382,6 +382,8 @@ UTILIZATION_CASES = [
     ("50000", "p99", "100", "meta-llama/Llama-3.1-70B-Instruct", "", "1"),
     ("50000", "p99", "100", "meta-llama/Llama-3.1-70B-Instruct", "", "0.8"),
     ("20000", "median", "500", "", "", "0.9"),
+    # 0.89997 of the fastest point: its digits cut, 89.99 % and no warning (not 90 %)
+    ("2337.916662536196", "p99", "100", "meta-llama/Llama-3.1-70B-Instruct", "B200", "1"),
     ("20000", "median", "500", "", "", "80"),
     # below the lightest point of a family whose light end rises (678 W, then 510 W): flagged
     ("500", "median", "500", "nvidia/NVIDIA-Nemotron-Nano-12B-v2", "B200", "1"),

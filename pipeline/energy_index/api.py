@@ -435,9 +435,11 @@ def plan(
     ``requests_per_second`` × ``output_tokens_per_request`` (default: each family's measured
     mean output length); the latency target is ``itl_statistic`` ≤ ``itl_deadline_ms``; no
     replica carries more than ``max_utilization`` (0.1 to 1; default 1: the measured maximum)
-    of its family's fastest configuration meeting the target; ``model`` and ``gpu`` narrow the
-    families. Estimated facility energy and carbon (``countries``, ISO-3; default: every country
-    of the carbon snapshot ``carbon``) stay apart from the figures read from measured points.
+    of its family's fastest configuration meeting the target (to a relative 1e-9, the tolerance
+    by which a load is a measured throughput: ``utilization`` may exceed it by that much);
+    ``model`` and ``gpu`` narrow the families. Estimated facility energy and carbon
+    (``countries``, ISO-3; default: every country of the carbon snapshot ``carbon``) stay apart
+    from the figures read from measured points.
     A load that is not a positive finite number or too large, an unknown model, GPU or country,
     or a target no family meets raises UsageError naming the value.
 

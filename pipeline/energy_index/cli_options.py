@@ -503,7 +503,8 @@ PLAN_OPTIONS = stacked(
         callback=_load,
         default=settings.DEFAULT_MAX_UTILIZATION,
         help="The share of its family's fastest measured configuration meeting the target that a "
-        "server may carry: 0.8 leaves 20 % for bursts and failures "
+        "server may carry: 0.8 keeps each server 20 % below it, room for bursts (not a spare "
+        "server: when one of n fails, the others carry n/(n-1) times their load) "
         f"[default: {settings.DEFAULT_MAX_UTILIZATION:g}, the measured maximum; from "
         f"{settings.PLAN_HIGH_UTILIZATION:g} on, a plan says so].",
     ),

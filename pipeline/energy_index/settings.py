@@ -58,7 +58,7 @@ MIN_PLAN_OUTPUTS_PER_SECOND = 1e-6
 PLAN_SAME_THROUGHPUT = 1e-9
 # The share of the fastest measured configuration meeting the target a server may carry
 # (``--max-utilization``), by default all of it: the measured maximum is the one figure the data
-# holds, headroom for bursts and failures is the operator's choice, and at 1 a plan at an index
+# holds, headroom for bursts is the operator's choice, and at 1 a plan at an index
 # pick's throughput is the index figure. From PLAN_HIGH_UTILIZATION on a plan says it leaves
 # little room; below MIN_MAX_UTILIZATION a value is a unit mistake (80 % is 0.8, not 0.008).
 DEFAULT_MAX_UTILIZATION = 1.0

@@ -140,7 +140,7 @@ def diffusion_plan_rows(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     rate, _ = _rate(document)
     columns = (
         "model", "model_id", "gpu", "num_gpus", "ulysses_degree", "ring_degree", "replicas",
-        "gpus", rate, f"{rate}_per_replica", "utilization", "high_utilization",
+        "gpus", rate, f"{rate}_per_replica", "utilization", "max_utilization", "high_utilization",
         "fastest_configuration", "status", "assumption_contradicted", "batch_latency_s_at_most",
     )  # fmt: skip
     energy = (f"joules_per_{noun}", f"wh_per_{noun}", "mwh_per_year")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
+from decimal import Decimal
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -41,11 +42,19 @@ def percent(share: float) -> str:
     return f"{significant(share * 100):g} %"
 
 
+def cut(share: float) -> float:
+    """``share``'s shortest digits cut, not rounded, to four significant digits: a utilization
+    under PLAN_HIGH_UTILIZATION never reads as it (0.89997: 89.99 %, not 90 % without a warning),
+    nor one within a --max-utilization above it (plan.js's cut: the same digits)."""
+    mantissa, exponent = f"{Decimal(repr(share)):e}".split("e")
+    return float(f"{mantissa[:5]}e{exponent}")
+
+
 def utilization_lines(plan: Mapping[str, Any], max_utilization: float) -> list[str]:
     """A plan's utilization as the table prints it, and a warning from PLAN_HIGH_UTILIZATION on
     (the report page's planner prints the same lines)."""
     words = planner_lines()
-    share = percent(plan["utilization"])
+    share = percent(cut(plan["utilization"]))
     lines = [
         f"{'utilization':<13}"
         + words["utilization"].format(
@@ -348,8 +357,8 @@ def gap_line(document: Mapping[str, Any]) -> str:
 CSV_COLUMNS = (
     "rank", "model", "model_id", "gpu", "num_gpus", "replicas", "gpus",
     "output_tokens_per_second", "output_tokens_per_second_per_replica", "utilization",
-    "high_utilization", "fastest_configuration", "output_tokens_per_request", "status",
-    "assumption_contradicted", "configurations", "itl_ms_at_most",
+    "max_utilization", "high_utilization", "fastest_configuration", "output_tokens_per_request",
+    "status", "assumption_contradicted", "configurations", "itl_ms_at_most",
 )  # fmt: skip
 RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
 CARBON_RANGES = ("g_per_response", "tonnes_per_year")
@@ -374,7 +383,10 @@ def ranked_rows(
     rows = []
     plans = [document["plan"], document["alternative"]]
     for rank, plan in enumerate((p for p in plans if p is not None), start=1):
-        row: dict[str, Any] = {"rank": rank, **{key: plan[key] for key in columns}}
+        # The utilization a server may reach is the document's, repeated on each row: a CSV
+        # reader tells a plan capped below the measured maximum from one that is not.
+        values = {**plan, "max_utilization": document["max_utilization"]}
+        row: dict[str, Any] = {"rank": rank, **{key: values[key] for key in columns}}
         row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
         row["fastest_configuration"] = plan["fastest_configuration"]["row_id"]
         row.update(_ends("gpu", plan["gpu_energy"], ranges))

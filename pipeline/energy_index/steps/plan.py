@@ -364,8 +364,8 @@ def _scope(model: str | None, gpu: str | None) -> str:
 
 def utilization(plan: Mapping[str, Any], fastest: Mapping[str, Any]) -> dict[str, Any]:
     """A plan's utilization (each replica's load ÷ the fastest point meeting the target, every
-    digit), whether it is high (PLAN_HIGH_UTILIZATION or more: little room for a burst or a
-    failed replica) and the ``fastest`` point it is a share of, as published."""
+    digit), whether it is high (PLAN_HIGH_UTILIZATION or more: little room for a burst) and
+    the ``fastest`` point it is a share of, as published."""
     share = plan["utilization"]
     return {
         "utilization": share,

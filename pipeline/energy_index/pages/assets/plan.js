@@ -200,13 +200,18 @@ function span(value, unit) {
     : `${short(value.low)} – ${short(value.high)} ${unit}`;
 }
 
-// documents/plan.py's percent and utilization_lines.
+// documents/plan.py's percent, cut and utilization_lines. toExponential() gives the shortest
+// digits, as Python's repr.
 const percent = (share) => `${g(significant(share * 100))} %`;
+function cut(share) {
+  const [mantissa, power] = share.toExponential().split("e");
+  return Number(`${mantissa.slice(0, 5)}e${power}`);
+}
 
 function utilizationLines(plan, maxUtilization) {
   const words = planner.lines;
   const lines = [`${"utilization".padEnd(13)}` + words.utilization
-    .replace("{percent}", percent(plan.utilization))
+    .replace("{percent}", percent(cut(plan.utilization)))
     .replace("{row_id}", plan.fastest.row_id)
     .replace("{max_percent}", percent(maxUtilization))
     .replace("{max}", g(maxUtilization))];
