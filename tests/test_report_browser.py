@@ -499,3 +499,28 @@ def test_the_contents_reach_the_planner_and_the_cards_in_one_click(tmp_path, tab
     tab.tab.wait_for_function("location.hash === '#planner'")
     assert tab.tab.locator("#planner h2").is_visible()
     assert tab.messages == []
+
+
+@needs_chromium
+def test_a_page_error_leaves_no_old_plan_on_screen(tmp_path, tab):
+    """Trial finding: on a snapshot with a 5e-324 J configuration at 600 ms median ITL (which
+    build accepts at 500 ms), the page kept the plan of 1000 tokens/s on screen after a page error
+    at 100000 within 1000 ms."""
+    from tests.test_one_set_of_rules import _slow_and_tiny_snapshot
+
+    snapshot = _slow_and_tiny_snapshot(tmp_path / "snapshot", "lm-arena-chat")
+    index, page = tmp_path / "out" / "index.json", tmp_path / "report.html"
+    assert (
+        CliRunner().invoke(main, ["build", "--from", str(snapshot), "--out", str(index)]).exit_code
+        == 0
+    )
+    report = ["report", "--index", str(index), "--from", str(snapshot), "--out", str(page)]
+    assert CliRunner().invoke(main, report).exit_code == 0
+    tab.open(page)
+    tab.tab.locator("#plan-deadline").fill("1000")
+    tab.tab.locator("#plan-load").fill("1000")
+    tab.tab.wait_for_function("document.documentElement.dataset.planned === '1000|median|1000|||1'")
+    assert tab.tab.locator("#plan-result").text_content().startswith("plan ")
+    tab.tab.locator("#plan-load").fill("100000")
+    tab.tab.wait_for_function("document.getElementById('plan-result').textContent === ''")
+    assert [m for m in tab.messages if m.startswith("pageerror: ")], tab.messages  # not hidden

@@ -426,6 +426,7 @@ const inputs = ["plan-load", "plan-statistic", "plan-deadline", "plan-model", "p
 
 function draw() {
   const [load, statistic, deadline, model, gpu, utilization] = inputs;
+  output.textContent = "";  // a page error below leaves no plan on screen, not the last one
   const given = read(load.value, deadline.value, utilization.value);
   const result = given.error ? given : plan(given.load, statistic.value, given.deadline,
     model.value, gpu.value, given.utilization);
