@@ -13,6 +13,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -1186,6 +1187,17 @@ def test_a_utilization_outside_a_tenth_to_one_is_refused_by_the_command_and_the_
         energy_index.plan(source=GOLDEN, tokens_per_second=10, max_utilization=value)
     with pytest.raises(UsageError, match="is not a utilization"):
         energy_index.plan(source=GOLDEN, tokens_per_second=10, max_utilization=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [(Decimal("0.8"), "Decimal('0.8')"), (None, "None"), (True, "True"), (80, "80"),
+     (0.05, "0.05"), (math.inf, "inf"), ([1], "[1]")],
+)  # fmt: skip
+def test_the_api_refuses_a_utilization_in_python_s_spelling(value, said):
+    with pytest.raises(UsageError) as refused:
+        energy_index.plan(source=GOLDEN, tokens_per_second=10, max_utilization=value)
+    assert str(refused.value).startswith(f"{said} is not a utilization from 0.1 to 1 (")
 
 
 @pytest.mark.parametrize("edge", [0.1, 1])

@@ -585,7 +585,9 @@ def checked_max_utilization(value: Any) -> float:
     measured), refused in the same words by the command line and the API (UsageError)."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if not (number and MIN_MAX_UTILIZATION <= value <= 1):  # NaN is in no range
-        said = repr(value) if isinstance(value, float) else shown(value, quote=True)
+        # Text as typed (the command line's), anything else as Python writes it: an API caller
+        # passing Decimal("0.8"), None or True reads that, not JSON's '"0.8"', null or true.
+        said = shown(value, quote=True) if isinstance(value, str) else shown(repr(value))
         raise UsageError(
             f"{said} is not a utilization from {MIN_MAX_UTILIZATION:g} to 1 (a share of the "
             "fastest measured configuration: 0.8 for 80 %)",
