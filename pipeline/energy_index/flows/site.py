@@ -204,13 +204,7 @@ def site_files(
         api_index(files, diffusion=[t for t, d in tables if _is_diffusion_index(d)])
     )
     files["index.html"] = front_page(
-        title="energy-index: energy per output token, per image and per video",
-        lede="Per model and GPU type, the configuration with the lowest measured GPU energy "
-        "within a latency deadline, rebuilt from the ML.ENERGY Leaderboard: per output token "
-        "for language models (the stable serving configurations, under a deadline on "
-        "inter-token latency), per image or per video for diffusion models (every published "
-        "configuration, under a deadline on batch latency). Each task's page has its figures, "
-        "downloads and API files.",
+        editorial["site"],
         tasks=pages,
         units={path: _unit(editorial, _task_of(path)) for path in pages},
         picks={

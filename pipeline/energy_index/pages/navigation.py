@@ -77,21 +77,21 @@ class Pick(NamedTuple):
 
 
 def front_page(
+    text: Mapping[str, str],
     *,
-    title: str,
     tasks: Mapping[str, str],
     extra: Mapping[str, str],
-    lede: str,
     style: str,
     units: Mapping[str, str],
     picks: Mapping[str, Sequence[Pick]],
     planner: str,
 ) -> str:
-    """The site's front page: a link to every task's page, labelled with that page's own name
-    (``tasks``: path → name) and its unit (``units``: path → unit), with its lowest and highest
-    pick (``picks``: path → its picks), each linking its card; every model with a link to each
-    of its cards; the ``planner`` (a page's planner section); the API and data package; in the
-    report's ``style``."""
+    """The site's front page, under ``text``'s title and lede (editorial.json's ``site``): a
+    link to every task's page, labelled with that page's own name (``tasks``: path → name) and
+    its unit (``units``: path → unit), with its lowest and highest pick (``picks``: path → its
+    picks), each linking its card; every model with a link to each of its cards; the
+    ``planner`` (a page's planner section); the API and data package; in the report's
+    ``style``."""
     here = HOME
     items = []
     for path, name in tasks.items():
@@ -107,8 +107,8 @@ def front_page(
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{escape(title)}</title><style>{style}{SITE_STYLE}</style></head><body>"
-        f'<header><h1>{escape(title)}</h1><p class="lede">{escape(lede)}</p>'
+        f"<title>{escape(text['title'])}</title><style>{style}{SITE_STYLE}</style></head><body>"
+        f'<header><h1>{escape(text["title"])}</h1><p class="lede">{escape(text["lede"])}</p>'
         '<nav class="contents" aria-label="Contents"><p>Contents: <a href="#tasks">Tasks, '
         'lowest and highest pick</a> · <a href="#models">Find a model</a> · '
         f'{link(planner, "Plan a load (the planner)", here=here)} · <a href="#data">Data</a>'
