@@ -390,21 +390,36 @@ def ranked_rows(
         row["configurations"] = " ".join(c["row_id"] for c in plan["configurations"])
         row["fastest_configuration"] = plan["fastest_configuration"]["row_id"]
         row.update(_ends("gpu", plan["gpu_energy"], ranges))
-        estimated = plan.get("estimated")
-        if estimated:
-            row.update(_ends("estimated_facility", estimated, estimated_ranges))
-            for bound, values in estimated["factor_values"].items():  # name=value, space apart
-                row[f"estimated_facility_factors_{bound}"] = (
-                    None if values is None
-                    else " ".join(f"{name}={value!r}" for name, value in values.items())
-                )  # fmt: skip
-            by_country = estimated["carbon"]["by_country"]
-            # --country's, else every country the estimates cover (the option's default).
-            for code in document["countries"] or sorted(by_country):
-                row[f"estimated_carbon_{code}_g_per_kwh"] = by_country[code]["g_per_kwh"]
-                row.update(_ends(f"estimated_carbon_{code}", by_country[code], carbon_ranges))
+        if plan.get("estimated"):
+            row.update(
+                _estimated_columns(
+                    plan["estimated"], document["countries"], estimated_ranges, carbon_ranges
+                )
+            )
         rows.append(row)
     return rows
+
+
+def _estimated_columns(
+    estimated: Mapping[str, Any],
+    countries: Sequence[str],
+    estimated_ranges: Sequence[str],
+    carbon_ranges: Sequence[str],
+) -> dict[str, Any]:
+    """A plan's estimated facility range, its factors' values per bound and its carbon per
+    country, as a plan row's columns."""
+    columns = _ends("estimated_facility", estimated, estimated_ranges)
+    for bound, values in estimated["factor_values"].items():  # name=value, space apart
+        columns[f"estimated_facility_factors_{bound}"] = (
+            None if values is None
+            else " ".join(f"{name}={value!r}" for name, value in values.items())
+        )  # fmt: skip
+    by_country = estimated["carbon"]["by_country"]
+    # --country's, else every country the estimates cover (the option's default).
+    for code in countries or sorted(by_country):
+        columns[f"estimated_carbon_{code}_g_per_kwh"] = by_country[code]["g_per_kwh"]
+        columns.update(_ends(f"estimated_carbon_{code}", by_country[code], carbon_ranges))
+    return columns
 
 
 def _ends(prefix: str, figures: Mapping[str, Any], names: Sequence[str]) -> dict[str, Any]:
