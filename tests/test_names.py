@@ -16,6 +16,7 @@ from energy_index.steps.names import (
     CLOSEST,
     GPU_FIELDS,
     MODEL_FIELDS,
+    chosen,
     closest,
     named,
     names_of,
@@ -78,6 +79,30 @@ def test_a_misspelt_gpu_says_gpu_types():
     with pytest.raises(UsageError, match=r"^H10 is not a GPU type of these curves; closest: H100 "
                        r"\(energy-index names lists all 2 GPU types,"):  # fmt: skip
         named(CURVES, "H10", field_names=GPU_FIELDS, parameter="gpu")
+
+
+def test_a_gpu_the_task_holds_but_the_model_was_not_measured_on_is_said_to_be_that():
+    """Not "not a GPU type of these curves": the task has H100, Qwen 3 8B was measured on B200."""
+    with pytest.raises(UsageError) as raised:
+        chosen(CURVES, "qwen-3-8b", "h100")
+    assert raised.value.parameter == "gpu"
+    assert str(raised.value) == (
+        "h100 is a GPU type of these curves, but Qwen 3 8B was measured on B200 only"
+    )
+    two_gpus = [*CURVES, curve("Qwen 3 8B", "Qwen/Qwen3-8B", "A100")]
+    with pytest.raises(UsageError, match=r"but Qwen 3 8B was measured on A100, B200 only$"):
+        chosen(two_gpus, "Qwen 3 8B", "H100")
+
+
+def test_chosen_narrows_by_model_and_gpu_and_refuses_an_unknown_one_among_every_curve():
+    assert chosen(CURVES, "Llama 3.1 70B Instruct", "B200") == [CURVES[1]]
+    assert chosen(CURVES, None, "b200") == [CURVES[1], CURVES[4]]
+    assert chosen(CURVES, "Qwen 3 8B", None) == [CURVES[4]]
+    assert chosen(CURVES, None, None) == CURVES
+    with pytest.raises(UsageError, match=r"^H10 is not a GPU type of these curves; closest: H100"):
+        chosen(CURVES, "Qwen 3 8B", "H10")
+    with pytest.raises(UsageError, match=r"^GPT is not a model of these curves"):
+        chosen(CURVES, "GPT", "H100")
 
 
 def _ratio_curves(*names: str) -> list[dict[str, Any]]:

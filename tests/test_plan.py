@@ -398,6 +398,10 @@ def test_json_and_csv_give_the_same_plan_as_the_api():
         (("--requests-per-second", "0"), "--requests-per-second: 0 is not a positive number"),
         (("--tokens-per-second", "10", "--model", "GPT 9"), "--model: GPT 9 is not a model"),
         (("--tokens-per-second", "10", "--gpu", "TPU"), "--gpu: TPU is not a GPU type"),
+        (
+            ("--tokens-per-second", "10", "--model", "DeepSeek V3.1", "--gpu", "H100"),
+            "--gpu: H100 is a GPU type of these curves, but DeepSeek V3.1 was measured on B200",
+        ),
         (("--tokens-per-second", "10", "--country", "XYZ"), "--country: XYZ is not an ISO"),
         (("--tokens-per-second", "10", "--itl-deadline-ms", "0.5"), "none carries 10 output"),
         ((), "give the load as output tokens per second or as requests per second"),

@@ -34,7 +34,7 @@ from energy_index.steps.diffusion import (
 )
 from energy_index.steps.diffusion_extras import CURVE_GROUP, LAYOUT, throughput_name
 from energy_index.steps.impacts import JOULES_PER_WH, significant
-from energy_index.steps.names import GPU_FIELDS, MODEL_FIELDS, named
+from energy_index.steps.names import chosen
 from energy_index.steps.plan import (
     _CARRIED,
     HOURS_PER_YEAR,
@@ -142,10 +142,7 @@ def ranked_diffusion_plans(
 
     Example: ``ranked_diffusion_plans(curves, 30, [2.0], output=output, first=2)[0][0]``, how
     many families carry 2 images per second within 30 s."""
-    chosen: Sequence[Mapping[str, Any]] = curves
-    for value, names, parameter in ((model, MODEL_FIELDS, "model"), (gpu, GPU_FIELDS, "gpu")):
-        chosen = named(chosen, value, field_names=names, parameter=parameter)
-    families = [(curve, _eligible(curve, deadline_s)) for curve in chosen]
+    families = [(curve, _eligible(curve, deadline_s)) for curve in chosen(curves, model, gpu)]
     ranked = []
     for load in loads:
         plans = []

@@ -62,6 +62,30 @@ def named(
     )
 
 
+def chosen(
+    curves: Sequence[Mapping[str, Any]], model: str | None, gpu: str | None
+) -> list[Mapping[str, Any]]:
+    """The curves of ``model`` on ``gpu`` (each None: all), each name looked up among every
+    curve, so that a GPU type the task holds but the model was not measured on is said to be
+    that, with the GPU types the model was measured on, not called unknown.
+
+    Example: ``chosen(curves, "DeepSeek V3.1", "B200")``, DeepSeek V3.1's curves on B200.
+    """
+    of_model = named(curves, model, field_names=MODEL_FIELDS, parameter="model")
+    of_gpu = named(curves, gpu, field_names=GPU_FIELDS, parameter="gpu")
+    on_gpu = {id(c) for c in of_gpu}
+    both = [c for c in of_model if id(c) in on_gpu]
+    if both or not of_model:
+        return both
+    models = sorted({str(c["model"]) for c in of_model})
+    gpus = sorted({str(c["gpu"]) for c in of_model})
+    raise UsageError(
+        f"{shown(gpu)} is a {PLAN_NAMES['gpu']} of these curves, but "
+        f"{', '.join(map(shown, models))} was measured on {', '.join(map(shown, gpus))} only",
+        parameter="gpu",
+    )
+
+
 def closest(
     wanted: str, curves: Iterable[Mapping[str, Any]], field_names: Sequence[str]
 ) -> list[str]:

@@ -56,7 +56,7 @@ from energy_index.settings import (
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.derive import row_id
 from energy_index.steps.impacts import JOULES_PER_WH, energy_bounds, significant
-from energy_index.steps.names import GPU_FIELDS, MODEL_FIELDS, named
+from energy_index.steps.names import chosen
 from energy_index.steps.row_fields import ROW
 
 HOURS_PER_YEAR = 8760.0  # a constant load all year: 365 days
@@ -273,9 +273,7 @@ def ranked_plans(
     Example: ``ranked_plans(curves, Target("median", 500), [Load(tokens_per_second=1e4)],
     first=2)[0][0]``, how many families carry 10⁴ output tokens/s.
     """
-    chosen = named(curves, model, field_names=MODEL_FIELDS, parameter="model")
-    chosen = named(chosen, gpu, field_names=GPU_FIELDS, parameter="gpu")
-    families = [(curve, _eligible(curve, target)) for curve in chosen]
+    families = [(curve, _eligible(curve, target)) for curve in chosen(curves, model, gpu)]
     return [
         _ranked(families, load, target, first=first, scope=_scope(model, gpu), factors=factors,
                 grid=grid or {})
