@@ -5,13 +5,17 @@ package's copy and write output/ into the subfolder."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
 from energy_index.io.packaged import at_checkout, enclosing_checkout
-from energy_index.settings import DEFAULT_OUT, VENDORED_SNAPSHOT
-from tests.conftest import GOLDEN, invoke, write_snapshot
+from energy_index.settings import CARBON_SNAPSHOT, DEFAULT_OUT, VENDORED_SNAPSHOT
+from tests.conftest import FAST, GOLDEN, REPOSITORY_URL, cli, invoke, write_snapshot
+from tests.standin import StandIn
+from tests.test_impacts import CARBON_FIXTURE
+from tests.test_refresh_carbon import publish_france_at
 
 CHECKOUT_COMMIT = "f" * 40  # write_snapshot's: not the vendored snapshot's, nor the golden one's
 
@@ -63,3 +67,40 @@ def test_a_path_given_is_never_moved(tmp_path, monkeypatch, given: str):
     monkeypatch.chdir(root / "docs")
     assert at_checkout(given, default=DEFAULT_OUT) == Path(given)
     assert at_checkout(DEFAULT_OUT, default=DEFAULT_OUT) == Path("..") / DEFAULT_OUT
+
+
+def test_in_a_checkout_s_subfolder_regenerate_replaces_the_checkout_s_index_and_snapshot(
+    tmp_path, monkeypatch, standin
+):
+    """It used to write output/ and snapshots/ into the subfolder, beside a checkout whose own
+    index and vendored snapshot stayed as they were."""
+    root = checkout(tmp_path / "checkout")
+    monkeypatch.chdir(root / "docs" / "deep")
+    result = cli(standin, "regenerate", "--from", REPOSITORY_URL, "--cache", tmp_path / "cache",
+                 "--date", "2026-12-06", *FAST)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (root / "docs" / "deep").iterdir()) == []
+    report = json.loads((root / "output" / "index.report.json").read_text())
+    manifest = json.loads((root / VENDORED_SNAPSHOT / "snapshot.json").read_text())
+    assert manifest["commit"] == standin.head != CHECKOUT_COMMIT
+    assert report["source"]["commit"] == standin.head
+
+
+def test_in_a_checkout_s_subfolder_refresh_carbon_replaces_the_checkout_s_snapshot(
+    tmp_path, monkeypatch
+):
+    root = checkout(tmp_path / "checkout")
+    shutil.copytree(CARBON_FIXTURE, root / CARBON_SNAPSHOT)
+    monkeypatch.chdir(root / "docs")
+    codecarbon = StandIn(CARBON_FIXTURE).start()
+    try:
+        commit = publish_france_at(codecarbon, 999.0)
+        result = cli(codecarbon, "refresh-carbon", "--cache", tmp_path / "cache", "--quiet",
+                     "--date", "2026-12-06")  # fmt: skip
+    finally:
+        codecarbon.stop()
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (root / "docs").iterdir()) == ["deep"]
+    manifest = json.loads((root / CARBON_SNAPSHOT / "snapshot.json").read_text())
+    assert manifest["commit"] == commit
+    assert list((root / "output").iterdir())  # the changelog, in the checkout's output/

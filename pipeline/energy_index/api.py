@@ -332,7 +332,8 @@ def regenerate(
 ) -> Regenerated:
     """``energy-index regenerate``: fetch ``source``, rebuild, and replace the index at ``out``
     (and the vendored snapshot ``vendored``; by default the vendored snapshot when ``out`` is
-    the default output) only if upstream changed. ``today`` stamps a change (default: today,
+    the default output; both default paths, in a checkout's subfolder, the checkout's) only if
+    upstream changed. ``today`` stamps a change (default: today,
     UTC). ``.changelog`` is None when nothing changed. A file where an output goes that is not
     this tool's output of that kind is refused (UsageError) unless ``force``. A diffusion task
     (text-to-image, text-to-video) is picked under ``deadline_s``, seconds of batch latency
@@ -342,9 +343,14 @@ def regenerate(
 
     target = _path(out, parameter="out")
     assert target is not None
-    snapshot = Path(vendored) if vendored is not None else None
-    if snapshot is None and os.path.abspath(target) == os.path.abspath(settings.DEFAULT_OUT):
-        snapshot = Path(settings.VENDORED_SNAPSHOT)  # the default output's input; no other's
+    target = at_checkout(target, default=settings.DEFAULT_OUT)
+    snapshot = (
+        at_checkout(vendored, default=settings.VENDORED_SNAPSHOT) if vendored is not None else None
+    )
+    default_out = at_checkout(settings.DEFAULT_OUT, default=settings.DEFAULT_OUT)
+    if snapshot is None and os.path.abspath(target) == os.path.abspath(default_out):
+        # the default output's input; no other's
+        snapshot = at_checkout(settings.VENDORED_SNAPSHOT, default=settings.VENDORED_SNAPSHOT)
     return regenerate_index(
         _source(source),
         out=target,
@@ -394,15 +400,16 @@ def refresh_carbon(
 ) -> CarbonRefresh:
     """``energy-index refresh-carbon``: fetch CodeCarbon's energy mix; when it changed, write
     the changelog into ``changelog_dir`` (default: the default index's folder) and replace the
-    vendored carbon snapshot ``vendored``. A file in ``changelog_dir`` where a changelog goes
+    vendored carbon snapshot ``vendored`` (both default paths, in a checkout's subfolder, the
+    checkout's). A file in ``changelog_dir`` where a changelog goes
     that is not this tool's is refused (UsageError) unless ``force``."""
     from energy_index.flows.carbon import refresh_carbon as refreshed
 
     return refreshed(
-        Path(vendored),
+        at_checkout(vendored, default=settings.CARBON_SNAPSHOT),
         out_dir=Path(changelog_dir)
         if changelog_dir is not None
-        else Path(settings.DEFAULT_OUT).parent,
+        else at_checkout(settings.DEFAULT_OUT, default=settings.DEFAULT_OUT).parent,
         access=_access(cache, network, today=today, notify=notify),
         force=force,
     )
