@@ -205,9 +205,22 @@ def test_the_extended_index_passes_its_schema_and_keeps_every_row(all_tasks: Pat
     ] == published["rows"]
 
 
+def extended_figures(folder: Path) -> dict[str, dict]:
+    extended = json.loads((folder / "index.extended.json").read_bytes())
+    return {row["row_id"]: row["robustness"] for row in extended["rows"]}
+
+
+def figures_of(source: Path, editorial=None, **settings) -> dict[str, dict]:
+    """Each pick's robustness figures, as build --extended writes them into its rows."""
+    from energy_index.flows.build import index_stages
+    from energy_index.flows.extras import robustness
+
+    return robustness(index_stages(source, settings=BuildSettings(**settings), editorial=editorial))
+
+
 def test_the_repeated_runs_upstream_show_their_spread(all_tasks: Path):
     report = json.loads((all_tasks / "lm-arena-chat" / "index.report.json").read_bytes())
-    figures = report["robustness"]
+    figures = extended_figures(all_tasks / "lm-arena-chat")
     assert len(figures) == 32
     qwen = figures["qwen-3-30b-a3b-instruct/H100/2/1024"]
     assert qwen["repeated_runs"] == 1
@@ -226,9 +239,7 @@ def test_the_repeated_runs_upstream_show_their_spread(all_tasks: Path):
 
 
 def test_the_runner_up_is_the_next_configuration_and_never_cheaper(all_tasks: Path):
-    figures = json.loads((all_tasks / "lm-arena-chat" / "index.report.json").read_bytes())[
-        "robustness"
-    ]
+    figures = extended_figures(all_tasks / "lm-arena-chat")
     for row_id, f in figures.items():
         runner_up = f["runner_up"]
         if runner_up is None:
@@ -240,12 +251,9 @@ def test_the_runner_up_is_the_next_configuration_and_never_cheaper(all_tasks: Pa
 
 
 def test_a_repeated_pick_reports_its_spread(fixture_snapshot, fixture_editorial):
-    from energy_index.flows.build import build
-
-    report = build(
-        fixture_snapshot("edge-cases.json"), settings=BuildSettings(), editorial=fixture_editorial
-    ).report
-    figures = report["robustness"]["repeat-model-fp8/H100/2/256"]
+    figures = figures_of(fixture_snapshot("edge-cases.json"), fixture_editorial)[
+        "repeat-model-fp8/H100/2/256"
+    ]
     assert figures["repeated_runs"] == 2
     assert figures["repeat_spread"] == 0.2
     assert figures["runner_up"]["max_num_seqs"] == 128
@@ -270,21 +278,19 @@ def test_the_spread_of_a_repeated_pick_is_over_all_its_runs_the_ineligible_too(
     built = build(source, settings=BuildSettings(), editorial=fixture_editorial)
     pick = next(r for r in built.document["rows"] if r["row_id"] == "repeat-model-fp8/H100/2/256")
     assert pick["joules_per_output_token"] == 0.1
-    figures = built.report["robustness"]["repeat-model-fp8/H100/2/256"]
+    figures = figures_of(source, fixture_editorial)["repeat-model-fp8/H100/2/256"]
     assert (figures["repeated_runs"], figures["repeat_spread"]) == (2, 0.25)
 
 
 def test_the_key_carries_the_parallel_degrees_upstream_gives_and_none_it_does_not(
     tmp_path: Path, fixture_editorial
 ):
-    from energy_index.flows.build import build
     from energy_index.steps.robustness import PARALLELISM
     from tests.conftest import fixture_bytes, write_snapshot
 
     def key(document: dict, name: str) -> dict:
         source = write_snapshot(tmp_path / name, json.dumps(document).encode())
-        report = build(source, settings=BuildSettings(), editorial=fixture_editorial).report
-        return report["robustness"]["repeat-model-fp8/H100/2/256"]["key"]
+        return figures_of(source, fixture_editorial)["repeat-model-fp8/H100/2/256"]["key"]
 
     document = json.loads(fixture_bytes("edge-cases.json"))
     [pick] = [
@@ -306,16 +312,21 @@ def test_the_key_carries_the_parallel_degrees_upstream_gives_and_none_it_does_no
     }
 
 
-def test_the_robustness_figures_of_a_rebuild_equal_the_golden_report(golden_index: Path):
-    from energy_index.flows.build import build
-
-    golden = json.loads(golden_index.with_name("index.report.json").read_bytes())
-    assert build(GOLDEN, settings=BuildSettings()).report["robustness"] == golden["robustness"]
-    assert len(golden["robustness"]) == 32
+def test_the_build_report_grows_with_findings_not_rows(golden_index: Path, all_tasks: Path):
+    """Per-row robustness figures live in the extended index only (issue 36 item 4): at 10⁶
+    configurations they made the report 70 MB, bigger than the index."""
+    report = json.loads(golden_index.with_name("index.report.json").read_bytes())
+    assert "robustness" not in report
+    rows = json.loads(golden_index.read_bytes())["rows"]
+    text = json.dumps(report)
+    # A row is named in the report only as a finding: a repeated run, a data check's.
+    named = [r["row_id"] for r in rows if r["row_id"] in text]
+    assert len(named) < len(rows) / 2, named
+    assert figures_of(GOLDEN) == extended_figures(all_tasks / "lm-arena-chat")
+    assert len(figures_of(GOLDEN)) == 32
 
 
 def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_editorial):
-    from energy_index.flows.build import build
     from tests.conftest import fixture_bytes, write_snapshot
 
     document = json.loads(fixture_bytes("edge-cases.json"))
@@ -327,9 +338,7 @@ def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_e
             c.update(energy_per_token_joules=0.15234567, median_itl_ms=30.54)
         c["energy_per_request_joules"] = c["energy_per_token_joules"] * c["avg_output_len"]
     source = write_snapshot(tmp_path / "s", json.dumps(document).encode())
-    figures = build(source, settings=BuildSettings(), editorial=fixture_editorial).report[
-        "robustness"
-    ]
+    figures = figures_of(source, fixture_editorial)
     repeat = figures["repeat-model-fp8/H100/2/256"]
     assert repeat["runner_up"] == {
         "num_gpus": 2,
@@ -347,15 +356,11 @@ def test_robustness_figures_are_rounded_like_the_index(tmp_path: Path, fixture_e
 def test_the_runner_up_is_ranked_under_the_same_inclusive_deadline(
     fixture_snapshot, fixture_editorial
 ):
-    from energy_index.flows.build import build
-
-    report = build(
-        fixture_snapshot("edge-cases.json"),
-        settings=BuildSettings(itl_deadline_ms=600.0),
-        editorial=fixture_editorial,
-    ).report
+    figures = figures_of(
+        fixture_snapshot("edge-cases.json"), fixture_editorial, itl_deadline_ms=600.0
+    )
     # At 600 ms Test Model 8B takes 1×256 (600 ms itself); next in the selection order: 1×128.
-    runner_up = report["robustness"]["test-model-8b/H100/1/256"]["runner_up"]
+    runner_up = figures["test-model-8b/H100/1/256"]["runner_up"]
     assert runner_up == {
         "num_gpus": 1,
         "max_num_seqs": 128,

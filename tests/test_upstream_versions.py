@@ -128,12 +128,13 @@ def test_the_extended_index_accepts_zero_parallel_degrees(tmp_path: Path):
     from energy_index.documents.index import extended_document
     from energy_index.documents.schemas import EXTENDED_SCHEMA, schema_problems
     from energy_index.flows.build import index_stages
+    from energy_index.flows.extras import robustness
 
     def not_used(configuration: dict) -> None:
         configuration["data_parallel"] = 0
 
     stages = index_stages(real_with(tmp_path, not_used), settings=DATES)
     document = build(real_with(tmp_path / "again", not_used), settings=DATES).document
-    extended = extended_document(document, figures=stages.robustness)
+    extended = extended_document(document, figures=robustness(stages))
     assert {row["robustness"]["key"]["data_parallel"] for row in extended["rows"]} == {0}
     assert schema_problems(extended, schema=EXTENDED_SCHEMA) == []

@@ -366,7 +366,6 @@ def build_report(
     stability: StableConfigurations,
     selection: Selection,
     rows: tuple[dict[str, Any], ...],
-    robustness: dict[str, dict[str, Any]],
     responses: tuple[dict[str, Any], ...] = (),
     checks: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
@@ -404,7 +403,6 @@ def build_report(
         .to_dicts(),
         "groups_without_eligible": selection.groups_without_eligible.to_dicts(),
         "repeated_runs": selection.repeated_runs.to_dicts(),
-        "robustness": {row["row_id"]: robustness[row["row_id"]] for row in rows},
         "columns": {
             "ignored": list(validated.ignored_columns),
             "derived": [

@@ -47,6 +47,7 @@ from energy_index.errors import (
 )
 from energy_index.flows.build import assembled, index_stages
 from energy_index.flows.diffusion import diffusion_build
+from energy_index.flows.extras import robustness
 from energy_index.flows.impacts import ImpactsAudit, audit_impacts, impacts_built
 from energy_index.flows.records import Build, BuildSettings, Stages
 from energy_index.io.manifest import is_commit
@@ -121,7 +122,7 @@ def audited(
     )
     stages, rebuilt = _rebuilt(published, snapshot, settings)
     if index_schema(document) == EXTENDED_SCHEMA:  # build --extended's file: rebuilt as one
-        result = audit(document, extended_document(rebuilt.document, figures=stages.robustness))
+        result = audit(document, extended_document(rebuilt.document, figures=robustness(stages)))
     else:
         result = audit(document, rebuilt.document)
     return replace(

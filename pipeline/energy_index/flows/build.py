@@ -58,7 +58,6 @@ from energy_index.steps.responses import (
     parsed_model_file,
     response_energy,
 )
-from energy_index.steps.robustness import robustness_figures
 from energy_index.steps.selection import selected_configurations
 from energy_index.steps.stability import (
     stable_configurations,
@@ -114,7 +113,6 @@ def index_stages(
         selection.selected, precision_labels=editorial["precision_labels"], itl_column=itl_column
     )
     compiled = leaderboard_compiled(snapshot.index_file)
-    figures = robustness_figures(stability.stable, selection=selection, snapshot=snapshot)
     model_files = read_model_files(snapshot)  # once, for both
     responses = per_response(snapshot, selection.selected, model_files)
     checks = data_checks(validated.frame, model_files)
@@ -131,7 +129,6 @@ def index_stages(
         compiled,
         editorial,
         wording,
-        figures,
         tuple(responses),
         checks,
     )
@@ -242,7 +239,6 @@ def assembled(stages: Stages | DiffusionStages, dates: Dates) -> Build:
             stability=stages.stability,
             selection=stages.selection,
             rows=stages.rows,
-            robustness=stages.robustness,
             responses=stages.responses,
             checks=stages.checks,
         ),

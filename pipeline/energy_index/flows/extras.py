@@ -27,6 +27,7 @@ from energy_index.documents.schemas import (
 from energy_index.flows.records import Build, Extras, Stages
 from energy_index.model import ITL_STATISTICS, Extra
 from energy_index.settings import PROFILE_DEADLINES_MS
+from energy_index.steps.robustness import robustness_figures
 
 
 def profile_deadlines(given_ms: tuple[float, ...]) -> tuple[float, ...]:
@@ -90,8 +91,17 @@ def responses_of(stages: Stages) -> dict[str, Any]:
     return document
 
 
+def robustness(stages: Stages) -> dict[str, dict[str, Any]]:
+    """Each pick's robustness figures by row_id (runner-up, repeats, key, source): what the
+    extended index adds to each row. Computed only for what asks for them: the build report
+    grows with findings, not with rows."""
+    return robustness_figures(
+        stages.stability.stable, selection=stages.selection, snapshot=stages.snapshot
+    )
+
+
 def _extended(stages: Stages, result: Build, extras: Extras) -> dict[str, Any]:
-    extended = extended_document(result.document, figures=stages.robustness)
+    extended = extended_document(result.document, figures=robustness(stages))
     checked(extended, schema=EXTENDED_SCHEMA)
     return extended
 

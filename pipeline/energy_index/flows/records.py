@@ -93,7 +93,6 @@ class Stages:
     compiled: str
     editorial: dict[str, Any]
     wording: dict[str, Any]
-    robustness: dict[str, dict[str, Any]]
     # Per pick: energy per response, or why it was skipped (``per_response``).
     responses: tuple[dict[str, Any], ...] = ()
     # Upstream's data checked (steps.checks.data_checks): each check and its findings.
