@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import posixpath
 import re
@@ -765,6 +766,35 @@ def test_the_front_page_shows_each_task_s_lowest_and_highest_pick_and_finds_ever
             assert f'<a href="{card}">{task} {row["gpu"]}</a>' in models
     planner = re.search(r'<a href="(tasks/[\w-]+/index.html)#planner">', front)
     assert planner and 'id="planner"' in (site / planner.group(1)).read_text()
+
+
+def test_the_front_page_draws_every_pick_of_a_task_from_its_lowest_to_its_highest(site: Path):
+    """Issue 34 item 8's chart: one dot per pick on a log scale, the lowest at the left end, the
+    highest at the right, each titled with its model, GPU and figure as the index publishes it."""
+    import math
+    import re
+
+    from energy_index.pages.navigation import STRIP_MARGIN, STRIP_WIDTH
+
+    front = (site / "index.html").read_text()
+    items = re.findall(r'<li><a href="tasks/([\w-]+)/index.html">.*?</li>', front)
+    strips = dict(re.findall(r'<li><a href="tasks/([\w-]+)/index.html">.*?(<svg.*?</svg>)', front))
+    assert len(strips) == len(items) >= len(TASKS) + 2  # the diffusion tasks' too
+    for task in TASKS:
+        strip = strips[task]
+        rows = json.loads((site / "api/v1/tasks" / task / "index.json").read_text())["rows"]
+        figures = {f"{r['model']} on {r['gpu']}": r["wh_per_million_output_tokens"] for r in rows}
+        dots = re.findall(r'<circle cx="([0-9.]+)"[^>]*><title>(.*?): ([0-9.e+-]+)</title>', strip)
+        assert len(dots) == len(rows), task
+        low, high = min(figures.values()), max(figures.values())
+        for cx, name, figure in dots:
+            assert float(figure) == figures[html.unescape(name)], (task, name)
+            share = math.log(float(figure) / low) / math.log(high / low)
+            expected = STRIP_MARGIN + (STRIP_WIDTH - 2 * STRIP_MARGIN) * share
+            assert abs(float(cx) - expected) <= 0.05, (task, name, cx)
+        xs = [float(cx) for cx, _, _ in dots]
+        assert (min(xs), max(xs)) == (STRIP_MARGIN, STRIP_WIDTH - STRIP_MARGIN)
+        assert f'aria-label="{len(rows)} picks from {low} to {high} ' in strip
 
 
 def test_a_task_page_s_contents_reach_its_cards(site: Path):

@@ -4,6 +4,7 @@ from a folder on disk as from any host; every text is escaped."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from html import escape
 from posixpath import relpath
@@ -89,16 +90,19 @@ def front_page(
     """The site's front page, under ``text``'s title and lede (editorial.json's ``site``): a
     link to every task's page, labelled with that page's own name (``tasks``: path → name) and
     its unit (``units``: path → unit), with its lowest and highest pick (``picks``: path → its
-    picks), each linking its card; every model with a link to each of its cards; the
-    ``planner`` (a page's planner section); the API and data package; in the report's
-    ``style``."""
+    picks), each linking its card, and every pick as a dot on a log scale; every model with a
+    link to each of its cards; the ``planner`` (a page's planner section); the API and data
+    package; in the report's ``style``."""
     here = HOME
     items = []
     for path, name in tasks.items():
         ends = ""
         if picks.get(path):
             low, high = min(picks[path]), max(picks[path])
-            ends = f"<br>lowest {_pick(low, here)}<br>highest {_pick(high, here)}"
+            ends = (
+                f"<br>lowest {_pick(low, here)}<br>highest {_pick(high, here)}"
+                f"<br>{_strip(picks[path], units[path])}"
+            )
         items.append(
             f'{link(path, name, here=here)}<br><span class="unit">{escape(units[path])}</span>'
             f"{ends}"
@@ -114,11 +118,40 @@ def front_page(
         f'{link(planner, "Plan a load (the planner)", here=here)} · <a href="#data">Data</a>'
         "</p></nav></header>"
         f'<h2 id="tasks">Tasks</h2><p>Each task\'s lowest and highest pick, in its unit; a '
-        "figure links its card.</p>"
+        "figure links its card; below them every pick of the task, a dot on a log scale from "
+        "the lowest to the highest (hover a dot for its model and GPU).</p>"
         f'<ul class="tasks">{"".join(f"<li>{item}</li>" for item in items)}</ul>'
         f'<h2 id="models">Find a model</h2>{_models(tasks, picks, here)}'
         f'<h2 id="data">Data</h2>{_list(others)}'
         "</body></html>\n"
+    )
+
+
+# The front page's chart: every pick of a task as a dot on a line from its lowest to its highest
+# figure, on a log scale (the picks of a task span orders of magnitude), drawn as static SVG so the
+# page needs no script; each dot names its pick on hover.
+STRIP_WIDTH, STRIP_HEIGHT, STRIP_MARGIN = 240, 18, 6
+
+
+def _strip(picks: Sequence[Pick], unit: str) -> str:
+    low, high = min(p.figure for p in picks), max(p.figure for p in picks)
+    span = math.log(high / low) if low > 0 and high > low else 0.0
+    inner = STRIP_WIDTH - 2 * STRIP_MARGIN
+
+    def x(figure: float) -> float:
+        return STRIP_MARGIN + (inner * math.log(figure / low) / span if span else inner / 2)
+
+    dots = "".join(
+        f'<circle cx="{x(p.figure):.1f}" cy="{STRIP_HEIGHT / 2:g}" r="3">'
+        f"<title>{escape(f'{p.model} on {p.gpu}: {json_number(p.figure)}')}</title></circle>"
+        for p in sorted(picks)
+    )
+    label = f"{len(picks)} picks from {json_number(low)} to {json_number(high)} {unit}, log scale"
+    return (
+        f'<svg class="strip" width="{STRIP_WIDTH}" height="{STRIP_HEIGHT}" fill="#1f77b4" '
+        f'fill-opacity=".55" role="img" '
+        f'aria-label="{escape(label)}"><line x1="{STRIP_MARGIN}" x2="{STRIP_WIDTH - STRIP_MARGIN}"'
+        f' y1="{STRIP_HEIGHT / 2:g}" y2="{STRIP_HEIGHT / 2:g}" stroke="#bbb"/>{dots}</svg>'
     )
 
 
