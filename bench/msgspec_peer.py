@@ -1,21 +1,21 @@
 """Peer: the same rows from a msgspec script, what a user who knows msgspec would write.
 
-The file read whole and decoded by msgspec into typed structs of only the fields the index uses,
-then the stability cascade and the argmin in a plain loop (floor.rows). Unlike the floor job it
-neither maps the file nor hashes it. Timed against the pipeline by bench/run.py.
+The file read whole and decoded by msgspec into typed structs of only the fields the index uses
+(floor.Document), then the selection of reference.rows on them (floor.rows). Unlike the floor
+job it neither maps the file nor hashes it.
 
 Example: python bench/msgspec_peer.py /tmp/snap/public/data/tasks/lm-arena-chat.json > rows.json
 """
 
 from __future__ import annotations
 
-import json
 import sys
 
 import msgspec
 from floor import Document, rows
+from reference import write
 
 if __name__ == "__main__":
     with open(sys.argv[1], "rb") as handle:
         document = msgspec.json.decode(handle.read(), type=Document)
-    json.dump(rows(document.configurations), sys.stdout)
+    write(rows(document.configurations))
