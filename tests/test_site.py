@@ -503,6 +503,43 @@ def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
     assert 'href="../../api/v1/tasks/lm-arena-chat/plan.json"' in page
 
 
+def test_a_pairs_plans_are_those_of_every_curve_answering_to_its_model_id():
+    """plan.json's plans per (model, GPU) narrow the curves once per model id (issue 36: a
+    narrowing of every curve per pair grew with pairs × curves), to the same curves as
+    ranked_plans' own: a curve whose nickname is another model's id answers to that id too."""
+    from energy_index.flows.build import BuildSettings, index_stages
+    from energy_index.flows.plan import plan_grid
+    from energy_index.model import Load, Target
+    from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
+    from energy_index.steps.plan import plan_curves, ranked_plans
+
+    stages = index_stages(GOLDEN, settings=BuildSettings())
+    curves = plan_curves(stages.stability.stable.to_dicts())
+    qwen = next(c for c in curves if (c["model_id"], c["gpu"]) == ("Qwen/Qwen3-14B", "B200"))
+    # Named as Qwen 3 14B's id (in another case), drawing half its power: its plans win.
+    points = [{**p, "avg_power_watts": p["avg_power_watts"] / 2} for p in qwen["points"]]
+    twin = {**qwen, "model": "qwen/QWEN3-14b", "model_id": "Another/Model", "points": points}
+    curves = [*curves, twin]
+    target = Target("median", 500)
+    loads = [Load(tokens_per_second=load) for load in PLAN_GRID_TOKENS_PER_SECOND]
+
+    def best(curves, model_id, gpu):
+        ranked = ranked_plans(curves, target, loads, first=1, model=model_id, gpu=gpu)
+        return [plans[0] for _, plans in ranked]
+
+    document = plan_grid(stages, target, curves=curves)
+    pairs = sorted({(c["model_id"], c["gpu"]) for c in curves})
+    listed = document["by_model_and_gpu"]
+    assert len(listed) == len(pairs)
+    for (model_id, gpu), entry in zip(pairs, listed, strict=True):
+        expected = best(curves, model_id, gpu)
+        assert (entry["model_id"], entry["gpu"]) == (expected[0]["model_id"], gpu)
+        shown = zip(expected, entry["plans"], strict=True)
+        assert entry["plans"] == [{k: e[k] for k in p} for e, p in shown]
+    # Qwen 3 14B's best family on a B200 is its twin's, as ranked_plans has it.
+    assert listed[pairs.index(("Qwen/Qwen3-14B", "B200"))]["model_id"] == "Another/Model"
+
+
 # -- Issue 28 item 8: the site as a site ---------------------------------------------------------
 
 

@@ -176,6 +176,7 @@ def site_files(
         )
         checked(plans, schema=PLAN_GRID_SCHEMA)
         files[f"{base}/{PLAN_NAME}"] = serialized(plans)
+        style = page_style() + SITE_STYLE  # read once: a read per card was 4 % of `site`
         for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
             files[card_path(task, index_row)] = card_html(
                 task,
@@ -186,7 +187,7 @@ def site_files(
                 CardPlace(
                     stages.snapshot.commit,
                     API,
-                    page_style() + SITE_STYLE,
+                    style,
                     back_links(
                         here=card_path(task, index_row), task_page=here, task_name=pages[here]
                     ),
