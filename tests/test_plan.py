@@ -1309,6 +1309,25 @@ def test_the_alternative_within_five_percent_of_the_plans_upper_bound_is_a_near_
     )
 
 
+@pytest.mark.parametrize(
+    ("gap", "tie", "said"),
+    [
+        (0.05, True, "5 % above the plan's: within 5 %, a near tie"),
+        (0.0500004, False, "more than 5 % above the plan's"),  # 4 digits: 5 %, yet no near tie
+        (0.05000000000000014, False, "more than 5 % above the plan's"),
+        (0.049996, True, "5 % above the plan's: within 5 %, a near tie"),
+        (0.05001, False, "5.001 % above the plan's"),
+        (0.0123456, True, "1.235 % above the plan's: within 5 %, a near tie"),
+        (1.5, False, "150 % above the plan's"),
+    ],
+)  # fmt: skip
+def test_a_gap_beyond_the_near_tie_never_reads_as_the_tolerance(gap, tie, said):
+    from energy_index.documents.plan import gap_line
+
+    line = gap_line({"gap_to_alternative": gap, "near_tie": tie})
+    assert line == f"gap          upper bound of total GPU power {said}"
+
+
 def test_a_plan_says_what_it_compared_and_on_what():
     result = invoke("plan", "--from", GOLDEN, "--tokens-per-second", "1000")
     lines = result.output.splitlines()

@@ -524,3 +524,29 @@ def test_a_page_error_leaves_no_old_plan_on_screen(tmp_path, tab):
     tab.tab.locator("#plan-load").fill("100000")
     tab.tab.wait_for_function("document.getElementById('plan-result').textContent === ''")
     assert [m for m in tab.messages if m.startswith("pageerror: ")], tab.messages  # not hidden
+
+
+@needs_chromium
+def test_the_planner_words_a_gap_as_the_command_does(tab):
+    """plan.js's gapPercent against documents/plan.py's gap_percent, on gaps either side of the
+    near tie's 5 % and where four digits round onto it."""
+    from energy_index.documents.plan import gap_percent, planner_lines
+    from energy_index.settings import PLAN_NEAR_TIE
+
+    source = (REPO / "pipeline/energy_index/pages/assets/plan.js").read_text("utf-8")
+    functions = [
+        re.search(rf"^function {name}\(.*?^\}}$", source, re.S | re.M)
+        for name in ("significant", "g", "gapPercent")
+    ]
+    percent = re.search(r"^const percent = .*?;$", source, re.M)
+    assert all(functions) and percent
+    code = "\n".join([*(f.group(0) for f in functions if f), percent.group(0)])
+    gaps = [0.05, 0.0500004, 0.05000000000000014, 0.049996, 0.0499999, 0.05001, 0.0500499,
+            0.05005, 0.0123456, 0.0, 1.5, 12.3456]  # fmt: skip
+    tab.tab.set_content("<html></html>")
+    said = tab.tab.evaluate(
+        f"([gaps, planner]) => {{ {code}; return gaps.map(gapPercent); }}",
+        [gaps, {"near_tie": PLAN_NEAR_TIE, "lines": planner_lines()}],
+    )
+    assert said == [gap_percent(gap) for gap in gaps]
+    assert said[1] == "more than 5 %" and said[0] == "5 %"

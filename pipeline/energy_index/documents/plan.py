@@ -350,8 +350,16 @@ def gap_line(document: Mapping[str, Any]) -> str:
     words = planner_lines()
     tie = words["near_tie"].format(tolerance=percent(PLAN_NEAR_TIE)) if document["near_tie"] else ""
     return f"{'gap':<13}" + words["gap"].format(
-        percent=percent(document["gap_to_alternative"]), tie=tie
+        percent=gap_percent(document["gap_to_alternative"]), tie=tie
     )
+
+
+def gap_percent(gap: float) -> str:
+    """The gap as a percentage, but a gap beyond the near tie never printed as the tolerance
+    itself (5.00004 % is 'more than 5 %', not '5 %' with no near tie said): plan.js's the same."""
+    if gap > PLAN_NEAR_TIE and significant(gap * 100) <= significant(PLAN_NEAR_TIE * 100):
+        return planner_lines()["beyond_tie"].format(tolerance=percent(PLAN_NEAR_TIE))
+    return percent(gap)
 
 
 CSV_COLUMNS = (

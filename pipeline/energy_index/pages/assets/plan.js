@@ -229,7 +229,17 @@ function gapLine(best, alternative) {
   const words = planner.lines;
   const tie = gap <= planner.near_tie
     ? words.near_tie.replace("{tolerance}", percent(planner.near_tie)) : "";
-  return `${"gap".padEnd(13)}` + words.gap.replace("{percent}", percent(gap)).replace("{tie}", tie);
+  return `${"gap".padEnd(13)}` + words.gap.replace("{percent}", gapPercent(gap))
+    .replace("{tie}", tie);
+}
+
+// documents/plan.py's gap_percent: a gap beyond the near tie never printed as the tolerance.
+function gapPercent(gap) {
+  const tolerance = planner.near_tie;
+  if (gap > tolerance && significant(gap * 100) <= significant(tolerance * 100)) {
+    return planner.lines.beyond_tie.replace("{tolerance}", percent(tolerance));
+  }
+  return percent(gap);
 }
 
 // documents/plan.py's _family_lines, with the facility estimate, without carbon (the command's).
