@@ -502,6 +502,22 @@ def test_the_contents_reach_the_planner_and_the_cards_in_one_click(tmp_path, tab
 
 
 @needs_chromium
+def test_a_card_wears_the_report_s_style_from_the_site_s_style_sheet(tmp_path, tab, golden_index):
+    """Issue 36: a card links the site's style.css (inline, the style was 4 KB of each card's
+    10); the browser finds it and lays the card out in the report's style."""
+    site = tmp_path / "site"
+    invoke("site", "--index", str(golden_index), "--from", str(GOLDEN), "--out", str(site))
+    tab.tab.goto((site / "cards/lm-arena-chat/qwen-3-8b/h100.html").as_uri())
+    tab.tab.wait_for_load_state("load")
+    assert tab.tab.evaluate("getComputedStyle(document.body).maxWidth") == "1180px"
+    assert tab.tab.evaluate("getComputedStyle(document.querySelector('th')).backgroundColor") == (
+        "rgb(243, 243, 243)"
+    )
+    assert any(request.endswith("/style.css") for request in tab.requests)
+    assert tab.messages == []
+
+
+@needs_chromium
 def test_a_page_error_leaves_no_old_plan_on_screen(tmp_path, tab):
     """Trial finding: on a snapshot with a 5e-324 J configuration at 600 ms median ITL (which
     build accepts at 500 ms), the page kept the plan of 1000 tokens/s on screen after a page error

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from energy_index.cli import main
 from energy_index.documents import schemas as declared
 from energy_index.documents.editorial import diffusion_tasks, editorial_text, indexed_tasks
+from energy_index.documents.index import serialized
 from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
 from energy_index.steps.impacts import carbon_in
@@ -95,11 +96,12 @@ def test_the_site_grows_with_rows_not_rows_times_countries(site: Path):
     cards = [p for p in files if p.relative_to(site).parts[0] == "cards"]
     models = list(site.glob("api/v1/models/*.json"))
     # Per task: its page and its downloads; the cards (one per row), the models, the schemas,
-    # and the front page, the API's index, files.json, datapackage.json and .nojekyll.
+    # and the front page, the API's index, files.json, datapackage.json, .nojekyll and the
+    # style sheet the cards link.
     per_task = 1 + len(DOWNLOADS)
     per_diffusion_task = 1 + len(DIFFUSION_DOWNLOADS)
     every = per_task * len(TASKS) + per_diffusion_task * len(DIFFUSION)
-    every += len(cards) + len(models) + len(declared.SCHEMAS) + 5
+    every += len(cards) + len(models) + len(declared.SCHEMAS) + 6
     assert len(files) == every
 
 
@@ -582,8 +584,15 @@ def test_the_front_page_and_the_cards_wear_the_report_s_style(site: Path):
     from energy_index.pages.page import page_style
 
     style = page_style()
-    for page in [site / "index.html", next(site.glob("cards/*/*/*.html"))]:
-        assert f"<style>{style}" in page.read_text("utf-8"), page
+    assert f"<style>{style}" in (site / "index.html").read_text("utf-8")
+    # Each card links the site's one style sheet (issue 36: inline, it was 4 KB of each card).
+    assert (site / "style.css").read_text("utf-8").startswith(style)
+    cards = list(site.glob("cards/*/*/*.html"))
+    assert len(cards) > 100
+    for card in cards:
+        html = card.read_text("utf-8")
+        assert '<link rel="stylesheet" href="../../../style.css">' in html, card
+        assert "<style>" not in html, card
 
 
 def test_validate_knows_the_site_s_own_files_by_their_kind(site: Path):
@@ -769,7 +778,8 @@ def test_a_diffusion_tasks_extras_on_the_site_are_the_bytes_a_build_writes(
     site: Path, tmp_path: Path
 ):
     """The site serves a diffusion task's curves and impacts as build --curves --impacts writes
-    them beside its index (flows/diffusion_extras.py, one producer for both)."""
+    them beside its index (flows/diffusion_extras.py, one producer for both), compact (issue 36:
+    every JSON file the site writes)."""
     for task in DIFFUSION:
         out = tmp_path / task / "index.json"
         result = invoke(
@@ -779,7 +789,9 @@ def test_a_diffusion_tasks_extras_on_the_site_are_the_bytes_a_build_writes(
         assert result.exit_code == 0, result.output
         base = site / "api/v1/tasks" / task
         for name in ("curves.json", "impacts.json"):
-            assert (base / name).read_bytes() == out.with_name(name).read_bytes(), (task, name)
+            built = json.loads(out.with_name(name).read_bytes())
+            assert (base / name).read_bytes() == serialized(built, compact=True), (task, name)
+            assert serialized(built) == out.with_name(name).read_bytes(), (task, name)
 
 
 def test_the_front_page_shows_each_task_s_lowest_and_highest_pick_and_finds_every_model(

@@ -24,8 +24,11 @@
     cards/<task>/<model>/<gpu>.html     one card per pick: measured figure, estimated ranges,
                                         deadline and statistic, upstream commit, how to verify
     datapackage.json                    Frictionless Data Package: tables, fields, licence
+    style.css                           the report's style sheet, which every card links
 
-Every JSON file is checked against its schema before anything is written, and the directory is
+The JSON files the site writes are compact (no whitespace between values: indentation was a
+third of their bytes, issue 36); the index and its build report are the bytes given. Every JSON
+file is checked against its schema before anything is written, and the directory is
 replaced whole (``emit.write_directory``): a failure leaves the previous site as it was. The
 tasks other than --index's are built from the same snapshot with the same settings, their dates
 taken from the snapshot, as ``energy-index build --all-tasks`` would.
@@ -100,6 +103,10 @@ from energy_index.steps.diffusion import row_schema as output_row_schema
 from energy_index.steps.diffusion_extras import LAYOUT as DIFFUSION_LAYOUT
 
 API = "api/v1"
+# The report's style sheet and the site's marks, once: each card links it (from
+# cards/<task>/<model>/<gpu>.html).
+STYLE_SHEET = "style.css"
+CARD_STYLE = f"../../../{STYLE_SHEET}"
 # Every file of the site with its sha256: what a reader can check a copy against, and what
 # marks the folder as one this tool wrote, so that the next `site` may replace it whole.
 SITE_MANIFEST = "files.json"
@@ -161,13 +168,13 @@ def site_files(
         files[f"{base}/index.json"] = index_bytes
         files[f"{base}/index.report.json"] = serialized(dict(report))
         files[f"{base}/index.parquet"] = table_bytes(document["rows"], format="parquet")
-        files[f"{base}/deadlines.json"] = serialized(dict(inputs.sweep))
+        files[f"{base}/deadlines.json"] = serialized(dict(inputs.sweep), compact=True)
         files[f"{base}/{PROFILES_NAME}"] = serialized(
-            profiles_of(stages, profile_deadlines((task_settings.itl_deadline_ms,)))
+            profiles_of(stages, profile_deadlines((task_settings.itl_deadline_ms,))), compact=True
         )
-        files[f"{base}/{RESPONSES_NAME}"] = serialized(responses_of(stages))
+        files[f"{base}/{RESPONSES_NAME}"] = serialized(responses_of(stages), compact=True)
         files[f"{base}/index.csv"] = table_bytes(document["rows"], format="csv")
-        files[f"{base}/impacts.json"] = serialized(impacts)
+        files[f"{base}/impacts.json"] = serialized(impacts, compact=True)
         files[f"{base}/impacts.csv"] = impacts_table_bytes(impacts, format="csv")
         plans = plan_grid(
             stages,
@@ -175,8 +182,7 @@ def site_files(
             curves=inputs.plan_curves,  # the page's planner's: the same stages' curves
         )
         checked(plans, schema=PLAN_GRID_SCHEMA)
-        files[f"{base}/{PLAN_NAME}"] = serialized(plans)
-        style = page_style() + SITE_STYLE  # read once: a read per card was 4 % of `site`
+        files[f"{base}/{PLAN_NAME}"] = serialized(plans, compact=True)
         for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
             files[card_path(task, index_row)] = card_html(
                 task,
@@ -187,7 +193,7 @@ def site_files(
                 CardPlace(
                     stages.snapshot.commit,
                     API,
-                    style,
+                    CARD_STYLE,
                     back_links(
                         here=card_path(task, index_row), task_page=here, task_name=pages[here]
                     ),
@@ -197,12 +203,12 @@ def site_files(
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
     for name, model in models.items():
         checked(model, schema=MODEL_SCHEMA)
-        files[f"{API}/models/{name}.json"] = serialized(model)
-    files["datapackage.json"] = serialized(data_package(tables, files))
+        files[f"{API}/models/{name}.json"] = serialized(model, compact=True)
+    files["datapackage.json"] = serialized(data_package(tables, files), compact=True)
     for name in SCHEMAS:
         files[f"schemas/{name}"] = schema_path(name).read_bytes()
     files[API_INDEX] = serialized(
-        api_index(files, diffusion=[t for t, d in tables if _is_diffusion_index(d)])
+        api_index(files, diffusion=[t for t, d in tables if _is_diffusion_index(d)]), compact=True
     )
     files["index.html"] = front_page(
         editorial["site"],
@@ -220,6 +226,7 @@ def site_files(
         },
     ).encode("utf-8")
     files[".nojekyll"] = b""
+    files[STYLE_SHEET] = (page_style() + SITE_STYLE).encode("utf-8")
     files[SITE_MANIFEST] = serialized(
         {
             "generator": "energy-index site",
@@ -433,9 +440,9 @@ def _diffusion_files(
     files[here] = diffusion_page(inputs).encode("utf-8")
     files[f"{base}/index.json"] = index_bytes
     files[f"{base}/index.report.json"] = serialized(dict(report))
-    files[f"{base}/{DEADLINES_NAME}"] = serialized(sweep)
-    files[f"{base}/{CURVES_NAME}"] = serialized(diffusion_curves_of(stages))
-    files[f"{base}/impacts.json"] = serialized(impacts)
+    files[f"{base}/{DEADLINES_NAME}"] = serialized(sweep, compact=True)
+    files[f"{base}/{CURVES_NAME}"] = serialized(diffusion_curves_of(stages), compact=True)
+    files[f"{base}/impacts.json"] = serialized(impacts, compact=True)
     files[f"{base}/impacts.csv"] = DIFFUSION_TABLES["impacts"](impacts, "csv")
     row_schema = output_row_schema(stages.output)
     for format in ("csv", "parquet"):
@@ -443,7 +450,7 @@ def _diffusion_files(
             document["rows"], row_schema, format=format
         )
     sha256 = hashlib.sha256(index_bytes).hexdigest()
-    commit, style = stages.snapshot.commit, page_style() + SITE_STYLE
+    commit, style = stages.snapshot.commit, CARD_STYLE
     for row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
         path = card_path(task, row)
         back = back_links(here=path, task_page=here, task_name=pages[here])
