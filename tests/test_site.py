@@ -774,6 +774,23 @@ def test_a_diffusion_page_shows_its_sweep_and_impacts_as_its_api_files_hold_them
             ]
 
 
+def test_the_site_s_profiles_are_the_build_s_at_the_index_s_statistic(site: Path, tmp_path):
+    """Issue 36: the site's profiles.json holds the picks at the index's ITL statistic (the
+    page re-picks on any); build --profiles writes all four, the site's a part of them."""
+    out = tmp_path / "index.json"
+    result = invoke("build", "--from", GOLDEN, "--profiles", "--out", out)
+    assert result.exit_code == 0, result.output
+    built = json.loads(out.with_name("profiles.json").read_bytes())
+    served = json.loads((site / "api/v1/tasks/lm-arena-chat/profiles.json").read_bytes())
+    assert built["itl_statistics"] == ["median", "p90", "p95", "p99"]
+    assert served["itl_statistics"] == ["median"]
+    for part in ("picks", "gpu_ratios"):
+        median = [p for p in built[part] if p["itl_statistic"] == "median"]
+        assert served[part] == median and 0 < len(median) < len(built[part]), part
+    rest = {k: v for k, v in built.items() if k not in ("itl_statistics", "picks", "gpu_ratios")}
+    assert {k: served[k] for k in rest} == rest
+
+
 def test_a_diffusion_tasks_extras_on_the_site_are_the_bytes_a_build_writes(
     site: Path, tmp_path: Path
 ):

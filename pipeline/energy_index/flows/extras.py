@@ -60,14 +60,17 @@ def curves_of(stages: Stages) -> dict[str, Any]:
     return curves
 
 
-def profiles_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
-    """The latency profiles document, checked against its schema."""
+def profiles_of(
+    stages: Stages, deadlines_ms: tuple[float, ...], *, only: str | None = None
+) -> dict[str, Any]:
+    """The latency profiles document, checked against its schema; ``only``: at that ITL
+    statistic alone (None: every one the task file has)."""
     from energy_index.steps.profiles import latency_profiles  # only with --profiles
 
     statistics = {
         name: column
         for name, column in ITL_STATISTICS.items()
-        if column in stages.stability.stable.columns
+        if column in stages.stability.stable.columns and only in (None, name)
     }
     profiles = latency_profiles(
         stages.stability.stable, statistics=statistics, deadlines_ms=deadlines_ms
