@@ -774,6 +774,21 @@ def test_a_diffusion_page_shows_its_sweep_and_impacts_as_its_api_files_hold_them
             ]
 
 
+def test_a_link_is_relpath_s_between_any_two_files_of_the_site(site: Path):
+    """navigation.relative, the links' relpath in path parts alone (issue 36: relpath's getcwd
+    per link was 7 % of site), gives posixpath.relpath's answer between every two folders and
+    files of the site, a folder to itself included."""
+    from energy_index.pages.navigation import relative
+
+    paths = sorted(str(p.relative_to(site)) for p in site.rglob("*"))
+    folders = [".", *(p for p in paths if (site / p).is_dir())]
+    targets = [*paths[::7], "index.html", "cards"]
+    for start in folders[::3]:
+        for target in targets:
+            expected = posixpath.relpath(target, start)
+            assert relative(target, start=start) == expected, (target, start)
+
+
 def test_the_site_s_profiles_are_the_build_s_at_the_index_s_statistic(site: Path, tmp_path):
     """Issue 36: the site's profiles.json holds the picks at the index's ITL statistic (the
     page re-picks on any); build --profiles writes all four, the site's a part of them."""

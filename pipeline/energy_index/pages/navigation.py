@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from html import escape
-from posixpath import relpath
+from posixpath import commonprefix
 from typing import NamedTuple
 
 from energy_index.model import json_number
@@ -15,8 +15,17 @@ from energy_index.model import json_number
 
 def link(target: str, text: str, *, here: str) -> str:
     """``<a>`` to a site path from the page at site path ``here``."""
-    href = relpath(target, start=here.rsplit("/", 1)[0] if "/" in here else ".")
+    href = relative(target, start=here.rsplit("/", 1)[0] if "/" in here else ".")
     return f'<a href="{escape(href)}">{escape(text)}</a>'
+
+
+def relative(target: str, *, start: str) -> str:
+    """posixpath.relpath of two site paths (relative, no ``..``), in their parts alone:
+    relpath makes both absolute first, a getcwd each, 7 % of `site` with a card per row."""
+    to = [part for part in target.split("/") if part not in ("", ".")]
+    at = [part for part in start.split("/") if part not in ("", ".")]
+    common = len(commonprefix([to, at]))
+    return "/".join([".."] * (len(at) - common) + to[common:]) or "."
 
 
 def _list(items: Sequence[str], *, key: str = "") -> str:
