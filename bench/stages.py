@@ -38,7 +38,6 @@ def stage_seconds(snapshot: Path) -> list[tuple[str, float]]:
     from energy_index.model import Dates
     from energy_index.steps import validate
     from energy_index.steps.derive import index_rows
-    from energy_index.steps.robustness import robustness_figures
     from energy_index.steps.selection import selected_configurations
     from energy_index.steps.stability import stable_configurations
 
@@ -81,10 +80,7 @@ def stage_seconds(snapshot: Path) -> list[tuple[str, float]]:
         editorial=editorial,
         task_text=task_text(editorial, "lm-arena-chat"),
     )
-    timed(
-        "robustness figures",
-        lambda: robustness_figures(stable, selection=selection, snapshot=snapshot_files),
-    )
+    # No robustness figures: the build computes them only for --extended since issue 36 item 4.
     timed("emit: JSON Schema check and rules of the index", lambda: index_problems(document))
     timed("emit: serialize the index", lambda: serialized(document))
     return marks
