@@ -505,10 +505,11 @@ def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
     assert 'href="../../api/v1/tasks/lm-arena-chat/plan.json"' in page
 
 
-def test_a_pairs_plans_are_those_of_every_curve_answering_to_its_model_id():
-    """plan.json's plans per (model, GPU) narrow the curves once per model id (issue 36: a
-    narrowing of every curve per pair grew with pairs × curves), to the same curves as
-    ranked_plans' own: a curve whose nickname is another model's id answers to that id too."""
+def test_a_pairs_plans_are_those_of_its_own_curves():
+    """plan.json's plans per (model, GPU) group the curves once by (model id, GPU) (issue 36: a
+    narrowing of every curve by name per pair grew with pairs × curves), each pair planned on
+    its own curves: a curve whose nickname is another model's id, which answers to that id by
+    name, does not take over that model's entry."""
     from energy_index.flows.build import BuildSettings, index_stages
     from energy_index.flows.plan import plan_grid
     from energy_index.model import Load, Target
@@ -526,8 +527,8 @@ def test_a_pairs_plans_are_those_of_every_curve_answering_to_its_model_id():
     loads = [Load(tokens_per_second=load) for load in PLAN_GRID_TOKENS_PER_SECOND]
 
     def best(curves, model_id, gpu):
-        ranked = ranked_plans(curves, target, loads, first=1, model=model_id, gpu=gpu)
-        return [plans[0] for _, plans in ranked]
+        own = [c for c in curves if (c["model_id"], c["gpu"]) == (model_id, gpu)]
+        return [plans[0] for _, plans in ranked_plans(own, target, loads, first=1)]
 
     document = plan_grid(stages, target, curves=curves)
     pairs = sorted({(c["model_id"], c["gpu"]) for c in curves})
@@ -535,11 +536,46 @@ def test_a_pairs_plans_are_those_of_every_curve_answering_to_its_model_id():
     assert len(listed) == len(pairs)
     for (model_id, gpu), entry in zip(pairs, listed, strict=True):
         expected = best(curves, model_id, gpu)
-        assert (entry["model_id"], entry["gpu"]) == (expected[0]["model_id"], gpu)
+        assert (
+            (entry["model_id"], entry["gpu"])
+            == (model_id, gpu)
+            == (expected[0]["model_id"], expected[0]["gpu"])
+        )
         shown = zip(expected, entry["plans"], strict=True)
         assert entry["plans"] == [{k: e[k] for k in p} for e, p in shown]
-    # Qwen 3 14B's best family on a B200 is its twin's, as ranked_plans has it.
-    assert listed[pairs.index(("Qwen/Qwen3-14B", "B200"))]["model_id"] == "Another/Model"
+    # By name the twin answers to Qwen 3 14B's id, and wins there on half the power; its entry
+    # is its own, and Qwen 3 14B's stays Qwen 3 14B's.
+    by_name = ranked_plans(curves, target, loads, first=1, model="Qwen/Qwen3-14B", gpu="B200")
+    assert by_name[0][1][0]["model_id"] == "Another/Model"
+    assert listed[pairs.index(("Qwen/Qwen3-14B", "B200"))]["model"] == "Qwen 3 14B"
+    assert listed[pairs.index(("Another/Model", "B200"))]["model"] == "qwen/QWEN3-14b"
+
+
+def test_each_load_of_the_grid_also_has_the_best_plan_with_headroom(site: Path):
+    """Issue 34 item 1: the site's grid gives, at each load, the best plan with no server above
+    settings.PLAN_GRID_MAX_UTILIZATION (0.8) of its family's fastest configuration: the step's
+    plan under that max_utilization, kept as by_model_and_gpu keeps a plan."""
+    from energy_index.flows.build import BuildSettings, index_stages
+    from energy_index.model import Load, Target
+    from energy_index.settings import PLAN_GRID_MAX_UTILIZATION
+    from energy_index.steps.plan import plan_curves, ranked_plans
+
+    assert PLAN_GRID_MAX_UTILIZATION == 0.8
+    document = json.loads((site / "api/v1/tasks/lm-arena-chat/plan.json").read_bytes())
+    curves = plan_curves(index_stages(GOLDEN, settings=BuildSettings()).stability.stable.to_dicts())
+    loads = [Load(tokens_per_second=x["output_tokens_per_second"]) for x in document["loads"]]
+    ranked = ranked_plans(curves, Target("median", 500, max_utilization=0.8), loads, first=1)
+    more_servers = 0
+    for at, (families, (best,)) in zip(document["loads"], ranked, strict=True):
+        kept = at["with_headroom"]
+        assert (kept["max_utilization"], kept["families"]) == (0.8, families)
+        assert kept["plan"] == {key: best[key] for key in kept["plan"]}
+        assert set(kept["plan"]) >= {"model", "gpu", "replicas", "utilization", "gpu_energy"}
+        assert kept["plan"]["utilization"] <= 0.8
+        if at["plan"]["utilization"] <= 0.8:  # the plan already has the headroom: it stays
+            assert kept["plan"] == {key: at["plan"][key] for key in kept["plan"]}
+        more_servers += kept["plan"]["gpus"] > at["plan"]["gpus"]
+    assert more_servers > 0  # somewhere on the grid, headroom costs servers
 
 
 # -- Issue 28 item 8: the site as a site ---------------------------------------------------------

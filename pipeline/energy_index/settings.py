@@ -71,6 +71,10 @@ PLAN_NEAR_TIE = 0.05
 PLAN_GRID_TOKENS_PER_SECOND = tuple(
     float(m * 10**e) for e in range(2, 7) for m in (1, 2, 5) if m * 10**e <= 10**6
 )
+# The site's plan grid also gives, at each load, the best plan with no server above this share of
+# its family's fastest configuration: 20 % headroom, an operating margin a buyer can size a fleet
+# with (the command and the API take any --max-utilization from 0.1 to 1).
+PLAN_GRID_MAX_UTILIZATION = 0.8
 # The ML.ENERGY stability rule (steps/stability.py).
 MIN_BATCH_UTILIZATION = 0.85
 MIN_STEADY_STATE_SECONDS = 20.0

@@ -151,11 +151,14 @@ def plan_grid_document(
     task: str,
     source: Mapping[str, Any],
     target: Target,
-    by_pair: Sequence[Sequence[Mapping[str, Any]]] = (),
+    by_pair: Sequence[Sequence[Mapping[str, Any]]],
+    kept_below: tuple[float, Sequence[tuple[int, Sequence[Mapping[str, Any]]]]],
 ) -> dict[str, Any]:
     """The plans at each load of the site's grid (output tokens/s): how many families carry
-    it, the best and the runner-up; and per (model, GPU type) of ``by_pair`` (its best family's
-    plan at each load), the plan's GPU figures alone."""
+    it, the best and the runner-up, and (``kept_below``: a lower max_utilization and the
+    ranking at each load under it) the best plan with that headroom; and per (model, GPU type)
+    of ``by_pair`` (its best family's plan at each load), the plan's GPU figures alone."""
+    share, below = kept_below
     return {
         "kind": "plan-grid",
         **_header(task=task, source=source, target=target),
@@ -164,8 +167,13 @@ def plan_grid_document(
                 "output_tokens_per_second": json_number(load),
                 "families": families,
                 **_closest(plans),
+                "with_headroom": {
+                    "max_utilization": share,
+                    "families": kept[0],
+                    "plan": _slim(kept[1][0]) if kept[1] else None,
+                },
             }
-            for load, families, plans in by_load
+            for (load, families, plans), kept in zip(by_load, below, strict=True)
         ],
         "by_model_and_gpu": [
             {
@@ -175,6 +183,12 @@ def plan_grid_document(
             for plans in by_pair
         ],
     }
+
+
+def _slim(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """A plan as the grid keeps it beside the full one: which family, and its GPU figures."""
+    return {**{key: plan[key] for key in ("model", "model_id", "gpu")},
+            **{key: plan[key] for key in PAIR_KEYS}}  # fmt: skip
 
 
 # What the grid keeps of a (model, GPU type)'s plan at each load: enough to answer "how many GPUs,

@@ -4,6 +4,7 @@ and the site's plan.json, the plans at a grid of loads."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,9 +27,8 @@ from energy_index.model import (
     checked_output_load,
     checked_statistic,
 )
-from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
+from energy_index.settings import PLAN_GRID_MAX_UTILIZATION, PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
-from energy_index.steps.names import MODEL_FIELDS, spellings
 from energy_index.steps.plan import plan_curves, ranked_plans
 
 _S = TypeVar("_S")
@@ -223,24 +223,27 @@ def plan_grid(
     by_load = [
         (load, *plans) for load, plans in zip(PLAN_GRID_TOKENS_PER_SECOND, ranked, strict=True)
     ]
+    # The best plan again with servers kept below PLAN_GRID_MAX_UTILIZATION: the grid's answer
+    # with headroom (the command and the API take any --max-utilization).
+    headroom = replace(target, max_utilization=PLAN_GRID_MAX_UTILIZATION)
+    try:
+        kept_below = ranked_plans(curves, headroom, loads, first=1)
+    except UsageError:
+        kept_below = [(0, [])] * len(loads)
     # And per model and GPU type, its best family at each load: what an API user asks of one
-    # model (the GPU figures only, slim: the site's budget).
-    # The curves answering to each model id, found in one pass: ranked_plans narrowing all the
-    # curves for each pair grew with pairs × curves (77 % of `site` at 9,756 pairs). Given the
-    # curves that answer to the model, in their order, it narrows them to the same ones.
-    answering: dict[str, list[Mapping[str, Any]]] = {}
+    # model (the GPU figures only, slim: the site's budget). The curves are grouped once: a
+    # lookup by name among every curve for each pair grows as the square of the pairs.
+    pairs: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for curve in curves:
-        for spelling in spellings(curve, MODEL_FIELDS):
-            answering.setdefault(spelling, []).append(curve)
+        pairs.setdefault((curve["model_id"], curve["gpu"]), []).append(curve)
     by_pair = []
-    for model_id, gpu in sorted({(c["model_id"], c["gpu"]) for c in curves}):
-        own = answering[model_id.casefold()]
+    for _, pair_curves in sorted(pairs.items()):
         try:
-            pair = ranked_plans(own, target, loads, first=1, model=model_id, gpu=gpu)
+            pair = ranked_plans(pair_curves, target, loads, first=1)
         except UsageError:  # no family of the pair meets the target
             continue
         by_pair.append([plans[0] for _, plans in pair])
     return plan_grid_document(
         by_load, task=stages.snapshot.task, source=source_of(stages), target=target,
-        by_pair=by_pair,
+        by_pair=by_pair, kept_below=(headroom.max_utilization, kept_below),
     )  # fmt: skip
