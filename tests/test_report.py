@@ -586,3 +586,30 @@ def test_the_contents_list_reaches_every_part_of_the_page_in_one_click(page: Pat
     assert {"picks", "planner", "sweep", "excluded", "provenance"} <= set(targets)
     assert "cards" not in targets  # a page outside the site has no cards
     assert all(html.count(f'id="{target}"') == 1 for target in targets)
+
+
+def test_the_planner_offers_only_the_statistics_the_task_file_has(tmp_path: Path, page: Path):
+    """Issue 34 item 6: the command refuses a tail statistic without its column; the page's
+    planner offered it anyway, and its script read the missing ITLs as null, which JavaScript
+    compares as 0 ms (every point meeting any deadline)."""
+    from tests.test_upstream_versions import real_with
+
+    def no_tails(configuration: dict) -> None:
+        for name in ("p90_itl_ms", "p95_itl_ms", "p99_itl_ms"):
+            del configuration[name]
+
+    source = real_with(tmp_path, no_tails)
+    out = tmp_path / "out" / "index.json"
+    assert invoke("build", "--from", source, "--out", out).exit_code == 0
+    written = tmp_path / "report.html"
+    code, output = report("--index", str(out), "--from", str(source), "--out", str(written))
+    assert code == 0, output
+    markup = written.read_text("utf-8")
+    planner = re.search(r'<select id="plan-statistic">(.*?)</select>', markup)
+    assert planner and planner.group(1) == '<option value="median" selected>median</option>'
+    assert embedded_json(markup, "planner-data")["tails"] == []
+    refused = invoke("plan", "--from", source, "--tokens-per-second", "1000",
+                     "--itl-statistic", "p99")  # fmt: skip
+    assert refused.exit_code == 2 and "no p99_itl_ms column" in refused.output
+    golden = re.search(r'<select id="plan-statistic">(.*?)</select>', page.read_text("utf-8"))
+    assert golden and golden.group(1).count("<option") == 4

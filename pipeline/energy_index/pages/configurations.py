@@ -161,3 +161,12 @@ def embedded(configurations: Configurations) -> dict[str, Any]:
         "tails": {name: list(values) for name, values in configurations.tails.items()},
         **{name: [row[name] for row in configurations.rows] for name in FIELD_DIGITS},
     }
+
+
+def statistic_options(configurations: Configurations, selected: str) -> str:
+    """An ``<option>`` per ITL statistic the task file has: the median, and each tail percentile
+    with its column (profiles.json's rule); ``selected`` selected."""
+    return "".join(
+        f'<option value="{name}"{" selected" if name == selected else ""}>{name}</option>'
+        for name in ("median", *configurations.tails)
+    )

@@ -28,6 +28,7 @@ from energy_index.pages.configurations import (
     index_statistic,
     picks_at,
     refuse_disagreement,
+    statistic_options,
 )
 from energy_index.pages.impacts import impacts_section, json_in_script
 from energy_index.pages.planner import model_options, planner_section
@@ -192,10 +193,7 @@ def report_html(inputs: PageInputs) -> str:
 def _statistic_select(configurations: Configurations, selected: str) -> str:
     """The ITL statistic the deadline applies to: the median, or a tail percentile the task
     file has (profiles.json's rule); the index's own is selected."""
-    options = "".join(
-        f'<option value="{name}"{" selected" if name == selected else ""}>{name}</option>'
-        for name in ("median", *configurations.tails)
-    )
+    options = statistic_options(configurations, selected)
     return (
         f'<label class="statistic">ITL statistic <select id="statistic">{options}</select></label>'
     )

@@ -16,8 +16,8 @@ from typing import Any
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.plan import planner_lines
 from energy_index.errors import QUOTED_CHARACTERS
-from energy_index.model import INTEGER_TEXT, ITL_STATISTICS, NUMBER_TEXT, json_number
-from energy_index.pages.configurations import Configurations
+from energy_index.model import INTEGER_TEXT, NUMBER_TEXT, json_number
+from energy_index.pages.configurations import Configurations, statistic_options
 from energy_index.pages.impacts import json_in_script
 from energy_index.settings import (
     DEFAULT_ITL_DEADLINE_MS,
@@ -66,7 +66,7 @@ def planner_data(
         return curve["model_id"], curve["gpu"], curve["num_gpus"], p["max_num_seqs"], *itls
 
     return {
-        "tails": [name for name in ITL_STATISTICS if name != "median"],
+        "tails": tails,
         "curves": [
             {
                 **{key: value for key, value in curve.items() if key != "points"},
@@ -113,11 +113,9 @@ def planner_section(
     """The section 'Energy at your load', its controls and its embedded data."""
     gpus = sorted({c["gpu"] for c in curves})
     gpu_options = "".join(f'<option value="{escape(g)}">{escape(g)}</option>' for g in gpus)
-    statistics = "".join(
-        f'<option value="{name}"{" selected" if name == DEFAULT_ITL_STATISTIC else ""}>{name}'
-        "</option>"
-        for name in ITL_STATISTICS
-    )
+    # Only the statistics the task file has: the command refuses a tail without its column, and
+    # the script would read a missing ITL as null, which JavaScript compares as 0 ms.
+    statistics = statistic_options(configurations, DEFAULT_ITL_STATISTIC)
     words = "".join(
         f"<p><strong>{escape(key.replace('_', ' ').capitalize())}.</strong> {escape(value)}</p>"
         for key, value in text.items()
