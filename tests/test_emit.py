@@ -259,14 +259,18 @@ def awkward_floats() -> list[float]:
 )
 def test_serialized_gives_the_bytes_of_the_json_module(document):
     assert serialized(document) == json_module_bytes(document)
+    # Compact (the site's API files, issue 36): the json module's with no whitespace.
+    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    assert serialized(document, compact=True) == text.encode("utf-8") + b"\n"
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
 @pytest.mark.parametrize("where", ["alone", "among finite floats"])
 def test_serialized_refuses_nan_and_infinities_which_msgspec_would_write_as_null(value, where):
     document = {"rows": [{"a": 0.5, "b": value}] + [{"a": 1.5}] * (100 if where != "alone" else 0)}
-    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
-        serialized(document)
+    for compact in (False, True):
+        with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+            serialized(document, compact=compact)
 
 
 def test_serialized_refuses_a_lone_surrogate_like_the_json_module():
