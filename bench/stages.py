@@ -22,7 +22,7 @@ PARSERS = {
     "msgspec, each configuration's bounds only": (
         "import msgspec; msgspec.json.decode(data, type=dict[str, list[msgspec.Raw] | str])"
     ),
-    "msgspec bounds, then polars' NDJSON reader in chunks (the pipeline's, with the frame)": (
+    "msgspec bounds, typed structs in chunks made columns (the pipeline's, with the frame)": (
         "from energy_index.model import UpstreamFile; "
         "from energy_index.steps.validate import _quick_parse; "
         "assert _quick_parse(UpstreamFile('t', data, '', len(data), '', '', '')) is not None"

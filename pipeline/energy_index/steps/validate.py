@@ -9,8 +9,8 @@ The rules are declared here (``Column``, ``Rule``), and asked of a frame in one 
 (``pandera_schema``), is imported only when a rule is broken, to name every failure: a build of
 a clean file does not pay its import (about 80 ms, a fifth of a cold build of the real file).
 
-The quick parse (``_quick_parse``: msgspec, then polars' NDJSON reader) is here for the
-performance round's promise at 10⁶ configurations (docs/performance.md, held by ``make bench``);
+The quick parse (``_quick_parse``: msgspec's typed structs, made columns a chunk at a time) is
+here for the performance rounds' promises (docs/performance.md, held by ``make bench``);
 tests/test_quick_parse.py holds that it reads what the careful parse reads, or declines. It is
 the one quick reader of a task file: another would need that test again.
 """
@@ -306,23 +306,23 @@ def _warnings(failures: Sequence[Failure]) -> tuple[RuleWarning, ...]:
 
 
 # The quick path: msgspec checks the file's JSON and finds where each configuration starts and
-# ends (one object per configuration, its bytes), and polars' NDJSON reader turns a chunk of
-# configurations into typed columns, with no Python object per value (at 10⁶ configurations,
-# cpu: about 4.6 s against 6.4 s for the typed structs and the Python list per column it
-# replaced, at the same peak RSS). It takes only files with nothing to report (no wrong
-# type, no null, no NaN, no unknown column); anything else goes the careful way, which finds
-# and names every problem.
+# ends (one object per configuration, its bytes), decodes each into a typed struct of the known
+# columns, and a chunk of structs becomes polars columns, one Series each. The file is read
+# once, where it lies (a mapped file is not copied): at 10⁵ configurations (83 MB), cpu about
+# 0.45 s against 0.70 s for the polars NDJSON reader on a joined and translated copy that it
+# replaced (docs/performance.md). It takes only files with nothing to report (no wrong type, no
+# null, no NaN, no unknown column); anything else goes the careful way, which finds and names
+# every problem.
 #
-# What each reader vouches for, tried value by value (tests/test_validate.py): msgspec refuses
-# bad JSON, NaN and Infinity, invalid UTF-8 in the skipped values' strings, a lone surrogate
-# escape, a raw control character in a string (so no newline, nor the separator below, is
-# inside one); polars refuses, for a number column, a boolean, a string, a float where an
-# integer goes (2.0 too), an integer beyond Int64 and a number beyond a float, and reads each
-# float exactly as Python does. What polars lets through, a column's value that is not text
-# read as text ('3', 'true', '{...}'), and a key absent or null, is checked here: a text value
-# that could be a stringified number, boolean, object or array, and a column null in some
-# rows only, take the careful way; and every key and text value must account for the file's
-# quote characters (``_quotes``), which leaves no room for a repeated or unknown key.
+# What each reader vouches for, tried value by value (tests/test_validate.py,
+# tests/test_quick_parse.py): msgspec refuses bad JSON, NaN and Infinity, invalid UTF-8, a lone
+# surrogate escape, a raw control character in a string, a key no column has, and for a column
+# a value of another JSON type (a number or a boolean where text goes, a boolean or a string
+# where a number goes, null anywhere, a float where an integer goes, 2.0 and 1e0 too) or a
+# number beyond a float; it reads each float exactly as Python does. polars refuses an integer
+# beyond Int64. What both let through is checked here: a key absent from some rows only, and a
+# repeated key (msgspec keeps the last), which the file's quote characters must account for
+# (``_quotes``).
 _READ_TYPES: dict[str, Any] = {
     **{name: column.dtype for name, column in {**SCHEMA, **_OPTIONAL}.items()},
     # Unused, but read so that their quotes can be counted; another type goes the careful way.
@@ -331,16 +331,23 @@ _READ_TYPES: dict[str, Any] = {
 }
 assert set(_READ_TYPES) == set(SCHEMA) | set(_OPTIONAL) | UNUSED_COLUMNS
 _COLUMNS = [*SCHEMA, *_OPTIONAL]
-_TEXT = [name for name, kind in _READ_TYPES.items() if kind is pl.String]
-_NOT_TEXT = r"^(?:-?[0-9][0-9.eE+-]*$|true$|false$|[\[{])"
-_MAY_NOT_BE_TEXT = pl.col(_TEXT).str.contains(_NOT_TEXT).any()
-# One configuration a line: its line breaks (whitespace outside its strings, the only place
-# JSON allows one) become spaces, and the record separator between configurations a line break.
-_ONE_A_LINE = bytes.maketrans(b"\n\x1e", b" \n")
+# gc=False: a struct of numbers and text holds no cycle, and a chunk of tracked structs would
+# set the collector off for nothing.
+_Configuration = msgspec.defstruct(
+    "_Configuration",
+    [
+        # msgspec's float takes an integer too (as 2.0), as the careful way does.
+        (name, _PYTHON_TYPES[kind][0] | msgspec.UnsetType, msgspec.UNSET)
+        for name, kind in _READ_TYPES.items()
+    ],
+    forbid_unknown_fields=True,
+    gc=False,
+)
+_configuration = msgspec.json.Decoder(_Configuration).decode
 
 
 class _RawTaskDocument(msgspec.Struct):
-    """The task file with each configuration left as its bytes, read a chunk at a time.
+    """The task file with each configuration left as its bytes, decoded a chunk at a time.
 
     The other top-level keys upstream writes are named so that their quotes can be counted (see
     ``_quotes``); a file with any other goes the careful way.
@@ -354,8 +361,7 @@ class _RawTaskDocument(msgspec.Struct):
 
 # Configurations are turned into columns a chunk at a time, and a large mapped file's pages are
 # handed back as the chunks pass (they are read again from the page cache if needed), so that
-# one chunk's lines are alive at once beside the columns: peak RSS stays near the file's size.
-# Small chunks are cheaper: polars' buffers for one are reused, not handed back and faulted in.
+# one chunk's structs are alive at once beside the columns: peak RSS stays near the file's size.
 _CHUNK = 5_000
 # Below this size the file's pages are kept while its quotes are counted and it is decoded.
 _WHOLE_FILE_BYTES = 256 << 20
@@ -372,22 +378,16 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
         if not raw:
             return None
         top = [document.task, document.task_display_name, document.architecture]
-        parts, nulls = [], dict.fromkeys(_READ_TYPES, 0)
+        parts: list[tuple[tuple[str, ...], pl.DataFrame]] = []
         for start in range(0, len(raw), chunk):
             if not whole:
                 _release_pages(content)
-            lines = b"\x1e".join(raw[start : start + chunk]).translate(_ONE_A_LINE)
-            part = pl.read_ndjson(lines, schema=_READ_TYPES)
-            del lines
-            for name, count in part.null_count().row(0, named=True).items():
-                nulls[name] += count
-            if part.select(pl.any_horizontal(_MAY_NOT_BE_TEXT)).item():
-                return None  # a value that may not be text in JSON: the careful path tells
-            parts.append(part.select(_COLUMNS))  # the unused columns are not kept
+            part = _chunk_columns([_configuration(item) for item in raw[start : start + chunk]])
+            if part is None or (parts and part[0] != parts[0][0]):
+                return None  # a key absent from some rows only: the careful path names them
+            parts.append(part)
         rows = len(raw)
         del raw, document
-        if sum(part.height for part in parts) != rows:
-            return None
     except (
         msgspec.ValidationError,
         msgspec.DecodeError,
@@ -397,31 +397,46 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
         return None
     finally:
         _release_pages(content)
+    present = parts[0][0]
     strings = len(top) - top.count(msgspec.UNSET)  # each a key with a text value
-    keys = 1 + strings  # and "configurations"
-    present = []
-    for name, kind in _READ_TYPES.items():
-        if nulls[name] == 0:
-            present.append(name)
-            keys += rows
-            strings += rows if kind is pl.String else 0
-        elif nulls[name] != rows or name not in _MAY_BE_ABSENT:
-            return None  # null or missing in some rows: the careful path names them
-        # Null in every row is taken as absent from every row; a key there after all (with
-        # null) is two quotes more than the count below allows, and goes the careful way.
+    keys = 1 + strings + rows * len(present)  # and "configurations"
+    strings += rows * sum(_READ_TYPES[name] is pl.String for name in present)
     if quotes != 2 * (keys + strings):
-        return None  # a key repeated somewhere, or an unknown one: the careful path names it
-    columns = [name for name in _COLUMNS if name in present]
-    frame = pl.concat(parts, rechunk=True).select(columns)
+        return None  # a key repeated somewhere: the careful path names it
+    frame = pl.concat([columns for _, columns in parts], rechunk=True)
 
     def row_name(position: int) -> str:
         return _row_name(frame.row(position, named=True), position)
 
-    return _Parsed(frozenset(columns), frame, [], row_name)
+    return _Parsed(frozenset(frame.columns), frame, [], row_name)
 
 
-# msgspec, like json.loads, keeps the last of a key repeated in one object, and says nothing;
-# polars keeps the first.
+def _chunk_columns(
+    configurations: list[Any],
+) -> tuple[tuple[str, ...], pl.DataFrame] | None:
+    """The keys every configuration of a chunk has, and the used ones as columns; None when a
+    key is absent from some only, or a required one from all."""
+    present, series = [], []
+    for (name, kind), values in zip(
+        _READ_TYPES.items(),
+        zip(*map(msgspec.structs.astuple, configurations), strict=True),
+        strict=True,
+    ):
+        if values[0] is msgspec.UNSET and name in _MAY_BE_ABSENT:
+            # Taken as absent from the chunk: had some rows the key after all, the file's quotes
+            # would be more than the count allows (nothing makes them fewer than a clean file's).
+            continue
+        try:  # polars refuses UNSET (a key absent from this row) and an integer beyond Int64
+            column = pl.Series(name, values, dtype=kind, strict=True)
+        except (TypeError, ValueError):
+            return None
+        present.append(name)
+        if name not in UNUSED_COLUMNS:
+            series.append(column)
+    return tuple(present), pl.DataFrame(series)
+
+
+# msgspec, like json.loads, keeps the last of a key repeated in one object, and says nothing.
 # A file's quote characters are two per string (each key, each text value) plus one per quote
 # escaped as \" inside a string, so they are never fewer than twice the keys and text values the
 # columns hold, and more by at least two for each key they dropped: one count (a pass at memory
