@@ -363,6 +363,28 @@ def test_index_problems_is_the_one_check_and_passes_the_published_index(publishe
     assert document == falsified(published)  # not mutated
 
 
+@pytest.mark.parametrize("value", [None, True, "wrong type", "absent"])
+@pytest.mark.parametrize(
+    "field",
+    ["row_id", "slug", "gpu", "model", "model_id", "wh_per_million_output_tokens", "num_gpus"],
+)
+def test_a_row_the_rules_beyond_the_schema_cannot_read_is_refused_by_the_schema(
+    published, field, value
+):
+    # Once the schema accepts a document, index_problems reads every row's fields unchecked.
+    from energy_index.documents.invariants import index_problems
+
+    document = copy.deepcopy(published)
+    if value == "absent":
+        del document["rows"][5][field]
+    else:
+        wrong = "1" if isinstance(published["rows"][5][field], int | float) else 1
+        document["rows"][5][field] = wrong if value == "wrong type" else value
+    problems = index_problems(document)
+    assert problems.total >= 1
+    assert any(p.startswith("$.rows[5]") for p in problems), problems
+
+
 def test_a_changelog_entry_is_replaced_only_under_the_same_key():
     from energy_index.documents.changelog import history_with
 

@@ -39,8 +39,11 @@ def index_problems(document: Any) -> Problems:
     problems = schema_problems(document, schema=index_schema(document))
     if not isinstance(document, dict):
         return problems
-    rows = document.get("rows")
-    rows = [r for r in rows if _is_row(r)] if isinstance(rows, list) else []
+    if problems.total:  # only the rows whose fields the rules read, else the schema vouches
+        listed = document.get("rows")
+        rows = [r for r in listed if _is_row(r)] if isinstance(listed, list) else []
+    else:
+        rows = document["rows"]
     rules = [
         *_identity_problems(rows),
         *_order_problems(rows),
