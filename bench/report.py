@@ -7,7 +7,7 @@ report and the site then read that index, its build report and the snapshot. Bes
 cpu is the child's user + system time (wait4), peak RSS the largest of the runs. The machine's
 load average is written beside the table: the figures are cpu, but a loaded machine slows them.
 
-Example: python bench/report.py --configurations 8000,32500,100000 \
+Example: python bench/report.py --configurations 8000,32500,100000 --many-groups 100000 \
     --out ../docs/report-benchmarks.md
 """
 
@@ -59,6 +59,9 @@ def load_average() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configurations", default="8000,32500,100000")
+    # The many-groups shape too: its index has a row per about 10 configurations, not 32, and
+    # the site's files grow with the rows (issue 36 measured it there).
+    parser.add_argument("--many-groups", default="100000")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--out", type=Path)
     arguments = parser.parse_args()
@@ -69,13 +72,15 @@ def main() -> None:
         cases = [
             ("the real index (output/index.json)", ROOT / "output/index.json", VENDORED_SNAPSHOT)
         ]
-        for size in (int(s) for s in arguments.configurations.split(",")):
-            snapshot = snapshot_for(size, 1)
-            index = work / f"{size}" / "index.json"
+        sizes = [(int(s), "few-groups") for s in arguments.configurations.split(",") if s]
+        sizes += [(int(s), "many-groups") for s in arguments.many_groups.split(",") if s]
+        for size, shape in sizes:
+            snapshot = snapshot_for(size, 1, shape)
+            index = work / f"{shape}-{size}" / "index.json"
             build = [PYTHON, "-m", "energy_index", "build", "--from", str(snapshot),
                      "--out", str(index), "--quiet"]  # fmt: skip
             subprocess.run(build, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
-            cases.append((f"{size:,} generated configurations", index, snapshot))
+            cases.append((f"{size:,} generated configurations, {shape}", index, snapshot))
         for name, index, snapshot in cases:
             out = work / "report.html"
             runs = [cpu(report_command(index, snapshot, out)) for _ in range(arguments.runs)]
@@ -109,7 +114,7 @@ def main() -> None:
             "",
             "# `energy-index site`: cpu and size by index size",
             "",
-            "The real index's site has all five tasks; a generated snapshot holds one task.",
+            "The real index's site has every task; a generated snapshot holds one task.",
             "",
             "| input | index rows | cpu s | peak RSS MiB | site MiB | files |",
             "| --- | ---: | ---: | ---: | ---: | ---: |",
