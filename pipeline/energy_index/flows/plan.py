@@ -29,7 +29,7 @@ from energy_index.model import (
 )
 from energy_index.settings import PLAN_GRID_MAX_UTILIZATION, PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
-from energy_index.steps.plan import plan_curves, ranked_plans
+from energy_index.steps.plan import Planned, ordered_plans, plan_curves, plan_figures, ranked_plans
 
 _S = TypeVar("_S")
 
@@ -216,13 +216,27 @@ def plan_grid(
     estimates (carbon by country is left to the command: 213 countries at every load).
     ``curves``: the stages' planner curves (``steps.plan.plan_curves``), the page's planner's."""
     loads = [Load(tokens_per_second=load) for load in PLAN_GRID_TOKENS_PER_SECOND]
-    try:  # the best and the runner-up are published, with how many families there are
-        ranked = ranked_plans(curves, target, loads, first=2, factors=impact_factors()["factors"])
+    factors = impact_factors()["factors"]
+    # At each load the best and the runner-up are published, with how many families there are;
+    # and per model and GPU type its best family (the GPU figures only, slim: the site's
+    # budget), what an API user asks of one model. The rank ends with the family's names, so a
+    # pair's first family in the ranking of all is its best on its own curves: one ranking
+    # serves both (ranking each pair's curves again planned every family twice).
+    by_load: list[tuple[float, int, list[dict[str, Any]]]] = []
+    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    try:
+        ordered = ordered_plans(curves, target, loads, scope="the task's families")
+        for load, planned in zip(PLAN_GRID_TOKENS_PER_SECOND, ordered, strict=True):
+            by_load.append(
+                (load, len(planned), [plan_figures(p, factors=factors) for p in planned[:2]])
+            )
+            best: dict[tuple[str, str], Planned] = {}
+            for entry in planned:
+                best.setdefault((entry.curve["model_id"], entry.curve["gpu"]), entry)
+            for pair, entry in best.items():
+                pairs.setdefault(pair, []).append(plan_figures(entry))
     except UsageError:  # no family of the task meets the target: no plan at any load
-        ranked = [(0, [])] * len(loads)
-    by_load = [
-        (load, *plans) for load, plans in zip(PLAN_GRID_TOKENS_PER_SECOND, ranked, strict=True)
-    ]
+        by_load, pairs = [(load, 0, []) for load in PLAN_GRID_TOKENS_PER_SECOND], {}
     # The best plan again with servers kept below PLAN_GRID_MAX_UTILIZATION: the grid's answer
     # with headroom (the command and the API take any --max-utilization).
     headroom = replace(target, max_utilization=PLAN_GRID_MAX_UTILIZATION)
@@ -230,19 +244,7 @@ def plan_grid(
         kept_below = ranked_plans(curves, headroom, loads, first=1)
     except UsageError:
         kept_below = [(0, [])] * len(loads)
-    # And per model and GPU type, its best family at each load: what an API user asks of one
-    # model (the GPU figures only, slim: the site's budget). The curves are grouped once: a
-    # lookup by name among every curve for each pair grows as the square of the pairs.
-    pairs: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for curve in curves:
-        pairs.setdefault((curve["model_id"], curve["gpu"]), []).append(curve)
-    by_pair = []
-    for _, pair_curves in sorted(pairs.items()):
-        try:
-            pair = ranked_plans(pair_curves, target, loads, first=1)
-        except UsageError:  # no family of the pair meets the target
-            continue
-        by_pair.append([plans[0] for _, plans in pair])
+    by_pair = [plans for _, plans in sorted(pairs.items())]
     return plan_grid_document(
         by_load, task=stages.snapshot.task, source=source_of(stages), target=target,
         by_pair=by_pair, kept_below=(headroom.max_utilization, kept_below),

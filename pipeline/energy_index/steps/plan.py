@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from energy_index.errors import UsageError, shown
@@ -179,16 +179,6 @@ def fewest(load: float, limit: float) -> int:
     return n
 
 
-def _candidates(limits: Sequence[float], load: float, least: int) -> list[int]:
-    """The replica counts that can minimise the upper bound of total power, ascending: for each
-    measured throughput, the fewest replicas each carrying at most it, and at least ``least``
-    (the fewest within the utilization a server may reach). The upper bound is constant while
-    the share stays between two measured throughputs, so the fewest count reaching each is the
-    only one of them that can win."""
-    # In the loop: 1.3 million points at 10⁵ configurations.
-    return sorted({max(fewest(load, limit), least) for limit in limits})
-
-
 class _Family(NamedTuple):
     """A curve's points that meet the target, with each one's throughput and carrying limit:
     what does not change with the load, found once for all the loads asked (plan.json asks 13
@@ -216,8 +206,18 @@ def _plan_on(
     none beyond ``max_utilization`` of the fastest point (within its limit), and where each
     replica falls."""
     throughputs, limits, powers = family.throughputs, family.limits, family.powers
+    least, lowest = fewest(load, max_utilization * limits[-1]), min(powers)
     best, replicas = math.inf, 0
-    for n in _candidates(limits, load, fewest(load, max_utilization * limits[-1])):
+    # The candidate counts, ascending: for each measured throughput the fewest replicas each
+    # carrying at most it, and at least the fewest within the utilization a server may reach.
+    # The upper bound of total power is constant while the share stays between two measured
+    # throughputs, so only those counts can win. A point's count does not fall as its limit
+    # does, so the points from the fastest down give them in order, and once even the lowest
+    # power that many times is no better than the best, no larger count is.
+    for limit in reversed(limits):
+        n = max(fewest(load, limit), least)
+        if n * lowest >= best:
+            break
         # The upper bound of power alone, what the count is chosen on (``_placed``'s "high",
         # written out: 880,000 candidates at 10⁵ configurations); the rest of the figures are
         # computed for the count chosen only.
@@ -273,12 +273,36 @@ def ranked_plans(
     Example: ``ranked_plans(curves, Target("median", 500), [Load(tokens_per_second=1e4)],
     first=2)[0][0]``, how many families carry 10⁴ output tokens/s.
     """
-    families = [(curve, _eligible(curve, target)) for curve in chosen(curves, model, gpu)]
     return [
-        _ranked(families, load, target, first=first, scope=_scope(model, gpu), factors=factors,
-                grid=grid or {})
-        for load in loads
-    ]  # fmt: skip
+        (len(planned), [plan_figures(p, factors=factors, grid=grid) for p in planned[:first]])
+        for planned in ordered_plans(
+            chosen(curves, model, gpu), target, loads, scope=_scope(model, gpu)
+        )
+    ]
+
+
+class Planned(NamedTuple):
+    """A family's plan at one load before its published figures (``plan_figures``): its place,
+    the family, where its replicas fall, the output tokens/s it carries and per request."""
+
+    rank: tuple[Any, ...]
+    curve: Mapping[str, Any]
+    plan: dict[str, Any]
+    carried: float
+    tokens_per_request: float
+    tokens_given: bool
+
+
+def ordered_plans(
+    curves: Sequence[Mapping[str, Any]], target: Target, loads: Sequence[Load], *, scope: str
+) -> Iterator[list[Planned]]:
+    """At each of ``loads``, in order: every family of ``curves`` that carries it, best first,
+    before its figures (``ranked_plans`` publishes the first; plan.json also each (model,
+    GPU)'s first, the rank ending with the family's names). Refused as ``ranked_plans`` refuses
+    (``scope``: the families' in words), as each load comes."""
+    families = [(curve, _eligible(curve, target)) for curve in curves]
+    for load in loads:
+        yield _ranked(families, load, target, scope=scope)
 
 
 def _ranked(
@@ -286,12 +310,10 @@ def _ranked(
     load: Load,
     target: Target,
     *,
-    first: int | None,
     scope: str,
-    factors: Mapping[str, Any] | None,
-    grid: Mapping[str, GridIntensity],
-) -> tuple[int, list[dict[str, Any]]]:
+) -> list[Planned]:
     plans = []
+    given = load.output_tokens_per_request is not None
     for curve, family in families:
         tokens_per_request = load.output_tokens_per_request or curve["output_tokens_per_request"]
         carried = _carried(load, tokens_per_request)  # refused for any family, eligible or not
@@ -300,20 +322,32 @@ def _ranked(
                 family, carried, itl_statistic=target.itl_statistic,
                 max_utilization=target.max_utilization,
             )  # fmt: skip
-            plans.append((_rank(curve, plan), curve, plan, carried, tokens_per_request))
+            plans.append(
+                Planned(_rank(curve, plan), curve, plan, carried, tokens_per_request, given)
+            )
     if not plans:
         raise UsageError(
             f"no family ({scope}) meets the {target.itl_statistic} ITL target of "
             f"{target.itl_deadline_ms:g} ms, so none carries {_what(load)}",
             parameter="itl_deadline_ms",
         )
-    plans.sort(key=lambda ranked: ranked[0])
-    given = load.output_tokens_per_request is not None
-    return len(plans), [
-        _figures(curve, plan, load=carried, tokens_per_request=tokens_per_request,
-                 tokens_given=given, factors=factors, grid=grid)
-        for _, curve, plan, carried, tokens_per_request in plans[:first]
-    ]  # fmt: skip
+    plans.sort(key=lambda ranked: ranked.rank)
+    return plans
+
+
+def plan_figures(
+    planned: Planned,
+    *,
+    factors: Mapping[str, Any] | None = None,
+    grid: Mapping[str, GridIntensity] | None = None,
+) -> dict[str, Any]:
+    """A family's plan as ``ranked_plans`` publishes it: with ``factors`` and ``grid``, the
+    estimated facility energy and carbon too."""
+    return _figures(
+        planned.curve, planned.plan, load=planned.carried,
+        tokens_per_request=planned.tokens_per_request, tokens_given=planned.tokens_given,
+        factors=factors, grid=grid or {},
+    )  # fmt: skip
 
 
 def _carried(load: Load, tokens_per_request: float) -> float:
