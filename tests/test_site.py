@@ -154,6 +154,33 @@ def test_a_failed_site_leaves_the_previous_one(site: Path, tmp_path: Path):
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
 
+def test_the_garbage_collector_is_paused_while_the_files_are_made_and_as_it_was_after(
+    site: Path, tmp_path: Path, monkeypatch
+):
+    """The site makes its files with Python's cyclic collector off (its passes over the
+    stages', pages' and plans' containers were 6 s of 33 of user cpu at 10⁵ configurations),
+    and leaves it as it found it: on after a site, after a failed one, off if it was off."""
+    import gc
+
+    import energy_index.flows.site as flow
+
+    assert gc.isenabled()  # after the fixture's site
+    seen = []
+    made = flow.site_files
+    monkeypatch.setattr(
+        flow, "site_files", lambda *a, **k: seen.append(gc.isenabled()) or made(*a, **k)
+    )
+    missing = ["site", "--index", tmp_path / "missing.json", "--out", tmp_path / "out"]
+    assert invoke(*missing).exit_code == 1
+    assert seen == [False] and gc.isenabled()
+    gc.disable()
+    try:
+        assert invoke(*missing).exit_code == 1
+        assert seen == [False, False] and not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def test_site_never_replaces_the_snapshot_it_reads(tmp_path: Path, golden_index: Path):
     snapshot = tmp_path / "snap"
     shutil.copytree(GOLDEN, snapshot)
