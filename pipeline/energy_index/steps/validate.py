@@ -11,7 +11,7 @@ a clean file does not pay its import (about 80 ms, a fifth of a cold build of th
 
 The quick parse (``_quick_parse``: msgspec's typed structs, made columns a chunk at a time) is
 here for the performance rounds' promises (docs/performance.md, held by ``make bench``);
-tests/test_quick_parse.py holds that it reads what the careful parse reads, or declines. It is
+tests/test_validate.py holds that it reads what the careful parse reads, or declines. It is
 the one quick reader of a task file: another would need that test again.
 """
 
@@ -315,7 +315,7 @@ def _warnings(failures: Sequence[Failure]) -> tuple[RuleWarning, ...]:
 # every problem.
 #
 # What each reader vouches for, tried value by value (tests/test_validate.py,
-# tests/test_quick_parse.py): msgspec refuses bad JSON, NaN and Infinity, invalid UTF-8, a lone
+# its quick-parse section): msgspec refuses bad JSON, NaN and Infinity, invalid UTF-8, a lone
 # surrogate escape, a raw control character in a string, a key no column has, and for a column
 # a value of another JSON type (a number or a boolean where text goes, a boolean or a string
 # where a number goes, null anywhere, a float where an integer goes, 2.0 and 1e0 too) or a
