@@ -292,6 +292,22 @@ def test_on_a_tie_of_total_power_the_fewest_replicas_win():
     assert (plan["replicas"], plan["status"], high) == (1, MEASURED, 200.0)
 
 
+def test_on_a_tie_of_total_power_the_fewest_replicas_win_past_a_lighter_point():
+    # As above, with a point at 25 tokens/s drawing 60 W: 2 × 60 W is below 200 W, so two
+    # replicas are weighed (and tie), and 4 × 60 W is above it, so four are not.
+    points = [
+        {"row_id": f"m/G/1/{seqs}", "max_num_seqs": seqs, "output_tokens_per_second": speed,
+         "avg_power_watts": power, "energy_per_token_joules": power / speed,
+         "median_itl_ms": 10.0}
+        for seqs, speed, power in ((4, 25.0, 60.0), (8, 50.0, 100.0), (16, 100.0, 200.0))
+    ]  # fmt: skip
+    curve = {"model": "M", "model_id": "o/m", "gpu": "G", "num_gpus": 1,
+             "output_tokens_per_request": 100.0, "points": points}  # fmt: skip
+    (plan,) = planned([curve], tokens_per_second=100)
+    high = plan["gpu_energy"]["power_watts"]["high"]
+    assert (plan["replicas"], plan["status"], high) == (1, MEASURED, 200.0)
+
+
 def test_requests_per_second_use_the_familys_measured_output_length():
     (by_requests,) = qwen(requests_per_second=2000 / 614.7164)
     assert by_requests["output_tokens_per_second"] == pytest.approx(2000, rel=1e-5)
