@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import polars as pl
@@ -791,6 +792,13 @@ CASES = {
     "1e0 as a count": once(b'"num_gpus": 1,', b'"num_gpus": 1e0,'),
     "a count beyond Int64": once(b'"max_num_seqs": 8,', b'"max_num_seqs": 9223372036854775808,'),
     "a number beyond a float": once(b'"avg_power_watts": ', b'"avg_power_watts": 1e400, "z": '),
+    # msgspec rounds an integer beyond the largest float down to it; json refuses it.
+    "an integer beyond a float": once(
+        b'"avg_power_watts": 759.9467920298994,',
+        b'"avg_power_watts": %d,' % (int(sys.float_info.max) + 1),
+    ),
+    # polars raises OverflowError, not TypeError, from 2**128.
+    "a count of 2**128": once(b'"max_num_seqs": 8,', b'"max_num_seqs": %d,' % 2**128),
     "a digit string where a number goes": once(b'"max_num_seqs": 8,', b'"max_num_seqs": "8",'),
     "a null name": once(FIRST_NICKNAME, b'"nickname": null, "w": "abc"'),
     "a reported column null everywhere": REAL.replace(
@@ -812,6 +820,15 @@ TEXT_CASES = {
     "a name that reads as a boolean": once(FIRST_NICKNAME, b'"nickname": "false"'),
     "a name that starts like an array": once(FIRST_NICKNAME, b'"nickname": "[beta] Qwen"'),
 }
+
+
+@pytest.mark.parametrize(("value", "refused"), [(-(2**63), False), (-(2**63) - 1, True)])
+def test_int64s_lowest_is_an_integer_on_both_paths_and_one_below_is_not(
+    value, refused, monkeypatch
+):
+    content = once(b'"tensor_parallel": 1,', b'"tensor_parallel": %d,' % value)
+    assert outcome(content) == careful_outcome(content, monkeypatch)
+    assert ("must be an integer" in str(outcome(content))) == refused
 
 
 @pytest.mark.parametrize("name", CASES)

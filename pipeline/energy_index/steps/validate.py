@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import mmap
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
@@ -319,10 +320,11 @@ def _warnings(failures: Sequence[Failure]) -> tuple[RuleWarning, ...]:
 # surrogate escape, a raw control character in a string, a key no column has, and for a column
 # a value of another JSON type (a number or a boolean where text goes, a boolean or a string
 # where a number goes, null anywhere, a float where an integer goes, 2.0 and 1e0 too) or a
-# number beyond a float; it reads each float exactly as Python does. polars refuses an integer
-# beyond Int64. What both let through is checked here: a key absent from some rows only, and a
-# repeated key (msgspec keeps the last), which the file's quote characters must account for
-# (``_quotes``).
+# number beyond a float (a literal with a fraction or exponent; an integer beyond it msgspec
+# rounds to the largest float, which is declined here); it reads each float exactly as Python
+# does. polars refuses an integer beyond Int64. What both let through is checked here: a key
+# absent from some rows only, and a repeated key (msgspec keeps the last), which the file's
+# quote characters must account for (``_quotes``).
 _READ_TYPES: dict[str, Any] = {
     **{name: column.dtype for name, column in {**SCHEMA, **_OPTIONAL}.items()},
     # Unused, but read so that their quotes can be counted; another type goes the careful way.
@@ -428,8 +430,10 @@ def _chunk_columns(
             continue
         try:  # polars refuses UNSET (a key absent from this row) and an integer beyond Int64
             column = pl.Series(name, values, dtype=kind, strict=True)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # Overflow: from 2**128
             return None
+        if kind is pl.Float64 and column.abs().max() == sys.float_info.max:
+            return None  # msgspec rounds an integer beyond the largest float down to it
         present.append(name)
         if name not in UNUSED_COLUMNS:
             series.append(column)
@@ -604,13 +608,13 @@ def _typed_frame(
 
 
 def _has_huge_int(values: Sequence[object]) -> bool:
-    return any(isinstance(v, int) and abs(v) >= 2**63 for v in values)
+    return any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in values)
 
 
 def _is_a(value: object, allowed: tuple[type, ...]) -> bool:
     if isinstance(value, bool) or not isinstance(value, allowed):
         return False
-    return not (isinstance(value, int) and abs(value) >= 2**63)
+    return not isinstance(value, int) or -(2**63) <= value < 2**63  # Int64's range
 
 
 def every_rule_holds(columns: Mapping[str, Column], frame: pl.DataFrame) -> bool:
