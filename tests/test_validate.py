@@ -492,6 +492,18 @@ def test_an_integer_is_refused_from_2_to_the_63(value, refused):
     ]
 
 
+def test_int64s_lowest_is_an_integer_when_a_column_is_looked_at_value_by_value():
+    # A value beyond Int64 in the column has each of its values looked at (_is_a): the lowest
+    # Int64 beside it is an integer, refused by no type rule (its rule, >= 1, speaks for it).
+    document = json.loads(fixture_bytes("edge-cases.json"))
+    document["configurations"][0]["max_num_seqs"] = -(2**63)
+    document["configurations"][1]["max_num_seqs"] = 2**63
+    failures = failures_in(json.dumps(document).encode())
+    assert [(p, c) for p, c, problem, _ in failures if problem == "must be an integer"] == [
+        (1, "max_num_seqs")
+    ]
+
+
 @pytest.mark.parametrize(
     ("value", "kind"),
     [({}, "object"), ("x", "string"), (True, "boolean"), (None, "null"), (3, "number")],
