@@ -309,9 +309,9 @@ def _warnings(failures: Sequence[Failure]) -> tuple[RuleWarning, ...]:
 # The quick path: msgspec checks the file's JSON and finds where each configuration starts and
 # ends (one object per configuration, its bytes), decodes each into a typed struct of the known
 # columns, and a chunk of structs becomes polars columns, one Series each. The file is read
-# once, where it lies (a mapped file is not copied): at 10⁵ configurations (83 MB), cpu about
-# 0.45 s against 0.70 s for the polars NDJSON reader on a joined and translated copy that it
-# replaced (docs/performance.md). It takes only files with nothing to report (no wrong type, no
+# once, where it lies (a mapped file is not copied): at 10⁵ configurations (83 MB), 0.51-0.58 s
+# of cpu against 0.57-0.78 s for the polars NDJSON reader on a joined and translated copy that
+# it replaced (docs/performance.md). It takes only files with nothing to report (no wrong type, no
 # null, no NaN, no unknown column); anything else goes the careful way, which finds and names
 # every problem.
 #
@@ -332,7 +332,6 @@ _READ_TYPES: dict[str, Any] = {
     "output_throughput_tokens_per_sec": pl.Float64,
 }
 assert set(_READ_TYPES) == set(SCHEMA) | set(_OPTIONAL) | UNUSED_COLUMNS
-_COLUMNS = [*SCHEMA, *_OPTIONAL]
 # gc=False: a struct of numbers and text holds no cycle, and a chunk of tracked structs would
 # set the collector off for nothing.
 _Configuration = msgspec.defstruct(
