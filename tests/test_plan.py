@@ -13,12 +13,15 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import energy_index
 from energy_index.documents.factors import impact_factors
@@ -38,9 +41,13 @@ from energy_index.steps.plan import (
     BETWEEN_MEASURED,
     MEASURED,
     MEASURED_PER_SERVER,
+    Planned,
     fewest,
+    first_kept_below,
     meeting_target,
+    ordered_plans,
     plan_curves,
+    plan_figures,
     ranked_plans,
 )
 from tests.conftest import GOLDEN, REPO, invoke
@@ -1404,3 +1411,89 @@ def test_docs_plan_md_counts_the_families_whose_light_end_contradicts_the_assume
             assert plan["assumption_contradicted"] is (
                 two[0]["avg_power_watts"] > two[1]["avg_power_watts"]
             )
+
+
+# -- Issue 36 item 5: plan.json's headroom read from the target's ranking -------------------------
+
+
+def _first_at(curves: Sequence[Mapping[str, Any]], target: Target, load: Load) -> Planned:
+    ((ranking,),) = [list(ordered_plans(curves, target, [load], scope="the test's families"))]
+    return ranking[0]
+
+
+def _same_plan(kept: Planned, first: Planned) -> None:
+    assert (kept.rank, kept.curve, kept.plan) == (first.rank, first.curve, first.plan)
+    assert plan_figures(kept) == plan_figures(first)
+
+
+@pytest.mark.parametrize(("looser", "tighter"), [(1.0, 0.8), (1.0, 0.3), (0.8, 0.8), (0.9, 0.5)])
+def test_the_first_kept_below_a_tighter_limit_is_the_first_of_ranking_again(looser, tighter):
+    """On the golden input's families, at every grid load: the first of the looser ranking
+    replanned under the tighter limit is the first of the families ranked under it."""
+    curves, _ = curves_and_rows(GOLDEN)
+    loose, tight = replace(TARGET, max_utilization=looser), replace(TARGET, max_utilization=tighter)
+    differs = 0
+    for value in PLAN_GRID_TOKENS_PER_SECOND:
+        load = Load(tokens_per_second=value)
+        ranking = next(ordered_plans(curves, loose, [load], scope="the golden families"))
+        kept, first = first_kept_below(ranking, tight), _first_at(curves, tight, load)
+        _same_plan(kept, first)
+        differs += kept.plan != ranking[0].plan
+    assert differs > 0 or looser == tighter  # somewhere the tighter limit changes the plan
+
+
+_POWERS = st.sampled_from([60.0, 100.0, 120.0, 200.0, 240.0])
+
+
+@st.composite
+def _families(draw: Any) -> list[dict[str, Any]]:
+    """A few families of one to three points on few speeds and powers: ties of total power
+    between families, and across counts, are common."""
+    curves = []
+    for i in range(draw(st.integers(1, 5))):
+        speeds = sorted(
+            draw(st.sets(st.sampled_from([25.0, 50.0, 100.0, 200.0]), min_size=1, max_size=3))
+        )
+        points = [
+            {"row_id": f"m{i}/G/1/{n}", "max_num_seqs": n, "output_tokens_per_second": speed,
+             "avg_power_watts": (power := draw(_POWERS)), "energy_per_token_joules": power / speed,
+             "median_itl_ms": 10.0}
+            for n, speed in enumerate(speeds)
+        ]  # fmt: skip
+        curves.append({"model": f"M{i}", "model_id": f"o/m{i}", "gpu": "G",
+                       "num_gpus": draw(st.sampled_from([1, 2])),
+                       "output_tokens_per_request": 100.0, "points": points})  # fmt: skip
+    return curves
+
+
+@given(
+    curves=_families(),
+    load=st.sampled_from([10.0, 50.0, 100.0, 150.0, 300.0, 1000.0]),
+    tighter=st.sampled_from([0.3, 0.5, 0.8, 1.0]),
+)
+def test_the_first_kept_below_holds_on_ties_of_total_power(curves, load, tighter):
+    at = Load(tokens_per_second=load)
+    ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
+    tight = replace(TARGET, max_utilization=tighter)
+    _same_plan(first_kept_below(ranking, tight), _first_at(curves, tight, at))
+
+
+def test_a_family_tied_at_the_tighter_limit_is_weighed_after_the_best_found():
+    # At 10 tokens/s, one replica: M1 draws 60 W (assumed, below its 25 tokens/s point) and M0
+    # 120 W. Under 0.3 of the fastest point M1 needs two replicas (120 W, 2 GPUs) and M0 still
+    # one (120 W, 1 GPU): M0, ranked second before, ties M1's total and wins on fewer GPUs.
+    def family(name: str, *points: tuple[float, float]) -> dict[str, Any]:
+        return {"model": name, "model_id": f"o/{name}", "gpu": "G", "num_gpus": 1,
+                "output_tokens_per_request": 100.0,
+                "points": [{"row_id": f"{name}/G/1/{n}", "max_num_seqs": n,
+                            "output_tokens_per_second": speed, "avg_power_watts": power,
+                            "energy_per_token_joules": power / speed, "median_itl_ms": 10.0}
+                           for n, (speed, power) in enumerate(points)]}  # fmt: skip
+
+    curves = [family("M0", (25.0, 120.0), (50.0, 60.0)), family("M1", (25.0, 60.0))]
+    at, tight = Load(tokens_per_second=10.0), replace(TARGET, max_utilization=0.3)
+    ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
+    assert [p.curve["model"] for p in ranking] == ["M1", "M0"]
+    kept = first_kept_below(ranking, tight)
+    assert (kept.curve["model"], kept.plan["replicas"], kept.rank[:1]) == ("M0", 1, (120.0,))
+    _same_plan(kept, _first_at(curves, tight, at))

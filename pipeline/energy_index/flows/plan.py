@@ -29,7 +29,14 @@ from energy_index.model import (
 )
 from energy_index.settings import PLAN_GRID_MAX_UTILIZATION, PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
-from energy_index.steps.plan import Planned, ordered_plans, plan_curves, plan_figures, ranked_plans
+from energy_index.steps.plan import (
+    Planned,
+    first_kept_below,
+    ordered_plans,
+    plan_curves,
+    plan_figures,
+    ranked_plans,
+)
 
 _S = TypeVar("_S")
 
@@ -222,7 +229,13 @@ def plan_grid(
     # budget), what an API user asks of one model. The rank ends with the family's names, so a
     # pair's first family in the ranking of all is its best on its own curves: one ranking
     # serves both (ranking each pair's curves again planned every family twice).
+    # At each load too, the best plan with servers kept below PLAN_GRID_MAX_UTILIZATION: the
+    # grid's answer with headroom (the command and the API take any --max-utilization), read
+    # from the same ranking (``first_kept_below``: a tighter limit than the target's).
+    headroom = replace(target, max_utilization=PLAN_GRID_MAX_UTILIZATION)
+    assert headroom.max_utilization <= target.max_utilization
     by_load: list[tuple[float, int, list[dict[str, Any]]]] = []
+    kept_below: list[tuple[int, list[dict[str, Any]]]] = []
     pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
     try:
         ordered = ordered_plans(curves, target, loads, scope="the task's families")
@@ -230,6 +243,7 @@ def plan_grid(
             by_load.append(
                 (load, len(planned), [plan_figures(p, factors=factors) for p in planned[:2]])
             )
+            kept_below.append((len(planned), [plan_figures(first_kept_below(planned, headroom))]))
             best: dict[tuple[str, str], Planned] = {}
             for entry in planned:
                 best.setdefault((entry.curve["model_id"], entry.curve["gpu"]), entry)
@@ -237,12 +251,6 @@ def plan_grid(
                 pairs.setdefault(pair, []).append(plan_figures(entry))
     except UsageError:  # no family of the task meets the target: no plan at any load
         by_load, pairs = [(load, 0, []) for load in PLAN_GRID_TOKENS_PER_SECOND], {}
-    # The best plan again with servers kept below PLAN_GRID_MAX_UTILIZATION: the grid's answer
-    # with headroom (the command and the API take any --max-utilization).
-    headroom = replace(target, max_utilization=PLAN_GRID_MAX_UTILIZATION)
-    try:
-        kept_below = ranked_plans(curves, headroom, loads, first=1)
-    except UsageError:
         kept_below = [(0, [])] * len(loads)
     by_pair = [plans for _, plans in sorted(pairs.items())]
     return plan_grid_document(
