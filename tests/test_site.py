@@ -11,6 +11,7 @@ import shutil
 from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,6 +20,7 @@ from energy_index.cli import main
 from energy_index.documents import schemas as declared
 from energy_index.documents.editorial import diffusion_tasks, editorial_text, indexed_tasks
 from energy_index.documents.index import serialized
+from energy_index.documents.plan import PAIR_KEYS
 from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
 from energy_index.steps.impacts import carbon_in
@@ -525,11 +527,54 @@ def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
         curves, Target("median", 500), [Load(tokens_per_second=2000)], model="Qwen/Qwen3-14B",
         gpu="B200",
     )  # fmt: skip
-    at = [p["output_tokens_per_second"] for p in qwen["plans"]].index(2000)
-    assert qwen["plans"][at] == {key: best[key] for key in qwen["plans"][at]}
-    assert len(qwen["plans"]) == len(grid)
+    plans = _plans(qwen)
+    at = [p["output_tokens_per_second"] for p in plans].index(2000)
+    assert plans[at] == {key: best[key] for key in plans[at]}
+    assert len(plans) == len(grid)
+    # Written by field: every field's list has a value per load, a plan's fields in its order.
+    for entry in document["by_model_and_gpu"]:
+        assert list(entry["plans"]) == [*PAIR_KEYS]
+        assert {len(values) for values in _leaves(entry["plans"])} == {len(grid)}
     page = (site / "tasks/lm-arena-chat/index.html").read_text()
     assert 'href="../../api/v1/tasks/lm-arena-chat/plan.json"' in page
+
+
+def _leaves(fields: dict[str, Any]) -> list[list[Any]]:
+    return [
+        leaf
+        for value in fields.values()
+        for leaf in (_leaves(value) if isinstance(value, dict) else [value])
+    ]
+
+
+def _plans(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """A pair's plans as objects again: plan.json writes them by field (a list per field)."""
+
+    def at(fields: dict[str, Any], i: int) -> dict[str, Any]:
+        return {k: at(v, i) if isinstance(v, dict) else v[i] for k, v in fields.items()}
+
+    return [at(entry["plans"], i) for i in range(len(entry["plans"]["output_tokens_per_second"]))]
+
+
+def test_objects_written_by_field_keep_their_shape_and_order():
+    from energy_index.documents.plan import by_field
+
+    items = [
+        {"n": 1, "range": {"low": None, "high": 2.0}, "status": "a"},
+        {"n": 3, "range": {"low": 1.0, "high": 4.0}, "status": "b"},
+    ]
+    fields = by_field(items)
+    assert fields == {
+        "n": [1, 3], "range": {"low": [None, 1.0], "high": [2.0, 4.0]}, "status": ["a", "b"]
+    }  # fmt: skip
+    assert _plans({"plans": {"output_tokens_per_second": fields["n"], **fields}}) == [
+        {"output_tokens_per_second": item["n"], **item} for item in items
+    ]
+    for other in ({"status": "c", "n": 5, "range": {"low": 1.0, "high": 4.0}},
+                  {"n": 5, "range": None, "status": "c"},
+                  {"n": 5, "range": {"high": 4.0}, "status": "c"}):  # fmt: skip
+        with pytest.raises(ValueError, match="different shapes"):
+            by_field([*items, other])
 
 
 def test_a_pairs_plans_are_those_of_its_own_curves():
@@ -568,8 +613,8 @@ def test_a_pairs_plans_are_those_of_its_own_curves():
             == (model_id, gpu)
             == (expected[0]["model_id"], expected[0]["gpu"])
         )
-        shown = zip(expected, entry["plans"], strict=True)
-        assert entry["plans"] == [{k: e[k] for k in p} for e, p in shown]
+        plans = _plans(entry)
+        assert plans == [{k: e[k] for k in p} for e, p in zip(expected, plans, strict=True)]
     # By name the twin answers to Qwen 3 14B's id, and wins there on half the power; its entry
     # is its own, and Qwen 3 14B's stays Qwen 3 14B's.
     by_name = ranked_plans(curves, target, loads, first=1, model="Qwen/Qwen3-14B", gpu="B200")
