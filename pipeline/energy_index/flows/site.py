@@ -87,7 +87,7 @@ from energy_index.io.manifest import Checks, read_manifest
 from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import EXTRAS, Access, Target
-from energy_index.pages.cards import CardPlace, card_html, card_path
+from energy_index.pages.cards import CardPlace, card_html, card_path, shown_countries
 from energy_index.pages.diffusion import diffusion_card, diffusion_page, diffusion_title
 from energy_index.pages.navigation import SITE_STYLE, Pick, back_links, front_page, task_links
 from energy_index.pages.page import page_style, page_title, report_html
@@ -198,6 +198,7 @@ def site_files(
         del plan_curves  # a dict per stable configuration, as the page's were
         checked(plans, schema=PLAN_GRID_SCHEMA)
         files[f"{base}/{PLAN_NAME}"] = serialized(plans, compact=True)
+        shown = shown_countries(impacts["carbon_source"]["countries"])
         for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
             files[card_path(task, index_row)] = card_html(
                 task,
@@ -213,6 +214,7 @@ def site_files(
                         here=card_path(task, index_row), task_page=here, task_name=pages[here]
                     ),
                 ),
+                shown=shown,
             ).encode("utf-8")
         tables.append((task, document))
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))

@@ -58,9 +58,12 @@ def card_html(
     impacts: Mapping[str, Any],
     impacts_row: Mapping[str, Any],
     place: CardPlace,
+    *,
+    shown: Sequence[str],
 ) -> str:
     """The card of one pick: ``index_row`` of ``index`` and its ``impacts_row``, published at
-    ``place``."""
+    ``place``, with the carbon in the ``shown`` countries (``shown_countries`` of the impacts'
+    carbon snapshot, found once for a task's cards)."""
     upstream_commit, api, style, back = place
     measured = impacts_row["measured"]
     server = impacts_row["estimated"]["server"]
@@ -94,7 +97,7 @@ def card_html(
         f"{countries[code]['year']}, {countries[code]['g_per_kwh']} gCO2e/kWh)</td>"
         f'<td class="num">{bounds_text(figures_of["g_per_million_output_tokens"])}</td>'
         f'<td class="num">{bounds_text(figures_of["g_per_response"])}</td></tr>'
-        for code in shown_countries(countries)
+        for code in shown
         for figures_of in [carbon_in(index_row, impacts["factors"], countries[code]["g_per_kwh"])]
     )
     factors = "; ".join(
