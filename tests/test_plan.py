@@ -1497,3 +1497,12 @@ def test_a_family_tied_at_the_tighter_limit_is_weighed_after_the_best_found():
     kept = first_kept_below(ranking, tight)
     assert (kept.curve["model"], kept.plan["replicas"], kept.rank[:1]) == ("M0", 1, (120.0,))
     _same_plan(kept, _first_at(curves, tight, at))
+
+
+def test_the_first_kept_below_an_empty_ranking_is_an_error_not_a_plan():
+    # ordered_plans refuses a load no family carries, so the flow never asks; a caller that
+    # does is told, rather than handed None as a plan.
+    with pytest.raises(
+        ValueError, match=r"^first_kept_below: an empty ranking \(ordered_plans refuses one\)$"
+    ):
+        first_kept_below([], TARGET)
