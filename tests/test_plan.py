@@ -44,6 +44,7 @@ from energy_index.steps.plan import (
     Planned,
     fewest,
     first_kept_below,
+    is_measured,
     meeting_target,
     ordered_plans,
     plan_curves,
@@ -1478,19 +1479,21 @@ def test_the_first_kept_below_holds_on_ties_of_total_power(curves, load, tighter
     _same_plan(first_kept_below(ranking, tight), _first_at(curves, tight, at))
 
 
+def _family(name: str, *points: tuple[float, float]) -> dict[str, Any]:
+    """A family of one GPU named ``name`` with points (tokens/s, W), all within the target."""
+    return {"model": name, "model_id": f"o/{name}", "gpu": "G", "num_gpus": 1,
+            "output_tokens_per_request": 100.0,
+            "points": [{"row_id": f"{name}/G/1/{n}", "max_num_seqs": n,
+                        "output_tokens_per_second": speed, "avg_power_watts": power,
+                        "energy_per_token_joules": power / speed, "median_itl_ms": 10.0}
+                       for n, (speed, power) in enumerate(points)]}  # fmt: skip
+
+
 def test_a_family_tied_at_the_tighter_limit_is_weighed_after_the_best_found():
     # At 10 tokens/s, one replica: M1 draws 60 W (assumed, below its 25 tokens/s point) and M0
     # 120 W. Under 0.3 of the fastest point M1 needs two replicas (120 W, 2 GPUs) and M0 still
     # one (120 W, 1 GPU): M0, ranked second before, ties M1's total and wins on fewer GPUs.
-    def family(name: str, *points: tuple[float, float]) -> dict[str, Any]:
-        return {"model": name, "model_id": f"o/{name}", "gpu": "G", "num_gpus": 1,
-                "output_tokens_per_request": 100.0,
-                "points": [{"row_id": f"{name}/G/1/{n}", "max_num_seqs": n,
-                            "output_tokens_per_second": speed, "avg_power_watts": power,
-                            "energy_per_token_joules": power / speed, "median_itl_ms": 10.0}
-                           for n, (speed, power) in enumerate(points)]}  # fmt: skip
-
-    curves = [family("M0", (25.0, 120.0), (50.0, 60.0)), family("M1", (25.0, 60.0))]
+    curves = [_family("M0", (25.0, 120.0), (50.0, 60.0)), _family("M1", (25.0, 60.0))]
     at, tight = Load(tokens_per_second=10.0), replace(TARGET, max_utilization=0.3)
     ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
     assert [p.curve["model"] for p in ranking] == ["M1", "M0"]
@@ -1506,3 +1509,36 @@ def test_the_first_kept_below_an_empty_ranking_is_an_error_not_a_plan():
         ValueError, match=r"^first_kept_below: an empty ranking \(ordered_plans refuses one\)$"
     ):
         first_kept_below([], TARGET)
+
+
+def test_the_first_kept_below_is_exact_where_a_share_falls_a_float_step_past_a_limit():
+    """A review's case: at 10⁶ tokens/s over points near 1.7 × 10⁻³ tokens/s (6 × 10⁸
+    replicas), a share a float step past a point's limit reads as bracketed (its lighter
+    neighbour's 1,000 W) and one replica more as measured there (100 W): the tighter limit's
+    fewest count then has less total power than any count the looser one weighs, and the early
+    stop would miss it. From 10⁸ replicas every family is planned again (here at most 7.5 × 10⁸
+    of any family: a bound of 10⁹ would stop early)."""
+    load = 1e6
+    for n_k in range(600_000_000, 600_002_000):
+        t_k = load / n_k / (1 + PLAN_SAME_THROUGHPUT)
+        if (
+            fewest(load, t_k * (1 + PLAN_SAME_THROUGHPUT)) == n_k
+            and not is_measured(t_k, load / n_k)
+            and is_measured(t_k, load / (n_k + 1))
+        ):
+            break
+    else:
+        pytest.fail("no share a float step past a limit in the range searched")
+    t_last = t_k / 0.8
+    while (count := fewest(load, 0.8 * (t_last * (1 + PLAN_SAME_THROUGHPUT)))) != n_k + 1:
+        t_last *= 1 - 1e-16 if count < n_k + 1 else 1 + 1e-16
+    curves = [
+        _family("A", (0.9 * t_k, 1000.0), (t_k, 100.0), (t_last, 200.0)),
+        _family("B", (t_k, 120.0)),
+    ]
+    at, tight = Load(tokens_per_second=load), replace(TARGET, max_utilization=0.8)
+    ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
+    assert [p.curve["model"] for p in ranking] == ["B", "A"]
+    kept = first_kept_below(ranking, tight)
+    assert kept.curve["model"] == "A"
+    _same_plan(kept, _first_at(curves, tight, at))

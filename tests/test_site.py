@@ -572,9 +572,45 @@ def test_objects_written_by_field_keep_their_shape_and_order():
     ]
     for other in ({"status": "c", "n": 5, "range": {"low": 1.0, "high": 4.0}},
                   {"n": 5, "range": None, "status": "c"},
-                  {"n": 5, "range": {"high": 4.0}, "status": "c"}):  # fmt: skip
+                  {"n": 5, "range": {"high": 4.0}, "status": "c"}, None):  # fmt: skip
         with pytest.raises(ValueError, match="different shapes"):
             by_field([*items, other])
+        with pytest.raises(ValueError, match="different shapes"):
+            by_field([other, *items])  # either way round
+    with pytest.raises(ValueError, match="no items"):
+        by_field([])
+
+
+def test_plan_json_holds_a_value_at_each_load_of_the_grid_in_every_list():
+    """Written by field, a pair's plans could lose a value at one load and still be lists of the
+    right types: the schema holds every list, and the loads, to the grid's length (a review's
+    finding)."""
+    import copy
+
+    from energy_index.documents.schemas import PLAN_GRID_SCHEMA, schema_document
+    from energy_index.flows.build import BuildSettings, index_stages
+    from energy_index.flows.plan import plan_grid
+    from energy_index.model import Target
+    from energy_index.settings import PLAN_GRID_TOKENS_PER_SECOND
+    from energy_index.steps.plan import plan_curves
+
+    per_load = schema_document(PLAN_GRID_SCHEMA)["$defs"]["perLoad"]
+    assert per_load["minItems"] == per_load["maxItems"] == len(PLAN_GRID_TOKENS_PER_SECOND)
+    stages = index_stages(GOLDEN, settings=BuildSettings())
+    curves = plan_curves(stages.stability.stable.to_dicts())
+    document = json.loads(serialized(plan_grid(stages, Target("median", 500), curves=curves)))
+    assert not schema_problems(document, schema=PLAN_GRID_SCHEMA)
+    for change in (
+        lambda d: d["by_model_and_gpu"][0]["plans"]["replicas"].pop(),
+        lambda d: d["by_model_and_gpu"][-1]["plans"]["gpu_energy"]["power_watts"]["high"].append(
+            1.0
+        ),
+        lambda d: d["by_model_and_gpu"][0]["plans"]["gpu_energy"]["boundary"].pop(),
+        lambda d: d["loads"].pop(),
+    ):
+        changed = copy.deepcopy(document)
+        change(changed)
+        assert schema_problems(changed, schema=PLAN_GRID_SCHEMA), change
 
 
 def test_a_pairs_plans_are_those_of_its_own_curves():

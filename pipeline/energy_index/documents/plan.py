@@ -193,16 +193,18 @@ def by_field(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Objects of one shape as one object of that shape whose values are lists, the items'
     values in order (the planner's curve points are written so too): the keys once, not once per
     item (the keys of a pair's 13 plans were 34 of plan.json's 57 MB at 10⁵ configurations).
-    ValueError if two items differ in shape."""
-    first = items[0]
+    ValueError for no items, or items of different shapes (keys, their order, or an object
+    where another item has none)."""
+    if not items:
+        raise ValueError("by_field: no items")
+    keys = list(items[0]) if isinstance(items[0], Mapping) else None
     for item in items:
-        if not isinstance(item, Mapping) or list(item) != list(first):
-            raise ValueError(f"by_field: items of different shapes: {list(first)}, {item!r}")
+        if not isinstance(item, Mapping) or keys is None or list(item) != keys:
+            raise ValueError(f"by_field: items of different shapes: {items[0]!r}, {item!r}")
     return {
-        key: by_field([item[key] for item in items])
-        if isinstance(first[key], Mapping)
-        else [item[key] for item in items]
-        for key in first
+        key: by_field(values) if any(isinstance(value, Mapping) for value in values) else values
+        for key in keys
+        for values in [[item[key] for item in items]]
     }
 
 

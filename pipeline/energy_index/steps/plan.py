@@ -341,23 +341,45 @@ def first_kept_below(planned: Sequence[Planned], target: Target) -> Planned:
     ``target``'s) once each family keeps its servers within ``target.max_utilization``: the
     first of ``ordered_plans`` at ``target``, without planning every family again (plan.json's
     headroom planned 11,585 families a load at 10⁵ configurations for one plan)."""
-    best: Planned | None = None
-    for entry in planned:
-        # A tighter limit leaves a family fewer counts to choose from, none with less total
-        # power: a family whose total at the looser limit is above the best found already is
-        # above it here, and so is every family after it.
-        if best is not None and entry.rank[0] > best.rank[0]:
-            break
+    if not planned:
+        raise ValueError("first_kept_below: an empty ranking (ordered_plans refuses one)")
+
+    def kept(entry: Planned) -> Planned:
         plan = _plan_on(
             entry.family, entry.carried, itl_statistic=target.itl_statistic,
             max_utilization=target.max_utilization,
         )  # fmt: skip
-        kept = entry._replace(rank=_rank(entry.curve, plan), plan=plan)
-        if best is None or kept.rank < best.rank:
-            best = kept
-    if best is None:
-        raise ValueError("first_kept_below: an empty ranking (ordered_plans refuses one)")
+        return entry._replace(rank=_rank(entry.curve, plan), plan=plan)
+
+    # A tighter limit leaves a family fewer counts to choose from, none with less total power:
+    # a family whose total at the looser limit is above the best found already is above it
+    # here, and so is every family after it. That holds while a share moves from one count to
+    # the next by more than is_measured's band: a share a float step past a point's limit is
+    # read as bracketed, and the share of one replica more as measured at that point, only
+    # from some 5 × 10⁸ replicas on (a point under 2 × 10⁻³ tokens/s at the grid's 10⁶).
+    if max(_most_replicas(entry, target) for entry in planned) >= _STOP_EARLY_BELOW:
+        return min((kept(entry) for entry in planned), key=lambda entry: entry.rank)
+    best = kept(planned[0])
+    for entry in planned[1:]:
+        if entry.rank[0] > best.rank[0]:
+            break
+        candidate = kept(entry)
+        if candidate.rank < best.rank:
+            best = candidate
     return best
+
+
+# Replicas below which the early stop of ``first_kept_below`` is exact: a share then moves by
+# over 10⁻⁸ of itself from one count to the next, five times is_measured's band (2 × 10⁻⁹).
+_STOP_EARLY_BELOW = 10**8
+
+
+def _most_replicas(entry: Planned, target: Target) -> float:
+    """More replicas than any count ``_plan_on`` weighs for the entry's family and load, under
+    ``target``'s limit or a looser one: the fewest that carry it at its lightest point's limit,
+    or at ``target``'s share of its fastest, whichever is more, and one."""
+    limits = entry.family.limits
+    return entry.carried / min(limits[0], target.max_utilization * limits[-1]) + 1
 
 
 def plan_figures(
