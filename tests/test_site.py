@@ -600,6 +600,18 @@ def test_plan_json_holds_a_value_at_each_load_of_the_grid_in_every_list():
     curves = plan_curves(stages.stability.stable.to_dicts())
     document = json.loads(serialized(plan_grid(stages, Target("median", 500), curves=curves)))
     assert not schema_problems(document, schema=PLAN_GRID_SCHEMA)
+    # One problem is described as one, in an array the description cuts to the items named:
+    # the cut loads are not "too short" (a new user's finding).
+    changed = copy.deepcopy(document)
+    changed["version"] = "1"
+    assert list(schema_problems(changed, schema=PLAN_GRID_SCHEMA)) == [
+        "$.version: '2' was expected"
+    ]
+    changed["by_model_and_gpu"][1]["plans"]["replicas"].pop()
+    (problem,) = [
+        p for p in schema_problems(changed, schema=PLAN_GRID_SCHEMA) if "version" not in p
+    ]
+    assert problem.startswith("$.by_model_and_gpu[1].plans.replicas: [") and "too short" in problem
     for change in (
         lambda d: d["by_model_and_gpu"][0]["plans"]["replicas"].pop(),
         lambda d: d["by_model_and_gpu"][-1]["plans"]["gpu_energy"]["power_watts"]["high"].append(
