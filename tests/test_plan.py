@@ -1542,3 +1542,20 @@ def test_the_first_kept_below_is_exact_where_a_share_falls_a_float_step_past_a_l
     kept = first_kept_below(ranking, tight)
     assert kept.curve["model"] == "A"
     _same_plan(kept, _first_at(curves, tight, at))
+
+
+def test_the_early_stop_compares_upper_bounds_not_a_lower_one():
+    # At 100 tokens/s: X one replica at its 100 tokens/s point (120 W), Y one at its own (130 W).
+    # Under 0.5 X needs two replicas bracketed between its 25 and 100 tokens/s points (60-120 W
+    # each: 120-240 W) and Y two at its measured 50 tokens/s point (140 W): Y wins, though its
+    # total at the looser limit (130 W) is above X's lower bound under 0.5 (120 W).
+    curves = [
+        _family("X", (25.0, 60.0), (100.0, 120.0)),
+        _family("Y", (50.0, 70.0), (100.0, 130.0)),
+    ]
+    at, tight = Load(tokens_per_second=100.0), replace(TARGET, max_utilization=0.5)
+    ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
+    assert [(p.curve["model"], p.rank[0]) for p in ranking] == [("X", 120.0), ("Y", 130.0)]
+    kept = first_kept_below(ranking, tight)
+    assert (kept.curve["model"], kept.rank[:2]) == ("Y", (140.0, 140.0))
+    _same_plan(kept, _first_at(curves, tight, at))
