@@ -72,6 +72,16 @@ def planned(
     return plans
 
 
+def _family(name: str, *points: tuple[float, float]) -> dict[str, Any]:
+    """A family of one GPU named ``name`` with points (tokens/s, W), all within the target."""
+    return {"model": name, "model_id": f"o/{name}", "gpu": "G", "num_gpus": 1,
+            "output_tokens_per_request": 100.0,
+            "points": [{"row_id": f"{name}/G/1/{n}", "max_num_seqs": n,
+                        "output_tokens_per_second": speed, "avg_power_watts": power,
+                        "energy_per_token_joules": power / speed, "median_itl_ms": 10.0}
+                       for n, (speed, power) in enumerate(points)]}  # fmt: skip
+
+
 def _loads(points: Sequence[Mapping[str, Any]]) -> list[float]:
     """Every grid load, every measured throughput, the midpoints and below the first."""
     t = [p["output_tokens_per_second"] for p in points]
@@ -287,14 +297,7 @@ def test_the_replicas_chosen_are_the_fewest_of_the_lowest_upper_bound_of_any_cou
 
 def test_on_a_tie_of_total_power_the_fewest_replicas_win():
     # One replica at 100 tokens/s draws 200 W; two at 50 each, 100 W apiece: 200 W too.
-    points = [
-        {"row_id": f"m/G/1/{seqs}", "max_num_seqs": seqs, "output_tokens_per_second": speed,
-         "avg_power_watts": power, "energy_per_token_joules": power / speed,
-         "median_itl_ms": 10.0}
-        for seqs, speed, power in ((8, 50.0, 100.0), (16, 100.0, 200.0))
-    ]  # fmt: skip
-    curve = {"model": "M", "model_id": "o/m", "gpu": "G", "num_gpus": 1,
-             "output_tokens_per_request": 100.0, "points": points}  # fmt: skip
+    curve = _family("M", (50.0, 100.0), (100.0, 200.0))
     (plan,) = planned([curve], tokens_per_second=100)
     high = plan["gpu_energy"]["power_watts"]["high"]
     assert (plan["replicas"], plan["status"], high) == (1, MEASURED, 200.0)
@@ -303,14 +306,7 @@ def test_on_a_tie_of_total_power_the_fewest_replicas_win():
 def test_on_a_tie_of_total_power_the_fewest_replicas_win_past_a_lighter_point():
     # As above, with a point at 25 tokens/s drawing 60 W: 2 × 60 W is below 200 W, so two
     # replicas are weighed (and tie), and 4 × 60 W is above it, so four are not.
-    points = [
-        {"row_id": f"m/G/1/{seqs}", "max_num_seqs": seqs, "output_tokens_per_second": speed,
-         "avg_power_watts": power, "energy_per_token_joules": power / speed,
-         "median_itl_ms": 10.0}
-        for seqs, speed, power in ((4, 25.0, 60.0), (8, 50.0, 100.0), (16, 100.0, 200.0))
-    ]  # fmt: skip
-    curve = {"model": "M", "model_id": "o/m", "gpu": "G", "num_gpus": 1,
-             "output_tokens_per_request": 100.0, "points": points}  # fmt: skip
+    curve = _family("M", (25.0, 60.0), (50.0, 100.0), (100.0, 200.0))
     (plan,) = planned([curve], tokens_per_second=100)
     high = plan["gpu_energy"]["power_watts"]["high"]
     assert (plan["replicas"], plan["status"], high) == (1, MEASURED, 200.0)
@@ -1477,16 +1473,6 @@ def test_the_first_kept_below_holds_on_ties_of_total_power(curves, load, tighter
     ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
     tight = replace(TARGET, max_utilization=tighter)
     _same_plan(first_kept_below(ranking, tight), _first_at(curves, tight, at))
-
-
-def _family(name: str, *points: tuple[float, float]) -> dict[str, Any]:
-    """A family of one GPU named ``name`` with points (tokens/s, W), all within the target."""
-    return {"model": name, "model_id": f"o/{name}", "gpu": "G", "num_gpus": 1,
-            "output_tokens_per_request": 100.0,
-            "points": [{"row_id": f"{name}/G/1/{n}", "max_num_seqs": n,
-                        "output_tokens_per_second": speed, "avg_power_watts": power,
-                        "energy_per_token_joules": power / speed, "median_itl_ms": 10.0}
-                       for n, (speed, power) in enumerate(points)]}  # fmt: skip
 
 
 def test_a_family_tied_at_the_tighter_limit_is_weighed_after_the_best_found():
