@@ -589,7 +589,7 @@ def _typed_frame(
         allowed = _PYTHON_TYPES[dtype]
         values = [configuration.get(name) for configuration in configurations]
         kinds = set(map(type, values)) - {type(None)}
-        if not kinds.issubset(allowed) or (dtype is pl.Int64 and _has_huge_int(values)):
+        if not kinds.issubset(allowed) or (dtype is pl.Int64 and any(map(_beyond_int64, values))):
             for position, value in enumerate(values):
                 if value is not None and not _is_a(value, allowed):
                     failures.append(
@@ -606,14 +606,16 @@ def _typed_frame(
     return pl.DataFrame(series), failures
 
 
-def _has_huge_int(values: Sequence[object]) -> bool:
-    return any(isinstance(v, int) and not -(2**63) <= v < 2**63 for v in values)
+def _beyond_int64(value: object) -> bool:
+    """An integer outside Int64's range, [-2**63, 2**63): the one statement of it, for the
+    frame's pre-check and its value-by-value check alike."""
+    return isinstance(value, int) and not -(2**63) <= value < 2**63
 
 
 def _is_a(value: object, allowed: tuple[type, ...]) -> bool:
     if isinstance(value, bool) or not isinstance(value, allowed):
         return False
-    return not isinstance(value, int) or -(2**63) <= value < 2**63  # Int64's range
+    return not _beyond_int64(value)
 
 
 def every_rule_holds(columns: Mapping[str, Column], frame: pl.DataFrame) -> bool:
