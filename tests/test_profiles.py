@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from energy_index.cli import main
 from energy_index.documents.editorial import editorial_text
+from energy_index.documents.fields import records_of, series
 from energy_index.documents.index import stated_itl_statistic
 from energy_index.documents.schemas import PROFILES_SCHEMA, schema_problems
 from energy_index.errors import UpstreamFormatError
@@ -135,14 +136,45 @@ def reference_profiles(task_file: Path, deadlines: list[float]) -> dict[str, Any
 
 
 # -- the profiles, built by the pipeline --------------------------------------------------------
+PICK_KEYS = ("model", "model_id", "gpu", "itl_statistic")
+RATIO_KEYS = ("model", "model_id", "itl_statistic", "numerator_gpu", "denominator_gpu")
+
+
+def _records(written: dict[str, Any], keys: tuple[str, ...]) -> list[dict[str, Any]]:
+    """An object written by field as one record per position of its lists, here and not with
+    the package's reader, so that a reader and writer wrong alike cannot agree."""
+    lists = {key: value for key, value in written.items() if key not in keys}
+    (length,) = {len(value) for value in lists.values()}
+    return [
+        {**{key: written[key] for key in keys}, **{key: lists[key][n] for key in lists}}
+        for n in range(length)
+    ]
+
+
 @pytest.fixture(scope="module")
-def chat_profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def chat_document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """profiles.json as build --profiles writes it, and the folder it is in (``_folder``)."""
     out = tmp_path_factory.mktemp("profiles") / "index.json"
     extras = Extras(flags=frozenset({"profiles"}), formats=("csv", "parquet"))
     run(GOLDEN, out=out, settings=BuildSettings(**DATES), extras=extras)
     document: dict[str, Any] = json.loads(out.with_name("profiles.json").read_bytes())
-    document["_folder"] = out.parent
-    return document
+    return {**document, "_folder": out.parent}
+
+
+@pytest.fixture(scope="module")
+def chat_profiles(chat_document: dict[str, Any]) -> dict[str, Any]:
+    """The document with a record per pick, by statistic, deadline and (model, GPU) (the
+    reference's order and the table's), and a record per GPU ratio."""
+    picks = [_records(group, PICK_KEYS) for group in chat_document["picks"]]
+    by_deadline = [
+        group[n]
+        for statistic in chat_document["itl_statistics"]
+        for n in range(len(chat_document["deadlines_ms"]))
+        for group in picks
+        if group[n]["itl_statistic"] == statistic
+    ]
+    ratios = [r for group in chat_document["gpu_ratios"] for r in _records(group, RATIO_KEYS)]
+    return {**chat_document, "picks": by_deadline, "gpu_ratios": ratios}
 
 
 def _at(document: dict[str, Any], statistic: str, deadline: float) -> list[dict[str, Any]]:
@@ -202,23 +234,84 @@ def test_the_unconstrained_picks_have_no_penalty_where_they_meet_the_deadline(ch
             assert pick["energy_penalty"] >= 0
 
 
-def test_the_profiles_document_matches_its_schema_and_the_tables_hold_its_picks(chat_profiles):
-    folder = chat_profiles.pop("_folder")
-    try:
-        assert schema_problems(chat_profiles, schema=PROFILES_SCHEMA) == []
-        broken = {**chat_profiles, "picks": [{**chat_profiles["picks"][0], "binding": "yes"}]}
-        assert schema_problems(broken, schema=PROFILES_SCHEMA) != []
-        for table in (
-            pl.read_csv(folder / "profiles.csv"),
-            pl.read_parquet(folder / "profiles.parquet"),
-        ):
-            assert table.height == len(chat_profiles["picks"])
-            assert table.columns == list(chat_profiles["picks"][0])
-            assert table.get_column("binding").sum() == sum(
-                p["binding"] for p in chat_profiles["picks"]
-            )
-    finally:
-        chat_profiles["_folder"] = folder
+def test_the_profiles_document_matches_its_schema_and_the_tables_hold_its_picks(
+    chat_document, chat_profiles
+):
+    document = {k: v for k, v in chat_document.items() if k != "_folder"}
+    assert schema_problems(document, schema=PROFILES_SCHEMA) == []
+    group = document["picks"][0]
+    broken = {**document, "picks": [{**group, "binding": ["yes", *group["binding"][1:]]}]}
+    assert schema_problems(broken, schema=PROFILES_SCHEMA) != []
+    records = chat_profiles["picks"]
+    folder = chat_document["_folder"]
+    csv = pl.read_csv(folder / "profiles.csv")
+    parquet = pl.read_parquet(folder / "profiles.parquet")
+    assert csv.height == len(records) and csv.columns == list(records[0])
+    assert csv.get_column("binding").sum() == sum(p["binding"] for p in records)
+    # Row for row, in the order the picks were tabled before they were written by field.
+    assert parquet.to_dicts() == records
+
+
+def test_profiles_json_writes_each_model_and_gpu_s_picks_at_a_statistic_by_field(chat_document):
+    """Issue 36: one object per (model, GPU) and statistic, a list per figure over deadlines_ms
+    (format 2; 497 KB for the chat task's record per pick, 241 KB so)."""
+    deadlines = chat_document["deadlines_ms"]
+    picks, ratios = chat_document["picks"], chat_document["gpu_ratios"]
+    assert chat_document["version"] == "2"
+    assert len(picks) == 4 * 32
+    assert [(p["itl_statistic"], p["model_id"], p["gpu"]) for p in picks] == [
+        (statistic, model_id, gpu)
+        for statistic in ITL_STATISTICS
+        for model_id, gpu in sorted({(p["model_id"], p["gpu"]) for p in picks})
+    ]
+    for group in picks:
+        assert group["itl_deadline_ms"] == deadlines
+        assert all(len(group[key]) == len(deadlines) for key in group if key not in PICK_KEYS)
+    assert [(r["itl_statistic"], r["model_id"]) for r in ratios] == sorted(
+        {(r["itl_statistic"], r["model_id"]) for r in ratios},
+        key=lambda key: (list(ITL_STATISTICS).index(key[0]), key[1]),
+    )
+    assert any(len(r["itl_deadline_ms"]) < len(deadlines) for r in ratios)  # both GPUs must pick
+    for group in ratios:
+        assert group["itl_deadline_ms"] == [d for d in deadlines if d in group["itl_deadline_ms"]]
+        assert len(group["energy_ratio"]) == len(group["itl_deadline_ms"])
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d["picks"][3]["row_id"].pop(), "$.picks[3].row_id: 6 values where the "
+         "object's lists have 7"),
+        (lambda d: d["picks"][0]["itl_deadline_ms"].reverse(), "$.picks[0].itl_deadline_ms: "),
+        (lambda d: d["gpu_ratios"][1]["energy_ratio"].append(1.0), "$.gpu_ratios[1]."
+         "energy_ratio: "),
+        (lambda d: d["gpu_ratios"][2]["itl_deadline_ms"].reverse(), "are not some of "
+         "deadlines_ms"),
+    ],
+)  # fmt: skip
+def test_validate_refuses_lists_of_profiles_json_that_do_not_line_up(
+    chat_document, tmp_path, change, said
+):
+    """A schema holds each list's values, not its length against another's: a list a value
+    short would shift every pick after it to the wrong deadline and still pass it."""
+    document = json.loads(json.dumps({k: v for k, v in chat_document.items() if k != "_folder"}))
+    change(document)
+    assert schema_problems(document, schema=PROFILES_SCHEMA) == []
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code != 0
+    assert said in result.output, result.output
+
+
+def test_validate_says_profiles_json_of_format_1_is_no_longer_written(tmp_path):
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps({"kind": "latency profiles", "version": "1", "picks": []}))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code != 0
+    assert "latency profiles format 1" in result.output
+    assert "no longer written since format 2" in result.output
+    assert result.output.count("$.") == 1, result.output  # one sentence, not a schema's list
 
 
 def test_a_deadline_given_joins_the_grid():
@@ -310,3 +403,17 @@ def test_a_broken_tail_latency_is_refused_when_the_index_selects_on_it(tmp_path:
     assert "p99_itl_ms" in str(refused.value) and "selects on it" in str(refused.value)
     p90 = build(snapshot, settings=BuildSettings(itl_statistic="p90", **DATES))
     assert p90.document["rows"]
+
+
+def test_series_and_records_of_give_back_the_records_in_each_group_s_order():
+    records = [
+        {"g": "a", "n": 1, "x": None},
+        {"g": "b", "n": 1, "x": 2.0},
+        {"g": "a", "n": 2, "x": 3.0},
+    ]
+    written = series(records, ("g",))
+    assert written == [{"g": "a", "n": [1, 2], "x": [None, 3.0]}, {"g": "b", "n": [1], "x": [2.0]}]
+    back = [record for group in written for record in records_of(group, ("g",))]
+    assert back == [records[0], records[2], records[1]]
+    with pytest.raises(ValueError, match="different lengths"):
+        list(records_of({"g": "a", "n": [1, 2], "x": [None]}, ("g",)))

@@ -557,7 +557,7 @@ def _plans(entry: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_objects_written_by_field_keep_their_shape_and_order():
-    from energy_index.documents.plan import by_field
+    from energy_index.documents.fields import by_field
 
     items = [
         {"n": 1, "range": {"low": None, "high": 2.0}, "status": "a"},

@@ -13,6 +13,7 @@ from typing import Any
 
 from energy_index.documents.schemas import (
     DIFFUSION_INDEX_SCHEMA,
+    PROFILES_SCHEMA,
     Problems,
     index_schema,
     schema_problems,
@@ -71,6 +72,44 @@ def diffusion_problems(document: Any) -> Problems:
         *_figure_problems(rows, document.get("deadline_s")),
     ]
     return Problems([*problems, *rules], total=problems.total + len(rules))
+
+
+def profiles_problems(document: Any) -> Problems:
+    """How a latency profiles document (schemas/profiles.schema.json) breaks its schema or what
+    its lists written by field must be beyond it: a pick's lists hold one value per deadline,
+    ``itl_deadline_ms`` the document's ``deadlines_ms`` themselves; a GPU ratio's lists are as
+    long as each other, its deadlines some of ``deadlines_ms`` in their order. A schema holds
+    each list's values, not how long it is against another."""
+    problems = schema_problems(document, schema=PROFILES_SCHEMA)
+    if problems.total:  # the rules read fields the schema did not vouch for
+        return problems
+    deadlines = document["deadlines_ms"]
+    rules = []
+    for position, picks in enumerate(document["picks"]):
+        if picks["itl_deadline_ms"] != deadlines:
+            rules.append(
+                f"$.picks[{position}].itl_deadline_ms: {shown(picks['itl_deadline_ms'])} is not "
+                f"deadlines_ms ({shown(deadlines)})"
+            )
+        rules += _uneven(picks, at=f"$.picks[{position}]", length=len(deadlines))
+    for position, ratios in enumerate(document["gpu_ratios"]):
+        at = f"$.gpu_ratios[{position}]"
+        rules += _uneven(ratios, at=at, length=len(ratios["itl_deadline_ms"]))
+        if ratios["itl_deadline_ms"] != [d for d in deadlines if d in ratios["itl_deadline_ms"]]:
+            rules.append(
+                f"{at}.itl_deadline_ms: {shown(ratios['itl_deadline_ms'])} are not some of "
+                f"deadlines_ms ({shown(deadlines)}) in their order"
+            )
+    return Problems(rules, total=len(rules))
+
+
+def _uneven(written: dict[str, Any], *, at: str, length: int) -> list[str]:
+    """The lists of an object written by field that do not hold ``length`` values."""
+    return [
+        f"{at}.{name}: {len(values)} values where the object's lists have {length}"
+        for name, values in written.items()
+        if isinstance(values, list) and len(values) != length
+    ]
 
 
 def _figure_problems(rows: list[dict[str, Any]], deadline: Any) -> list[str]:

@@ -12,6 +12,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from energy_index.documents.fields import by_field
 from energy_index.model import Load, Target, json_number
 from energy_index.settings import PLAN_HIGH_UTILIZATION, PLAN_NEAR_TIE
 from energy_index.steps.impacts import significant
@@ -187,28 +188,6 @@ def plan_grid_document(
             for plans in by_pair
         ],
     }
-
-
-def by_field(items: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Objects of one shape as one object of that shape whose values are lists, the items'
-    values in order (the planner's curve points are written so too): the keys once, not once per
-    item (the keys of a pair's 13 plans were 34 of plan.json's 57 MB at 10⁵ configurations).
-    ValueError for no items, or items of different shapes (keys, their order, or an object
-    where another item has none)."""
-    if not items:
-        raise ValueError("by_field: no items")
-    keys = list(items[0]) if isinstance(items[0], dict) else []
-    for item in items:
-        if not isinstance(item, dict) or list(item) != keys:
-            raise ValueError(f"by_field: items of different shapes: {items[0]!r}, {item!r}")
-    fields = {}
-    for key in keys:
-        values = [item[key] for item in items]
-        # The kinds of a field's values, found in C: an isinstance per value was a second of a
-        # 10⁵-configuration site's cpu.
-        nested = any(issubclass(kind, dict) for kind in set(map(type, values)))
-        fields[key] = by_field(values) if nested else values
-    return fields
 
 
 def _slim(plan: Mapping[str, Any]) -> dict[str, Any]:

@@ -76,6 +76,12 @@ RETIRED_VERSIONS = {
     ("impacts", "1"): "impacts format 1, each row's carbon by country, no longer written since "
     "format 2: impacts.json lists each country's grid intensity once (carbon_per_country says "
     "how it applies); build --impacts writes format 2",
+    ("latency profiles", "1"): "latency profiles format 1, a record per pick and per GPU "
+    "ratio, no longer written since format 2: a list per field over the deadlines, per (model, "
+    "GPU) and statistic; build --profiles writes format 2",
+    ("plan-grid", "1"): "plan.json format 1, an object per plan, no longer written since "
+    "format 2: each (model, GPU)'s plans by field, a list per field over the grid's loads; "
+    "site writes format 2",
 }
 
 

@@ -16,7 +16,9 @@ from typing import Any
 import polars as pl
 
 from energy_index.documents.diffusion_extras import diffusion_impacts_table_rows
+from energy_index.documents.fields import records_of
 from energy_index.documents.impacts import impacts_table_rows
+from energy_index.documents.index import PICK_KEYS
 from energy_index.documents.schemas import INDEX_SCHEMA, PROFILES_SCHEMA, schema_document
 from energy_index.settings import TABLE_FORMATS
 from energy_index.steps.diffusion_extras import LAYOUT
@@ -41,9 +43,21 @@ def rows_table_bytes(
 
 
 def profile_table_bytes(picks: list[dict[str, Any]], *, format: str) -> bytes:
-    """The latency profiles' picks (one per group, statistic and deadline) as CSV or Parquet."""
+    """The latency profiles' picks (profiles.json's, by field) as CSV or Parquet: one row per
+    group, statistic and deadline, by statistic, deadline and group."""
     types = _types(schema_document(PROFILES_SCHEMA)["$defs"]["pick"])
-    return _written(pl.DataFrame(picks, schema=types), format=format)
+    by_statistic: dict[str, list[list[dict[str, Any]]]] = {}
+    for group in picks:
+        by_statistic.setdefault(group["itl_statistic"], []).append(
+            list(records_of(group, PICK_KEYS))
+        )
+    rows = [
+        record
+        for groups in by_statistic.values()
+        for at_deadline in zip(*groups, strict=True)
+        for record in at_deadline
+    ]
+    return _written(pl.DataFrame(rows, schema=types), format=format)
 
 
 def impacts_table_bytes(impacts: dict[str, Any], *, format: str) -> bytes:

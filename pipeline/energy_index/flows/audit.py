@@ -20,13 +20,18 @@ from energy_index.documents.index import (
     extended_document,
     stated_itl_statistic,
 )
-from energy_index.documents.invariants import diffusion_problems, index_problems
+from energy_index.documents.invariants import (
+    diffusion_problems,
+    index_problems,
+    profiles_problems,
+)
 from energy_index.documents.schemas import (
     DIFFUSION_INDEX_SCHEMA,
     DIFFUSION_REPORT_SCHEMA,
     EXTENDED_SCHEMA,
     IMPACTS_SCHEMA,
     KIND_SCHEMAS,
+    PROFILES_SCHEMA,
     REPORT_SCHEMA,
     RETIRED_KINDS,
     UNCHECKED_BY_KEY,
@@ -354,8 +359,9 @@ _NOT_JSON = {
 def file_problems(path: Path) -> tuple[str, Problems]:
     """``validate``: the schema the file at ``path`` answers to, told by what it says it is (its
     ``kind``; the index by its version, the build report by its title), and how it breaks that
-    schema (and, an index, the index rules): the first MAX_PROBLEMS, and how many in all. A
-    ``kind`` this tool does not write is a problem of its own, naming the kinds there are."""
+    schema (and, an index, the index rules; latency profiles, their lists' lengths): the first
+    MAX_PROBLEMS, and how many in all. A ``kind`` this tool does not write is a problem of its
+    own, naming the kinds there are."""
     if (written := _NOT_JSON.get(path.suffix.lower())) is not None:
         # The tool writes these too: "not valid JSON" would call its own file broken.
         beside = "" if path.suffix.lower() == ".html" else f" (the {path.stem}.json beside it)"
@@ -378,6 +384,8 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         return schema, Problems([f"$.version: {shown(document['version'], quote=True)} is {was}"])
     if schema == DIFFUSION_INDEX_SCHEMA:
         return schema, diffusion_problems(document)
+    if schema == PROFILES_SCHEMA:
+        return schema, profiles_problems(document)
     if schema is None:
         said = (
             RETIRED_KINDS.get(kind) or UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None

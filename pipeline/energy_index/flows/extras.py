@@ -16,6 +16,7 @@ from energy_index.documents.index import (
     serialized,
     sweep_document,
 )
+from energy_index.documents.invariants import profiles_problems
 from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
@@ -24,6 +25,7 @@ from energy_index.documents.schemas import (
     RESPONSES_SCHEMA,
     checked,
 )
+from energy_index.errors import SchemaViolation
 from energy_index.flows.records import Build, Extras, Stages
 from energy_index.model import ITL_STATISTICS, Extra
 from energy_index.settings import PROFILE_DEADLINES_MS
@@ -63,7 +65,8 @@ def curves_of(stages: Stages) -> dict[str, Any]:
 def profiles_of(
     stages: Stages, deadlines_ms: tuple[float, ...], *, only: str | None = None
 ) -> dict[str, Any]:
-    """The latency profiles document, checked against its schema; ``only``: at that ITL
+    """The latency profiles document, checked against its schema and the lengths of its lists
+    (``profiles_problems``, as validate does); ``only``: at that ITL
     statistic alone (None: every one the task file has)."""
     from energy_index.steps.profiles import latency_profiles  # only with --profiles
 
@@ -81,7 +84,8 @@ def profiles_of(
         deadlines_ms=list(deadlines_ms),
         snapshot=stages.snapshot,
     )
-    checked(document, schema=PROFILES_SCHEMA)
+    if problems := profiles_problems(document):
+        raise SchemaViolation(schema=f"schemas/{PROFILES_SCHEMA}", problems=problems)
     return document
 
 

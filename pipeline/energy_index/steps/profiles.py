@@ -41,7 +41,8 @@ def latency_profiles(
     gpu_ratio: tuple[str, str] = GPU_RATIO,
 ) -> dict[str, Any]:
     """``picks`` (one record per group, statistic and deadline), ``unconstrained`` (one per
-    group) and ``gpu_ratios`` (one per model, statistic and deadline where both GPUs pick).
+    group) and ``gpu_ratios`` (one per model, statistic and deadline where both GPUs pick, by
+    statistic, model and deadline).
 
     ``statistics`` maps a statistic's name to its column; a column the frame lacks is skipped
     (an older upstream version publishes the median only).
@@ -143,22 +144,25 @@ def _gpu_ratios(
 ) -> list[dict[str, Any]]:
     numerator, denominator = gpu_ratio
     ratios = []
-    for (statistic, deadline), by_group in chosen.items():
-        for model in sorted({model for model, _ in by_group}):
-            top, bottom = by_group.get((model, numerator)), by_group.get((model, denominator))
-            if top is None or bottom is None:
-                continue
-            ratios.append(
-                {
-                    "model": top["nickname"],
-                    "model_id": model,
-                    "itl_statistic": statistic,
-                    "itl_deadline_ms": json_number(deadline),
-                    "numerator_gpu": numerator,
-                    "denominator_gpu": denominator,
-                    "energy_ratio": round(
-                        top["energy_per_token_joules"] / bottom["energy_per_token_joules"], 4
-                    ),
-                }
-            )
+    # By statistic, model and deadline: profiles.json writes a model's ratios at one statistic
+    # as one object.
+    for statistic in dict.fromkeys(name for name, _ in chosen):
+        at = [(deadline, picks) for (name, deadline), picks in chosen.items() if name == statistic]
+        for model in sorted({model for _, picks in at for model, _ in picks}):
+            for deadline, by_group in at:
+                top, bottom = by_group.get((model, numerator)), by_group.get((model, denominator))
+                if top is None or bottom is None:
+                    continue
+                ratio = top["energy_per_token_joules"] / bottom["energy_per_token_joules"]
+                ratios.append(
+                    {
+                        "model": top["nickname"],
+                        "model_id": model,
+                        "itl_statistic": statistic,
+                        "itl_deadline_ms": json_number(deadline),
+                        "numerator_gpu": numerator,
+                        "denominator_gpu": denominator,
+                        "energy_ratio": round(ratio, 4),
+                    }
+                )
     return ratios
