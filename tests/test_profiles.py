@@ -280,8 +280,16 @@ def test_profiles_json_writes_each_model_and_gpu_s_picks_at_a_statistic_by_field
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        (lambda d: d["picks"][3]["row_id"].pop(), "$.picks[3].row_id: 6 values where the "
-         "object's lists have 7"),
+        (lambda d: d["picks"][3]["row_id"].pop(), "$.picks[3].row_id: 6 values where "
+         "deadlines_ms has 7"),
+        (lambda d: d["gpu_ratios"][0]["itl_deadline_ms"].pop(), "$.gpu_ratios[0].energy_ratio: "
+         "5 values where its itl_deadline_ms has 4"),
+        (lambda d: d["picks"].append(d["picks"][5]), "$.picks[128]: a second object for "),
+        (lambda d: d["picks"].pop(40), "$.picks: none for "),
+        (lambda d: d["itl_statistics"].pop(), "$.picks[96].itl_statistic: 'p99' is not in "
+         "itl_statistics"),
+        (lambda d: d["gpu_ratios"].append(d["gpu_ratios"][0]), "a second object for "),
+        (lambda d: d["picks"][7].update(gpu="A100"), '"A100"]\' is not in unconstrained'),
         (lambda d: d["picks"][0]["itl_deadline_ms"].reverse(), "$.picks[0].itl_deadline_ms: "),
         (lambda d: d["gpu_ratios"][1]["energy_ratio"].append(1.0), "$.gpu_ratios[1]."
          "energy_ratio: "),
@@ -304,14 +312,69 @@ def test_validate_refuses_lists_of_profiles_json_that_do_not_line_up(
     assert said in result.output, result.output
 
 
-def test_validate_says_profiles_json_of_format_1_is_no_longer_written(tmp_path):
-    path = tmp_path / "profiles.json"
-    path.write_text(json.dumps({"kind": "latency profiles", "version": "1", "picks": []}))
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [("latency profiles", "latency profiles format 1"), ("plan-grid", "plan.json format 1")],
+)
+def test_validate_says_a_file_of_a_format_1_written_by_field_since_is_no_longer_written(
+    tmp_path, kind, said
+):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"kind": kind, "version": "1", "picks": []}))
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code != 0
-    assert "latency profiles format 1" in result.output
+    assert said in result.output
     assert "no longer written since format 2" in result.output
     assert result.output.count("$.") == 1, result.output  # one sentence, not a schema's list
+
+
+def test_the_build_refuses_profiles_whose_lists_do_not_line_up_and_writes_nothing(
+    tmp_path, monkeypatch
+):
+    """The build holds its own profiles.json to validate's rules before writing: a writer that
+    lost a value would otherwise publish every later pick at the wrong deadline."""
+    import energy_index.documents.fields as fields
+
+    written = fields.series
+
+    def short(records, keys):
+        objects = written(records, keys)
+        if "row_id" in objects[0]:  # the picks, not the ratios
+            objects[0]["row_id"].pop()
+        return objects
+
+    monkeypatch.setattr(fields, "series", short)
+    out = tmp_path / "index.json"
+    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--profiles", "--out",
+                                       str(out)])  # fmt: skip
+    assert result.exit_code != 0
+    assert "$.picks[0].row_id: 6 values where deadlines_ms has 7" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_s_gpu_ratios_at_a_statistic_are_one_object_when_its_names_differ():
+    """Upstream may name one model_id's configurations differently; the ratios at a statistic
+    took each deadline's pick's name, and were split into one object per name (a review's
+    finding). They take the unconstrained pick's."""
+    frame = pl.DataFrame(
+        {
+            "model_id": ["a/b"] * 3,
+            "nickname": ["B", "B big", "B"],
+            "gpu_model": ["B200", "B200", "H100"],
+            "num_gpus": [1, 1, 1],
+            "max_num_seqs": [8, 64, 8],
+            "energy_per_token_joules": [0.5, 0.2, 1.0],
+            "median_itl_ms": [10.0, 100.0, 10.0],
+        }
+    )
+    profiles = latency_profiles(frame, statistics=ITL_STATISTICS, deadlines_ms=(20.0, 200.0))
+    assert series(profiles["gpu_ratios"], RATIO_KEYS) == [
+        {
+            "model": "B big", "model_id": "a/b", "itl_statistic": "median",
+            "numerator_gpu": "B200", "denominator_gpu": "H100",
+            "itl_deadline_ms": [20, 200], "energy_ratio": [0.5, 0.2],
+        }
+    ]  # fmt: skip
 
 
 def test_a_deadline_given_joins_the_grid():

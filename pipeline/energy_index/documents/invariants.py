@@ -76,40 +76,79 @@ def diffusion_problems(document: Any) -> Problems:
 
 def profiles_problems(document: Any) -> Problems:
     """How a latency profiles document (schemas/profiles.schema.json) breaks its schema or what
-    its lists written by field must be beyond it: a pick's lists hold one value per deadline,
+    its objects written by field must be beyond it. A pick's lists hold one value per deadline,
     ``itl_deadline_ms`` the document's ``deadlines_ms`` themselves; a GPU ratio's lists are as
-    long as each other, its deadlines some of ``deadlines_ms`` in their order. A schema holds
-    each list's values, not how long it is against another."""
+    long as its ``itl_deadline_ms``, some of ``deadlines_ms`` in their order. At each statistic
+    of ``itl_statistics`` (and no other) one picks object per (model, GPU) of ``unconstrained``
+    and at most one GPU ratio object per model. A schema holds each list's values, not how long
+    it is against another, nor which objects there are."""
     problems = schema_problems(document, schema=PROFILES_SCHEMA)
     if problems.total:  # the rules read fields the schema did not vouch for
         return problems
-    deadlines = document["deadlines_ms"]
+    deadlines, statistics = document["deadlines_ms"], document["itl_statistics"]
     rules = []
     for position, picks in enumerate(document["picks"]):
+        at = f"$.picks[{position}]"
         if picks["itl_deadline_ms"] != deadlines:
             rules.append(
-                f"$.picks[{position}].itl_deadline_ms: {shown(picks['itl_deadline_ms'])} is not "
-                f"deadlines_ms ({shown(deadlines)})"
+                f"{at}.itl_deadline_ms: {shown(picks['itl_deadline_ms'])} is not deadlines_ms "
+                f"({shown(deadlines)})"
             )
-        rules += _uneven(picks, at=f"$.picks[{position}]", length=len(deadlines))
+        rules += _uneven(picks, at=at, length=len(deadlines), holding="deadlines_ms has")
     for position, ratios in enumerate(document["gpu_ratios"]):
         at = f"$.gpu_ratios[{position}]"
-        rules += _uneven(ratios, at=at, length=len(ratios["itl_deadline_ms"]))
+        length = len(ratios["itl_deadline_ms"])
+        rules += _uneven(ratios, at=at, length=length, holding="its itl_deadline_ms has")
         if ratios["itl_deadline_ms"] != [d for d in deadlines if d in ratios["itl_deadline_ms"]]:
             rules.append(
                 f"{at}.itl_deadline_ms: {shown(ratios['itl_deadline_ms'])} are not some of "
                 f"deadlines_ms ({shown(deadlines)}) in their order"
             )
+    groups = {(u["model_id"], u["gpu"]) for u in document["unconstrained"]}
+    rules += _objects_problems(document["picks"], "picks", ("model_id", "gpu"), statistics, groups)
+    rules += _objects_problems(document["gpu_ratios"], "gpu_ratios", ("model_id",), statistics)
     return Problems(rules, total=len(rules))
 
 
-def _uneven(written: dict[str, Any], *, at: str, length: int) -> list[str]:
+def _uneven(written: dict[str, Any], *, at: str, length: int, holding: str) -> list[str]:
     """The lists of an object written by field that do not hold ``length`` values."""
     return [
-        f"{at}.{name}: {len(values)} values where the object's lists have {length}"
+        f"{at}.{name}: {len(values)} values where {holding} {length}"
         for name, values in written.items()
         if isinstance(values, list) and len(values) != length
     ]
+
+
+def _objects_problems(
+    objects: list[dict[str, Any]],
+    part: str,
+    key: tuple[str, ...],
+    statistics: list[str],
+    every: set[tuple[Any, ...]] | None = None,
+) -> list[str]:
+    """Objects of ``part`` at a statistic not in ``statistics``, twice for one ``key`` at a
+    statistic, or (``every``: the keys there must be) for another key or missing one."""
+    rules, seen = [], set()
+    for position, written in enumerate(objects):
+        statistic, which = written["itl_statistic"], tuple(written[name] for name in key)
+        if statistic not in statistics:
+            rules.append(
+                f"$.{part}[{position}].itl_statistic: {shown(statistic, quote=True)} is not in "
+                f"itl_statistics ({shown(statistics)})"
+            )
+        elif (statistic, which) in seen:
+            rules.append(f"$.{part}[{position}]: a second object for {shown(which)} at {statistic}")
+        elif every is not None and which not in every:
+            rules.append(f"$.{part}[{position}]: {shown(which)} is not in unconstrained")
+        seen.add((statistic, which))
+    for statistic in statistics:
+        missing = sorted((every or set()) - {which for at, which in seen if at == statistic})
+        if missing:
+            rules.append(
+                f"$.{part}: none for {shown(missing[0])} at {statistic} ({len(missing)} of "
+                "unconstrained's (model_id, gpu) missing)"
+            )
+    return rules
 
 
 def _figure_problems(rows: list[dict[str, Any]], deadline: Any) -> list[str]:

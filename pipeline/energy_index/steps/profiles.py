@@ -77,7 +77,7 @@ def latency_profiles(
     return {
         "picks": picks,
         "unconstrained": unconstrained,
-        "gpu_ratios": _gpu_ratios(chosen, gpu_ratio),
+        "gpu_ratios": _gpu_ratios(chosen, free, gpu_ratio),
     }
 
 
@@ -140,6 +140,7 @@ def _pick_record(
 
 def _gpu_ratios(
     chosen: Mapping[tuple[str, float], Mapping[Group, Mapping[str, Any]]],
+    free: Mapping[Group, Mapping[str, Any]],
     gpu_ratio: tuple[str, str],
 ) -> list[dict[str, Any]]:
     numerator, denominator = gpu_ratio
@@ -156,7 +157,9 @@ def _gpu_ratios(
                 ratio = top["energy_per_token_joules"] / bottom["energy_per_token_joules"]
                 ratios.append(
                     {
-                        "model": top["nickname"],
+                        # The model's name once per model: a pick's own could split its
+                        # ratios at a statistic into two objects where upstream's differ.
+                        "model": free[(model, numerator)]["nickname"],
                         "model_id": model,
                         "itl_statistic": statistic,
                         "itl_deadline_ms": json_number(deadline),
