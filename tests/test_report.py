@@ -377,6 +377,17 @@ def test_an_index_on_a_tail_statistic_gets_its_page_and_site(tmp_path: Path, sta
     assert data is not None and json.loads(data.group(1))["statistic"] == statistic
     site = invoke("site", "--index", out, "--from", GOLDEN, "--out", tmp_path / "site")
     assert site.exit_code == 0, site.output
+    # Every token task of the site at the index's statistic: its profiles, its plan grid and
+    # its index (the site read the deadline from the build report, and the median for the
+    # statistic, a review's finding).
+    tasks = sorted((tmp_path / "site/api/v1/tasks").glob("*/profiles.json"))
+    assert len(tasks) == 5
+    for profiles in tasks:
+        assert json.loads(profiles.read_bytes())["itl_statistics"] == [statistic], profiles
+        plan = json.loads(profiles.with_name("plan.json").read_bytes())
+        assert plan["latency_target"] == {"itl_statistic": statistic, "itl_deadline_ms": 500}
+        described = json.loads(profiles.with_name("index.report.json").read_bytes())
+        assert described["parameters"]["itl_statistic"] == statistic
 
 
 def test_a_tail_statistic_index_whose_rows_are_the_medians_is_refused(tmp_path: Path):

@@ -37,7 +37,7 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access, report_path
 from energy_index.pages.diffusion import DiffusionPageInputs, diffusion_page, ordered_candidates
 from energy_index.pages.page import PageInputs, report_html
-from energy_index.settings import CARBON_SNAPSHOT, MAX_INDEX_BYTES
+from energy_index.settings import CARBON_SNAPSHOT, DEFAULT_ITL_STATISTIC, MAX_INDEX_BYTES
 from energy_index.steps.stability import StabilityThresholds
 
 
@@ -88,6 +88,8 @@ def settings_of(beside: IndexBeside) -> BuildSettings:
     return BuildSettings(
         task=parameters["task"],
         itl_deadline_ms=float(parameters["itl_deadline_ms"]),
+        # Absent from reports written before it could be chosen: the median (report.schema.json).
+        itl_statistic=parameters.get("itl_statistic", DEFAULT_ITL_STATISTIC),
         thresholds=StabilityThresholds(
             min_batch_utilization=float(parameters["min_batch_utilization"]),
             min_steady_state_seconds=float(parameters["min_steady_state_seconds"]),
