@@ -473,7 +473,7 @@ def test_validate_holds_each_file_a_build_writes_to_the_schema_of_its_kind(every
         "index.report.json": "schemas/report.schema.json",
         "deadlines.json": "schemas/deadlines.schema.json",
         "curves.json": "schemas/curves.schema.json",
-        "profiles.json": "schemas/profiles.schema.json",
+        "profiles.json": "schemas/profiles.schema.json and the latency profiles' rules",
         "responses.json": "schemas/responses.schema.json",
         "impacts.json": "schemas/impacts.schema.json",
     }
@@ -495,7 +495,7 @@ def test_validate_names_a_broken_field_of_a_profiles_file_and_refuses_an_unknown
     assert result.exit_code == 1
     # A failing validate listed problems without naming the schema they are of.
     assert result.stderr.splitlines()[0] == (
-        f"{broken}: not valid against schemas/profiles.schema.json:"
+        f"{broken}: not valid against schemas/profiles.schema.json and the latency profiles' rules:"
     )
     assert "$.deadlines_ms: 'many' is not of type 'array'" in result.stderr, result.stderr
     assert "'rows' is a required property" not in result.stderr  # not held to the index's schema

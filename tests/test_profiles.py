@@ -250,6 +250,11 @@ def test_the_profiles_document_matches_its_schema_and_the_tables_hold_its_picks(
     assert csv.get_column("binding").sum() == sum(p["binding"] for p in records)
     # Row for row, in the order the picks were tabled before they were written by field.
     assert parquet.to_dicts() == records
+    path = folder / "profiles.json"
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.output == (
+        f"{path}: valid against schemas/profiles.schema.json and the latency profiles' rules\n"
+    )
 
 
 def test_profiles_json_writes_each_model_and_gpu_s_picks_at_a_statistic_by_field(chat_document):
@@ -280,21 +285,29 @@ def test_profiles_json_writes_each_model_and_gpu_s_picks_at_a_statistic_by_field
 @pytest.mark.parametrize(
     ("change", "said"),
     [
-        (lambda d: d["picks"][3]["row_id"].pop(), "$.picks[3].row_id: 6 values where "
-         "deadlines_ms has 7"),
-        (lambda d: d["gpu_ratios"][0]["itl_deadline_ms"].pop(), "$.gpu_ratios[0].energy_ratio: "
-         "5 values where its itl_deadline_ms has 4"),
+        (lambda d: d["picks"][3]["row_id"].pop(), "$.picks[3].row_id (Qwen/Qwen3-235B-A22B-"
+         "Instruct-2507 on H100 at median): 6 values where deadlines_ms has 7"),
+        (lambda d: d["gpu_ratios"][0]["itl_deadline_ms"].pop(), "$.gpu_ratios[0].energy_ratio "
+         "(Qwen/Qwen3-14B at median): 5 values where its itl_deadline_ms has 4"),
+        (lambda d: [d["gpu_ratios"][0][k].pop(1) for k in ("itl_deadline_ms", "energy_ratio")],
+         "'[20, 100, 200, 500]' is not the deadlines at which both B200 and H100 pick "
+         "('[20, 50, 100, 200, 500]')"),
+        (lambda d: d["gpu_ratios"].pop(0), "$.gpu_ratios: none for '[\"Qwen/Qwen3-14B\"]' at "
+         "median (1 of the models picking on both B200 and H100 missing)"),
         (lambda d: d["picks"].append(d["picks"][5]), "$.picks[128]: a second object for "),
         (lambda d: d["picks"].pop(40), "$.picks: none for "),
         (lambda d: d["itl_statistics"].pop(), "$.picks[96].itl_statistic: 'p99' is not in "
          "itl_statistics"),
         (lambda d: d["gpu_ratios"].append(d["gpu_ratios"][0]), "a second object for "),
-        (lambda d: d["picks"][7].update(gpu="A100"), '"A100"]\' is not in unconstrained'),
-        (lambda d: d["picks"][0]["itl_deadline_ms"].reverse(), "$.picks[0].itl_deadline_ms: "),
+        (lambda d: d["picks"][7].update(gpu="A100"), '"A100"]\' is not one of unconstrained\'s '
+         "(model_id, gpu) at median"),
+        (lambda d: d["picks"][0]["itl_deadline_ms"].reverse(), "$.picks[0].itl_deadline_ms "
+         "(Qwen/Qwen3-14B on B200 at median): '[500, 200"),
         (lambda d: d["gpu_ratios"][1]["energy_ratio"].append(1.0), "$.gpu_ratios[1]."
-         "energy_ratio: "),
-        (lambda d: d["gpu_ratios"][2]["itl_deadline_ms"].reverse(), "are not some of "
-         "deadlines_ms"),
+         "energy_ratio (Qwen/Qwen3-235B-A22B-Instruct-2507 at median): 5 values where its "
+         "itl_deadline_ms has 4"),
+        (lambda d: d["gpu_ratios"][2]["itl_deadline_ms"].reverse(), "'[500, 200, 100, 50]' is "
+         "not the deadlines at which both B200 and H100 pick ('[50, 100, 200, 500]')"),
     ],
 )  # fmt: skip
 def test_validate_refuses_lists_of_profiles_json_that_do_not_line_up(
@@ -310,6 +323,18 @@ def test_validate_refuses_lists_of_profiles_json_that_do_not_line_up(
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code != 0
     assert said in result.output, result.output
+
+
+def test_a_picks_object_a_value_short_is_one_problem_not_its_ratio_s_too(chat_document, tmp_path):
+    document = json.loads(json.dumps({k: v for k, v in chat_document.items() if k != "_folder"}))
+    document["picks"][0]["row_id"].pop()  # Qwen 3 14B on B200, whose ratio reads its picks
+    path = tmp_path / "profiles.json"
+    path.write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    lines = result.output.splitlines()
+    assert [line.split(": ", 1)[1] for line in lines[1:]] == [
+        "$.picks[0].row_id (Qwen/Qwen3-14B on B200 at median): 6 values where deadlines_ms has 7"
+    ]
 
 
 @pytest.mark.parametrize(
@@ -348,7 +373,10 @@ def test_the_build_refuses_profiles_whose_lists_do_not_line_up_and_writes_nothin
     result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--profiles", "--out",
                                        str(out)])  # fmt: skip
     assert result.exit_code != 0
-    assert "$.picks[0].row_id: 6 values where deadlines_ms has 7" in result.output
+    assert (
+        "$.picks[0].row_id (Qwen/Qwen3-14B on B200 at median): 6 values where deadlines_ms has 7"
+        in result.output
+    )
     assert list(tmp_path.iterdir()) == []
 
 

@@ -19,6 +19,7 @@ from energy_index.documents.schemas import (
     schema_problems,
 )
 from energy_index.errors import shown
+from energy_index.settings import GPU_RATIO
 from energy_index.steps.derive import unprintable_characters
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
@@ -78,10 +79,11 @@ def profiles_problems(document: Any) -> Problems:
     """How a latency profiles document (schemas/profiles.schema.json) breaks its schema or what
     its objects written by field must be beyond it. A pick's lists hold one value per deadline,
     ``itl_deadline_ms`` the document's ``deadlines_ms`` themselves; a GPU ratio's lists are as
-    long as its ``itl_deadline_ms``, some of ``deadlines_ms`` in their order. At each statistic
-    of ``itl_statistics`` (and no other) one picks object per (model, GPU) of ``unconstrained``
-    and at most one GPU ratio object per model. A schema holds each list's values, not how long
-    it is against another, nor which objects there are."""
+    long as its ``itl_deadline_ms``, the deadlines at which both its GPUs have a pick. At each
+    statistic of ``itl_statistics`` (and no other) one picks object per (model, GPU) of
+    ``unconstrained``, and one GPU ratio object per model whose two GPUs both pick at some
+    deadline. A schema holds each list's values, not how long it is against another, nor which
+    objects there are."""
     problems = schema_problems(document, schema=PROFILES_SCHEMA)
     if problems.total:  # the rules read fields the schema did not vouch for
         return problems
@@ -89,31 +91,70 @@ def profiles_problems(document: Any) -> Problems:
     rules = []
     for position, picks in enumerate(document["picks"]):
         at = f"$.picks[{position}]"
+        named = f"{shown(picks['model_id'])} on {shown(picks['gpu'])} at {picks['itl_statistic']}"
         if picks["itl_deadline_ms"] != deadlines:
             rules.append(
-                f"{at}.itl_deadline_ms: {shown(picks['itl_deadline_ms'])} is not deadlines_ms "
-                f"({shown(deadlines)})"
+                f"{at}.itl_deadline_ms ({named}): {shown(picks['itl_deadline_ms'])} is not "
+                f"deadlines_ms ({shown(deadlines)})"
             )
-        rules += _uneven(picks, at=at, length=len(deadlines), holding="deadlines_ms has")
+        rules += _uneven(picks, at=at, named=named, length=len(deadlines), holding="deadlines_ms")
+    picked = {
+        (p["model_id"], p["gpu"], p["itl_statistic"]): p["row_id"]
+        for p in document["picks"]
+        if len(p["row_id"]) == len(deadlines)
+    }
     for position, ratios in enumerate(document["gpu_ratios"]):
         at = f"$.gpu_ratios[{position}]"
+        named = f"{shown(ratios['model_id'])} at {ratios['itl_statistic']}"
         length = len(ratios["itl_deadline_ms"])
-        rules += _uneven(ratios, at=at, length=length, holding="its itl_deadline_ms has")
-        if ratios["itl_deadline_ms"] != [d for d in deadlines if d in ratios["itl_deadline_ms"]]:
+        rules += _uneven(ratios, at=at, named=named, length=length, holding="its itl_deadline_ms")
+        both = _both_pick(picked, ratios, deadlines)
+        if both is not None and ratios["itl_deadline_ms"] != both:
             rules.append(
-                f"{at}.itl_deadline_ms: {shown(ratios['itl_deadline_ms'])} are not some of "
-                f"deadlines_ms ({shown(deadlines)}) in their order"
+                f"{at}.itl_deadline_ms ({named}): {shown(ratios['itl_deadline_ms'])} is not the "
+                f"deadlines at which both {ratios['numerator_gpu']} and "
+                f"{ratios['denominator_gpu']} pick ({shown(both)})"
             )
     groups = {(u["model_id"], u["gpu"]) for u in document["unconstrained"]}
-    rules += _objects_problems(document["picks"], "picks", ("model_id", "gpu"), statistics, groups)
-    rules += _objects_problems(document["gpu_ratios"], "gpu_ratios", ("model_id",), statistics)
+    rules += _objects_problems(
+        document["picks"], "picks", ("model_id", "gpu"), statistics,
+        every={statistic: groups for statistic in statistics}, of="unconstrained's (model_id, gpu)",
+    )  # fmt: skip
+    numerator, denominator = GPU_RATIO
+    paired: dict[str, set[tuple[Any, ...]]] = {statistic: set() for statistic in statistics}
+    for (model_id, gpu, statistic), top in picked.items():
+        bottom = picked.get((model_id, denominator, statistic))
+        if gpu == numerator and bottom is not None and any(map(all, zip(top, bottom, strict=True))):
+            paired.setdefault(statistic, set()).add((model_id,))
+    for p in document["picks"]:  # a broken picks object is said above, its ratio not again
+        if len(p["row_id"]) != len(deadlines):
+            paired.setdefault(p["itl_statistic"], set()).add((p["model_id"],))
+    rules += _objects_problems(
+        document["gpu_ratios"], "gpu_ratios", ("model_id",), statistics,
+        every=paired, of=f"the models picking on both {numerator} and {denominator}",
+    )  # fmt: skip
     return Problems(rules, total=len(rules))
 
 
-def _uneven(written: dict[str, Any], *, at: str, length: int, holding: str) -> list[str]:
+def _both_pick(
+    picked: dict[tuple[str, str, str], list[Any]], ratios: dict[str, Any], deadlines: list[Any]
+) -> list[Any] | None:
+    """The deadlines at which both GPUs of a ratio object have a pick; None if either GPU's
+    picks object is missing or broken (said elsewhere)."""
+    key = ratios["model_id"], ratios["itl_statistic"]
+    top = picked.get((key[0], ratios["numerator_gpu"], key[1]))
+    bottom = picked.get((key[0], ratios["denominator_gpu"], key[1]))
+    if top is None or bottom is None:
+        return None
+    return [d for d, a, b in zip(deadlines, top, bottom, strict=True) if a and b]
+
+
+def _uneven(
+    written: dict[str, Any], *, at: str, named: str, length: int, holding: str
+) -> list[str]:
     """The lists of an object written by field that do not hold ``length`` values."""
     return [
-        f"{at}.{name}: {len(values)} values where {holding} {length}"
+        f"{at}.{name} ({named}): {len(values)} values where {holding} has {length}"
         for name, values in written.items()
         if isinstance(values, list) and len(values) != length
     ]
@@ -124,10 +165,13 @@ def _objects_problems(
     part: str,
     key: tuple[str, ...],
     statistics: list[str],
-    every: set[tuple[Any, ...]] | None = None,
+    *,
+    every: dict[str, set[tuple[Any, ...]]],
+    of: str,
 ) -> list[str]:
     """Objects of ``part`` at a statistic not in ``statistics``, twice for one ``key`` at a
-    statistic, or (``every``: the keys there must be) for another key or missing one."""
+    statistic, for a key not among ``every``'s at its statistic (``of`` says whose), or none for
+    one of them."""
     rules, seen = [], set()
     for position, written in enumerate(objects):
         statistic, which = written["itl_statistic"], tuple(written[name] for name in key)
@@ -138,15 +182,15 @@ def _objects_problems(
             )
         elif (statistic, which) in seen:
             rules.append(f"$.{part}[{position}]: a second object for {shown(which)} at {statistic}")
-        elif every is not None and which not in every:
-            rules.append(f"$.{part}[{position}]: {shown(which)} is not in unconstrained")
+        elif which not in every[statistic]:
+            rules.append(f"$.{part}[{position}]: {shown(which)} is not one of {of} at {statistic}")
         seen.add((statistic, which))
     for statistic in statistics:
-        missing = sorted((every or set()) - {which for at, which in seen if at == statistic})
+        missing = sorted(every[statistic] - {which for at, which in seen if at == statistic})
         if missing:
             rules.append(
-                f"$.{part}: none for {shown(missing[0])} at {statistic} ({len(missing)} of "
-                "unconstrained's (model_id, gpu) missing)"
+                f"$.{part}: none for {shown(missing[0])} at {statistic} ({len(missing)} of {of} "
+                "missing)"
             )
     return rules
 
