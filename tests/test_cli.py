@@ -638,6 +638,28 @@ def test_a_sweep_deadline_no_configuration_meets_is_an_empty_column_of_the_sweep
     assert len(json.loads(out.read_bytes())["rows"]) == 32
 
 
+@pytest.mark.parametrize("statistic", ["p99", "median"])
+def test_the_sweep_of_a_tail_statistic_index_is_on_that_statistic(tmp_path: Path, statistic):
+    """The sweep's column at the index's deadline is, row for row, the index; with
+    --itl-statistic p99 it was the median's (20 of its 32 rows at 250 ms were the index's), and
+    the report page's sweep table with it. The sweep says its statistic, the page a tail one."""
+    out = tmp_path / "index.json"
+    result = invoke("build", "--from", GOLDEN, "--out", out, "--itl-deadline-ms", "100,250",
+                    "--itl-statistic", statistic)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    sweep = json.loads((tmp_path / "deadlines.json").read_bytes())
+    rows = json.loads(out.read_bytes())["rows"]
+    assert sweep["itl_statistic"] == statistic and sweep["deadlines_ms"] == [100, 250]
+    at_250_ms = [group["by_deadline"][1]["row"] for group in sweep["groups"]]
+    key = lambda row: (row["model_id"], row["gpu"])  # noqa: E731
+    assert sorted(at_250_ms, key=key) == sorted(rows, key=key)
+    page = tmp_path / "report.html"
+    made = invoke("report", "--index", out, "--from", GOLDEN, "--out", page)
+    assert made.exit_code == 0, made.output
+    header = "<th>p99 ≤ 250 ms</th>" if statistic == "p99" else "<th>≤ 250 ms</th>"
+    assert header in page.read_text("utf-8")
+
+
 def test_docs_cli_md_s_exit_codes_are_those_of_the_help():
     """A new user's finding: --help lists exit code 141 (stdout closed early); the prose of
     docs/cli.md's 'Exit codes' did not."""

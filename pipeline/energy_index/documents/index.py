@@ -465,12 +465,17 @@ def _header(kind: str, snapshot: UpstreamSnapshot) -> dict[str, Any]:
 
 
 def sweep_document(
-    *, groups: list[dict[str, Any]], deadlines_ms: list[float], snapshot: UpstreamSnapshot
+    *,
+    groups: list[dict[str, Any]],
+    deadlines_ms: list[float],
+    itl_statistic: str,
+    snapshot: UpstreamSnapshot,
 ) -> dict[str, Any]:
     """The deadline sweep as a document (schemas/deadlines.schema.json)."""
     return {
         **_header("deadline sweep", snapshot),
         "unit": "Wh per million output tokens",
+        "itl_statistic": itl_statistic,
         "deadlines_ms": [json_number(d) for d in deadlines_ms],
         "binding": "true where the deadline excluded the configuration that would be chosen "
         "with no deadline (the lowest-energy one)",

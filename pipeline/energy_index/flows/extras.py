@@ -11,6 +11,7 @@ from typing import Any
 from energy_index.documents.index import (
     curves_document,
     extended_document,
+    itl_statistic,
     profiles_document,
     responses_document,
     serialized,
@@ -45,8 +46,14 @@ def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
         stages.stability.stable,
         deadlines_ms=deadlines_ms,
         precision_labels=stages.editorial["precision_labels"],
+        itl_column=stages.selection.itl_column,  # the index's statistic: the median was taken
     )
-    sweep = sweep_document(groups=groups, deadlines_ms=list(deadlines_ms), snapshot=stages.snapshot)
+    sweep = sweep_document(
+        groups=groups,
+        deadlines_ms=list(deadlines_ms),
+        itl_statistic=itl_statistic(stages.selection),
+        snapshot=stages.snapshot,
+    )
     checked(sweep, schema=DEADLINES_SCHEMA)
     return sweep
 

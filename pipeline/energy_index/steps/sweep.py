@@ -13,7 +13,8 @@ from typing import Any
 
 import polars as pl
 
-from energy_index.model import json_number
+from energy_index.model import ITL_STATISTICS, json_number
+from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.derive import index_rows
 from energy_index.steps.selection import selected_configurations
 
@@ -25,13 +26,19 @@ def deadline_sweep(
     *,
     deadlines_ms: Sequence[float],
     precision_labels: Mapping[str, str],
+    itl_column: str = ITL_STATISTICS[DEFAULT_ITL_STATISTIC],
 ) -> list[dict[str, Any]]:
-    """Per (model, GPU): for each deadline, the selected row (or none) and whether it binds."""
+    """Per (model, GPU): for each deadline on ``itl_column`` (the index's statistic), the
+    selected row (or none) and whether it binds."""
     return grid_by_group(
-        lambda deadline: selected_configurations(stable, itl_deadline_ms=deadline).selected,
-        lambda selected: _rows_by_group(selected, precision_labels),
+        lambda deadline: (
+            selected_configurations(
+                stable, itl_deadline_ms=deadline, itl_column=itl_column
+            ).selected
+        ),
+        lambda selected: _rows_by_group(selected, precision_labels, itl_column),
         deadlines_ms,
-        latency="median_itl_ms",
+        latency=itl_column,
         key="itl_deadline_ms",
     )
 
@@ -71,7 +78,7 @@ def grid_by_group(
 
 
 def _rows_by_group(
-    selected: pl.DataFrame, labels: Mapping[str, str]
+    selected: pl.DataFrame, labels: Mapping[str, str], itl_column: str
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    rows = index_rows(selected, precision_labels=labels)
+    rows = index_rows(selected, precision_labels=labels, itl_column=itl_column)
     return {(row["model_id"], row["gpu"]): row for row in rows}
