@@ -359,9 +359,9 @@ _NOT_JSON = {
 def file_problems(path: Path) -> tuple[str, Problems]:
     """``validate``: the schema the file at ``path`` answers to, told by what it says it is (its
     ``kind``; the index by its version, the build report by its title), and how it breaks that
-    schema (and, an index, the index rules; latency profiles, their lists' lengths): the first
-    MAX_PROBLEMS, and how many in all. A ``kind`` this tool does not write is a problem of its
-    own, naming the kinds there are."""
+    schema (and, an index, the index rules; latency profiles, the rules of their lists and
+    objects): the first MAX_PROBLEMS, and how many in all. A ``kind`` this tool does not write
+    is a problem of its own, naming the kinds there are."""
     if (written := _NOT_JSON.get(path.suffix.lower())) is not None:
         # The tool writes these too: "not valid JSON" would call its own file broken.
         beside = "" if path.suffix.lower() == ".html" else f" (the {path.stem}.json beside it)"

@@ -72,9 +72,9 @@ def curves_of(stages: Stages) -> dict[str, Any]:
 def profiles_of(
     stages: Stages, deadlines_ms: tuple[float, ...], *, only: str | None = None
 ) -> dict[str, Any]:
-    """The latency profiles document, checked against its schema and the lengths of its lists
-    (``profiles_problems``, as validate does); ``only``: at that ITL
-    statistic alone (None: every one the task file has)."""
+    """The latency profiles document, checked against its schema and the rules of its lists and
+    objects (``profiles_problems``, as validate does); ``only``: at that ITL statistic alone
+    (None: every one the task file has)."""
     from energy_index.steps.profiles import latency_profiles  # only with --profiles
 
     statistics = {
