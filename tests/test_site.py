@@ -8,7 +8,7 @@ import json
 import posixpath
 import re
 import shutil
-from html import escape
+from html import escape, unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -303,7 +303,7 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     measured figures are the index's, the ranges impacts.json's, each beside its status."""
     for task in TASKS:
         index = json.loads((site / "api/v1/tasks" / task / "index.json").read_bytes())
-        cards = sorted((site / "cards" / task).rglob("*.html"))
+        cards = sorted((site / "cards" / task).glob("*/*.html"))
         assert len(cards) == len(index["rows"]), task
     base = site / "api/v1/tasks/lm-arena-chat"
     index = json.loads((base / "index.json").read_bytes())
@@ -347,7 +347,44 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
         assert per_mtok == f"{expected['low']} – {expected['high']}"
         expected = carbon["g_per_response"]
         assert per_response == f"{expected['low']} – {expected['high']}"
-    assert impacts["carbon_per_country"] in html.replace("&#x27;", "'")
+    # How the carbon follows for any other country: said once, on the notes the card links.
+    assert impacts["carbon_per_country"] not in html.replace("&#x27;", "'")
+    notes = (site / "cards/lm-arena-chat/index.html").read_text("utf-8").replace("&#x27;", "'")
+    assert impacts["carbon_per_country"] in notes and '<a href="../index.html">' in html
+
+
+def test_a_token_task_s_card_notes_say_once_what_every_card_would_repeat(site: Path):
+    """Issue 36: what per response means and how the carbon follows for any country were
+    1.2 KB of each card; each token task's cards link one page that says it (with the rule, the
+    caveat and the commands that verify every card), which leads back as a card does."""
+    for task in TASKS:
+        base = site / "api/v1/tasks" / task
+        index = json.loads((base / "index.json").read_bytes())
+        impacts = json.loads((base / "impacts.json").read_bytes())
+        here = f"cards/{task}/index.html"
+        notes = (site / here).read_text("utf-8")
+        text = unescape(notes)
+        for said in (
+            index["caveat"],
+            index["selection"][1:],
+            impacts["per_response"],
+            impacts["carbon_source"]["kind"],
+            impacts["carbon_source"]["attribution"],
+            impacts["carbon_per_country"],
+            f"energy-index audit --published api/v1/tasks/{task}/impacts.json",
+        ):
+            assert text.count(said) == 1, (task, said)
+        assert '<link rel="stylesheet" href="../../style.css">' in notes
+        targets = {
+            posixpath.normpath(posixpath.join(posixpath.dirname(here), href))
+            for href in _links_of(notes)
+        }
+        assert {f"tasks/{task}/index.html", "index.html"} <= targets
+        for card in (site / "cards" / task).glob("*/*.html"):
+            html = unescape(card.read_text("utf-8"))
+            assert '<a href="../index.html">' in html, card
+            assert impacts["per_response"] not in html and impacts["carbon_per_country"] not in html
+    assert not list(site.glob("cards/text-to-*/index.html"))  # a diffusion card says it all
 
 
 def test_a_card_states_the_selection_rule_once_as_its_own_sentence(site: Path):

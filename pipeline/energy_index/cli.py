@@ -419,7 +419,8 @@ def site(**options: Any) -> None:
     estimated server and facility ranges, and every country's grid intensity once (from
     --carbon): each page applies a chosen country's to the rows in the browser (the site grows
     with rows; impacts format 2 has no per-country files). cards/<task>/<model>/<gpu>.html one
-    card per pick. api/v1/tasks/<task>/plan.json the plan at each load of a grid
+    card per pick, and cards/<task>/index.html what a token task's cards share.
+    api/v1/tasks/<task>/plan.json the plan at each load of a grid
     (docs/plan.md), profiles.json the picks at other deadlines, responses.json the energy per
     response.
     Each JSON file is schema-checked; the directory is replaced only once all are written. A

@@ -24,6 +24,8 @@
                                         tokens/s (schemas/plan-grid.schema.json, docs/plan.md)
     cards/<task>/<model>/<gpu>.html     one card per pick: measured figure, estimated ranges,
                                         deadline and statistic, upstream commit, how to verify
+    cards/<task>/index.html             a token task's card notes: what every card would repeat
+                                        (per response, carbon for any country), said once
     datapackage.json                    Frictionless Data Package: tables, fields, licence
     style.css                           the report's style sheet, which every card links
 
@@ -87,7 +89,14 @@ from energy_index.io.manifest import Checks, read_manifest
 from energy_index.io.snapshots import snapshot_directory
 from energy_index.io.source import resolved_snapshot
 from energy_index.model import EXTRAS, Access, Target
-from energy_index.pages.cards import CardPlace, card_html, card_path, shown_countries
+from energy_index.pages.cards import (
+    CardPlace,
+    card_html,
+    card_path,
+    notes_html,
+    notes_path,
+    shown_countries,
+)
 from energy_index.pages.diffusion import diffusion_card, diffusion_page, diffusion_title
 from energy_index.pages.navigation import SITE_STYLE, Pick, back_links, front_page, task_links
 from energy_index.pages.page import page_style, page_title, report_html
@@ -216,6 +225,18 @@ def site_files(
                 ),
                 shown=shown,
             ).encode("utf-8")
+        notes = notes_path(task)
+        files[notes] = notes_html(
+            task,
+            document,
+            impacts,
+            CardPlace(
+                stages.snapshot.commit,
+                API,
+                f"../../{STYLE_SHEET}",
+                back_links(here=notes, task_page=here, task_name=pages[here]),
+            ),
+        ).encode("utf-8")
         tables.append((task, document))
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
     for name, model in models.items():

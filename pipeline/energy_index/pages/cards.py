@@ -112,6 +112,7 @@ def card_html(
     # The rule names the statistic the deadline bounds (median, p90…): the page states it once,
     # as the sentence that opens the entry, rather than restating it in its own words.
     rule = index["selection"]
+    notes = f'<a href="{NOTES_FROM_CARD}">{escape(NOTES_LINK)}</a>.'
     return (
         card_opening(title=title, style=style, back=back, caveat=index["caveat"])
         + card_pick(
@@ -123,15 +124,12 @@ def card_html(
             f"{index_row['median_itl_ms']} ms.",
         )
         + card_upstream_and_figures(source, upstream_commit, index, impacts["index"], figures)
-        + f"<p>{escape(impacts['per_response'])} Estimated ranges use the factors in "
-        f"<code>{row_api}/impacts.json</code> (with their sources); facility bounds: "
-        f"{escape(factors)}.</p>"
+        + f"<p>Estimated ranges use the factors in <code>{row_api}/impacts.json</code> (with "
+        f"their sources); facility bounds: {escape(factors)}. {notes}</p>"
         "<h2>Carbon by country (estimated, facility boundary)</h2>"
         f"<p>{escape(impacts['carbon_source']['kind'])} "
         f"{escape(impacts['carbon_source']['attribution'])}</p>"
-        f"<p>The countries of lowest and highest grid intensity of the "
-        f"{len(countries)} in the carbon snapshot, and {escape(DEFAULT_COUNTRY)}; every other "
-        f"country on the task's page. {escape(impacts['carbon_per_country'])}</p>"
+        f"<p>{escape(_shown_words(len(countries)))}</p>"
         '<table id="card-carbon"><thead><tr>'
         "<th>Country (year, intensity)</th><th>gCO2e per million output tokens</th>"
         f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table>"
@@ -139,9 +137,55 @@ def card_html(
     )
 
 
+# What every card of a token task would repeat, said once on the task's card notes
+# (cards/<task>/index.html): what per response means and how carbon follows for any country.
+# Repeated, it was 1.2 KB of each 5 KB card (49.6 MB of cards at 10⁵ configurations, issue 36).
+NOTES_NAME = "index.html"
+NOTES_FROM_CARD = f"../{NOTES_NAME}"
+NOTES_LINK = "What per response means, and how the carbon follows for any country"
+
+
+def notes_path(task: str) -> str:
+    """Where a token task's card notes sit, e.g. ``cards/gpqa/index.html``."""
+    return f"cards/{task}/{NOTES_NAME}"
+
+
+def _shown_words(countries: int) -> str:
+    return (
+        f"The countries of lowest and highest grid intensity of the {countries} in the carbon "
+        f"snapshot, and {DEFAULT_COUNTRY}; every other country on the task's page."
+    )
+
+
+def notes_html(
+    task: str, index: Mapping[str, Any], impacts: Mapping[str, Any], place: CardPlace
+) -> str:
+    """The notes of a token task's cards, published at ``place`` (``cards/<task>/index.html``):
+    the index's caveat and rule, what per response means, and how a card's carbon follows for
+    each country of the carbon snapshot; with the commands that verify every card."""
+    title = f"The cards of {index['source']['workload']}: how to read them"
+    countries = impacts["carbon_source"]["countries"]
+    row_api = f"{place.api}/tasks/{task}"
+    return (
+        card_opening(title=title, style=place.style, back=place.back, caveat=index["caveat"])
+        + "<h2>The pick</h2>"
+        f"<p>{escape(index['selection'][:1].upper() + index['selection'][1:])}.</p>"
+        "<h2>Per response</h2>"
+        f"<p>{escape(impacts['per_response'])}</p>"
+        "<h2>Carbon by country</h2>"
+        f"<p>{escape(impacts['carbon_source']['kind'])} "
+        f"{escape(impacts['carbon_source']['attribution'])}</p>"
+        f"<p>{escape(_shown_words(len(countries)))} {escape(impacts['carbon_per_country'])}</p>"
+        + card_closing(
+            f"energy-index audit --published {row_api}/index.json\n"
+            f"energy-index audit --published {row_api}/impacts.json"
+        )
+    )
+
+
 def card_opening(*, title: str, style: str, back: str, caveat: str) -> str:
-    """What a card of either kind of index opens with: its title, the way back (``back``),
-    the index's caveat, and the list describing the pick, open."""
+    """What a card of either kind of index (and a token task's card notes) opens with: its
+    title, the way back (``back``) and the index's caveat."""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
@@ -149,14 +193,14 @@ def card_opening(*, title: str, style: str, back: str, caveat: str) -> str:
         "<body>"
         f"<header>{back}<h1>{escape(title)}</h1></header>"
         f"<p>{escape(caveat)}</p>"
-        "<h2>The pick</h2><dl>"
     )
 
 
 def card_pick(*, configuration: str, row_id: str, rule: str, deadline: str) -> str:
-    """The pick's configuration and row_id, and the rule and deadline it was picked under
-    (``deadline``: HTML, numbers the index holds)."""
+    """The pick's list, open: its configuration and row_id, and the rule and deadline it was
+    picked under (``deadline``: HTML, numbers the index holds)."""
     return (
+        "<h2>The pick</h2><dl>"
         f"<dt>Configuration</dt><dd>{escape(configuration)}; row_id "
         f"<code>{escape(row_id)}</code></dd>"
         f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. {deadline}</dd>"
