@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 import energy_index
 from energy_index.documents.factors import impact_factors
-from energy_index.documents.plan import utilization_lines
+from energy_index.documents.plan import PAIR_KEYS, utilization_lines
 from energy_index.errors import UsageError
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.model import Load, Target
@@ -47,6 +47,7 @@ from energy_index.steps.plan import (
     is_measured,
     meeting_target,
     ordered_plans,
+    pair_figures,
     plan_curves,
     plan_figures,
     ranked_plans,
@@ -1473,6 +1474,42 @@ def test_the_first_kept_below_holds_on_ties_of_total_power(curves, load, tighter
     ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
     tight = replace(TARGET, max_utilization=tighter)
     _same_plan(first_kept_below(ranking, tight), _first_at(curves, tight, at))
+
+
+def _pair_part(planned: Planned) -> dict[str, Any]:
+    figures = plan_figures(planned)
+    return {key: figures[key] for key in ("model", "model_id", "gpu", *PAIR_KEYS)}
+
+
+def test_a_pair_s_figures_are_the_plan_s_figures_that_plan_json_keeps():
+    """pair_figures computes only what plan.json keeps per (model, GPU type): on every family
+    of the golden input at every grid load, and under a tighter limit, it is plan_figures' part,
+    key for key and digit for digit."""
+    curves, _ = curves_and_rows(GOLDEN)
+    # The grid, and loads at a measured point of one family, one replica or three.
+    fastest = curves[0]["points"][-1]["output_tokens_per_second"]
+    values = [*PLAN_GRID_TOKENS_PER_SECOND, fastest, 3 * fastest]
+    loads = [Load(tokens_per_second=value) for value in values]
+    # By requests, each family's own output length or one given: the per-response figures.
+    loads += [
+        Load(requests_per_second=3.0),
+        Load(requests_per_second=3.0, output_tokens_per_request=77),
+    ]
+    seen = set()
+    for target in (TARGET, replace(TARGET, max_utilization=0.5)):
+        for ranking in ordered_plans(curves, target, loads, scope="the golden families"):
+            for entry in ranking:
+                assert pair_figures(entry) == _pair_part(entry)
+                seen.add(entry.plan["status"])
+    assert seen == {MEASURED, MEASURED_PER_SERVER, BETWEEN_MEASURED, ASSUMED_UPPER_BOUND}
+
+
+@given(curves=_families(), load=st.sampled_from([10.0, 25.0, 50.0, 75.0, 100.0, 400.0]))
+def test_a_pair_s_figures_are_the_plan_s_on_any_families(curves, load):
+    at = Load(requests_per_second=load / 50, output_tokens_per_request=50)
+    ranking = next(ordered_plans(curves, TARGET, [at], scope="any"))
+    for entry in ranking:
+        assert pair_figures(entry) == _pair_part(entry)
 
 
 def test_a_family_tied_at_the_tighter_limit_is_weighed_after_the_best_found():

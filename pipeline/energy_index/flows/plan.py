@@ -33,6 +33,7 @@ from energy_index.steps.plan import (
     Planned,
     first_kept_below,
     ordered_plans,
+    pair_figures,
     plan_curves,
     plan_figures,
     ranked_plans,
@@ -248,7 +249,7 @@ def plan_grid(
             for entry in planned:
                 best.setdefault((entry.curve["model_id"], entry.curve["gpu"]), entry)
             for pair, entry in best.items():
-                pairs.setdefault(pair, []).append(plan_figures(entry))
+                pairs.setdefault(pair, []).append(pair_figures(entry))
     except UsageError:  # no family of the task meets the target: no plan at any load
         by_load, pairs = [(load, 0, []) for load in PLAN_GRID_TOKENS_PER_SECOND], {}
         kept_below = [(0, [])] * len(loads)

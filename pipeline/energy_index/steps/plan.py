@@ -485,18 +485,7 @@ def _figures(
     n, fastest = plan["replicas"], plan["fastest"]
     per_replica = load / n
     replica = plan["power_watts"]
-    total = {
-        "low": None if replica["low"] is None else n * replica["low"],
-        "high": n * replica["high"],
-    }
-    if plan["status"] in MEASURED_STATUSES:  # the measured column, not power ÷ a load near it
-        (point,) = plan["configurations"]
-        joules = {"low": point["energy_per_token_joules"], "high": point["energy_per_token_joules"]}
-    else:
-        joules = {
-            "low": None if total["low"] is None else total["low"] / load,
-            "high": total["high"] / load,
-        }
+    joules, gpu_energy = _gpu_energy(plan, load=load, tokens_per_request=tokens_per_request)
     figures: dict[str, Any] = {
         "model": curve["model"],
         "model_id": curve["model_id"],
@@ -527,14 +516,7 @@ def _figures(
             }
             for p in plan["configurations"]
         ],
-        "gpu_energy": {
-            "status": plan["status"],
-            "boundary": "gpu",
-            "power_watts": _range(total["low"], total["high"]),
-            "joules_per_output_token": _joules(joules),
-            "wh_per_response": _scaled(joules, tokens_per_request / JOULES_PER_WH),
-            "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
-        },
+        "gpu_energy": gpu_energy,
     }
     if factors is not None:
         figures["estimated"] = _estimated(
@@ -542,6 +524,59 @@ def _figures(
             factors=factors, grid=grid,
         )  # fmt: skip
     return figures
+
+
+def _gpu_energy(
+    plan: Mapping[str, Any], *, load: float, tokens_per_request: float
+) -> tuple[dict[str, float | None], dict[str, Any]]:
+    """A plan's energy per output token (unrounded: the estimates start from it) and its GPU
+    figures as published (``gpu_energy``)."""
+    n, replica = plan["replicas"], plan["power_watts"]
+    total = {
+        "low": None if replica["low"] is None else n * replica["low"],
+        "high": n * replica["high"],
+    }
+    if plan["status"] in MEASURED_STATUSES:  # the measured column, not power ÷ a load near it
+        (point,) = plan["configurations"]
+        joules = {"low": point["energy_per_token_joules"], "high": point["energy_per_token_joules"]}
+    else:
+        joules = {
+            "low": None if total["low"] is None else total["low"] / load,
+            "high": total["high"] / load,
+        }
+    return joules, {
+        "status": plan["status"],
+        "boundary": "gpu",
+        "power_watts": _range(total["low"], total["high"]),
+        "joules_per_output_token": _joules(joules),
+        "wh_per_response": _scaled(joules, tokens_per_request / JOULES_PER_WH),
+        "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
+    }
+
+
+def pair_figures(planned: Planned) -> dict[str, Any]:
+    """The figures of a family's plan that plan.json keeps for each (model, GPU type): its
+    names and ``documents.plan.PAIR_KEYS``, as ``plan_figures`` gives them, without the
+    configurations read, the ITL bound and the request length, which the 126,867 plans of a
+    10⁵-configuration site each computed for plan.json to drop."""
+    curve, plan, load = planned.curve, planned.plan, planned.carried
+    n, share = plan["replicas"], utilization(plan, {})
+    return {
+        "model": curve["model"],
+        "model_id": curve["model_id"],
+        "gpu": curve["gpu"],
+        "output_tokens_per_second": load,
+        "num_gpus": curve["num_gpus"],
+        "replicas": n,
+        "gpus": n * curve["num_gpus"],
+        "utilization": share["utilization"],
+        "high_utilization": share["high_utilization"],
+        "status": plan["status"],
+        "assumption_contradicted": plan["assumption_contradicted"],
+        "gpu_energy": _gpu_energy(plan, load=load, tokens_per_request=planned.tokens_per_request)[
+            1
+        ],
+    }
 
 
 def _value(factors: Mapping[str, Any], name: str) -> float:
