@@ -317,7 +317,7 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
     # Each folder made once, parents first (a failure names a file it was made for): a mkdir
     # per file, most of them of a folder already there, was 10,000 failed syscalls of a
     # 10⁵-configuration site's 15,277 files (issue 36).
-    folders = {}
+    folders: dict[Path, str] = {}
     for name in files:
         folders.setdefault((staging / name).parent, name)
     folders.pop(staging, None)  # made by mkdtemp
