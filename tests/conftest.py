@@ -337,3 +337,21 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             f"a changed row field reaches them by their rebuild, {REBUILD_ROWS}",
             yellow=True,
         )
+
+
+def sweep_cells(group: dict[str, Any]) -> list[dict[str, Any]]:
+    """A deadline sweep group's cells as objects, one per deadline, read from its lists by
+    field here (not by the package's reader): the row None where no configuration meets it."""
+    cells = group["by_deadline"]
+    key = "itl_deadline_ms" if "itl_deadline_ms" in cells else "deadline_s"
+    return [
+        {
+            key: deadline,
+            "status": cells["status"][at],
+            "binding": cells["binding"][at],
+            "row": None
+            if cells["status"][at] != "selected"
+            else {field: values[at] for field, values in cells["row"].items()},
+        }
+        for at, deadline in enumerate(cells[key])
+    ]

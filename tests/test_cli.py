@@ -14,7 +14,15 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from tests.conftest import GOLDEN, PUBLISHED, REPO, TASK_PATH, fixture_bytes, write_snapshot
+from tests.conftest import (
+    GOLDEN,
+    PUBLISHED,
+    REPO,
+    TASK_PATH,
+    fixture_bytes,
+    sweep_cells,
+    write_snapshot,
+)
 
 
 def invoke(*args: str):
@@ -471,7 +479,7 @@ def test_validate_holds_each_file_a_build_writes_to_the_schema_of_its_kind(every
         "index.json": "schemas/index.schema.json and the index rules",
         "index.extended.json": "schemas/index-extended.schema.json and the index rules",
         "index.report.json": "schemas/report.schema.json",
-        "deadlines.json": "schemas/deadlines.schema.json",
+        "deadlines.json": "schemas/deadlines.schema.json and the deadline sweep's rules",
         "curves.json": "schemas/curves.schema.json",
         "profiles.json": "schemas/profiles.schema.json and the latency profiles' rules",
         "responses.json": "schemas/responses.schema.json",
@@ -630,7 +638,7 @@ def test_a_sweep_deadline_no_configuration_meets_is_an_empty_column_of_the_sweep
     assert result.exit_code == 0, result.output
     sweep = json.loads((tmp_path / "deadlines.json").read_bytes())
     assert sweep["deadlines_ms"] == [1, 500]
-    at_1_ms = [group["by_deadline"][0] for group in sweep["groups"]]
+    at_1_ms = [sweep_cells(group)[0] for group in sweep["groups"]]
     assert {(at["itl_deadline_ms"], at["status"], at["row"]) for at in at_1_ms} == {
         (1, "no configuration meets it", None)
     }
@@ -650,7 +658,7 @@ def test_the_sweep_of_a_tail_statistic_index_is_on_that_statistic(tmp_path: Path
     sweep = json.loads((tmp_path / "deadlines.json").read_bytes())
     rows = json.loads(out.read_bytes())["rows"]
     assert sweep["itl_statistic"] == statistic and sweep["deadlines_ms"] == [100, 250]
-    at_250_ms = [group["by_deadline"][1]["row"] for group in sweep["groups"]]
+    at_250_ms = [sweep_cells(group)[1]["row"] for group in sweep["groups"]]
     key = lambda row: (row["model_id"], row["gpu"])  # noqa: E731
     assert sorted(at_250_ms, key=key) == sorted(rows, key=key)
     page = tmp_path / "report.html"

@@ -33,7 +33,15 @@ from energy_index.flows.extras import sweep_of
 from energy_index.model import SNAPSHOT_MANIFEST
 from energy_index.pages.configurations import ordered_configurations, picks_at
 from energy_index.settings import DEFAULT_TASK, REPORT_DEADLINES_MS
-from tests.conftest import REPO, SNAPSHOT, TASK_PATH, changed_snapshot, invoke, more_power
+from tests.conftest import (
+    REPO,
+    SNAPSHOT,
+    TASK_PATH,
+    changed_snapshot,
+    invoke,
+    more_power,
+    sweep_cells,
+)
 
 GIT = shutil.which("git")
 
@@ -189,7 +197,7 @@ def test_the_report_pages_picks_equal_the_deadline_sweep(checkout: Checkout):
     )
     sweep = sweep_of(stages, REPORT_DEADLINES_MS)
     for at, deadline in enumerate(REPORT_DEADLINES_MS):
-        expected = {(g["model_id"], g["gpu"]): g["by_deadline"][at]["row"] for g in sweep["groups"]}
+        expected = {(g["model_id"], g["gpu"]): sweep_cells(g)[at]["row"] for g in sweep["groups"]}
         walked = {
             (group["model_id"], group["gpu"]): None if pick is None else configurations.rows[pick]
             for group, pick in zip(
@@ -260,12 +268,12 @@ def test_the_diffusion_extras_relate_to_their_index_on_the_vendored_snapshot(
         at_index = {
             entry["row"]["row_id"]: entry["row"]
             for group in sweep["groups"]
-            for entry in group["by_deadline"]
+            for entry in sweep_cells(group)
             if entry["deadline_s"] == index["deadline_s"] and entry["row"]
         }
         assert at_index == {row["row_id"]: row for row in index["rows"]}
         for group in sweep["groups"]:
-            for entry in group["by_deadline"]:
+            for entry in sweep_cells(group):
                 assert entry["row"] is None or entry["row"]["batch_latency_s"] <= (
                     entry["deadline_s"] + 0.005  # the row's latency is rounded to 2 places
                 )

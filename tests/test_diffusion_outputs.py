@@ -14,7 +14,7 @@ import pytest
 
 from energy_index import api
 from energy_index.errors import UsageError
-from tests.conftest import GOLDEN, invoke
+from tests.conftest import GOLDEN, invoke, sweep_cells
 
 
 def built(tmp_path: Path, task: str, *flags: object, source: Path = GOLDEN) -> dict[str, Any]:
@@ -55,7 +55,7 @@ def test_the_image_sweep_curves_and_impacts_of_the_golden_copy(tmp_path: Path):
         "Wh per image",
     )
     (sana,) = (g for g in sweep["groups"] if (g["model"], g["gpu"]) == ("SANA 1.5 1.6B", "B200"))
-    assert [(d["row"]["joules_per_image"], d["binding"]) for d in sana["by_deadline"]] == [
+    assert [(d["row"]["joules_per_image"], d["binding"]) for d in sweep_cells(sana)] == [
         (342.0, True),
         (337.9, False),
     ]

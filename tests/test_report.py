@@ -29,6 +29,7 @@ from tests.conftest import (
     fixture_bytes,
     invoke,
     script,
+    sweep_cells,
     write_snapshot,
 )
 
@@ -151,7 +152,7 @@ def test_the_pages_walk_picks_what_the_sweep_picks(deadline: float):
     )
     picks = picks_at(configurations, deadline)
     sweep = sweep_of(stages, (deadline,))
-    expected = {(g["model_id"], g["gpu"]): g["by_deadline"][0]["row"] for g in sweep["groups"]}
+    expected = {(g["model_id"], g["gpu"]): sweep_cells(g)[0]["row"] for g in sweep["groups"]}
     walked = {
         (group["model_id"], group["gpu"]): None if pick is None else configurations.rows[pick]
         for group, pick in zip(configurations.groups, picks, strict=True)

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from energy_index.cli import main
-from tests.conftest import GOLDEN, REPO, script
+from tests.conftest import GOLDEN, REPO, script, sweep_cells
 from tests.test_report import NASTY, nasty_index
 
 pytestmark = pytest.mark.slow
@@ -135,7 +135,7 @@ def test_the_slider_gives_exactly_the_picks_of_deadlines_json(built, tab):
         rows = {(r["model"], r["gpu"]): r for r in tab.table()}
         assert len(rows) == len(sweep["groups"]) == 32
         for group in sweep["groups"]:
-            expected = group["by_deadline"][column[ms]]["row"]
+            expected = sweep_cells(group)[column[ms]]["row"]
             shown = rows[(group["model"], group["gpu"])]
             if expected is None:
                 assert shown["rowId"] == "" and shown["wh"] == "—"

@@ -24,7 +24,7 @@ from energy_index.documents.plan import PAIR_KEYS
 from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
 from energy_index.steps.impacts import carbon_in
-from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke
+from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke, sweep_cells
 from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
 
 TASKS = indexed_tasks(editorial_text())  # the token tasks
@@ -941,7 +941,7 @@ def test_a_diffusion_page_shows_its_sweep_and_impacts_as_its_api_files_hold_them
         assert sweep["deadlines_s"] == sorted({*entry["report_deadlines_s"], index["deadline_s"]})
         # At the index's own deadline the sweep's picks are the index's rows.
         at = sweep["deadlines_s"].index(index["deadline_s"])
-        picked = [g["by_deadline"][at]["row"] for g in sweep["groups"]]
+        picked = [sweep_cells(g)[at]["row"] for g in sweep["groups"]]
         assert sorted(r["row_id"] for r in picked if r) == sorted(
             r["row_id"] for r in index["rows"]
         )
@@ -952,7 +952,7 @@ def test_a_diffusion_page_shows_its_sweep_and_impacts_as_its_api_files_hold_them
         cells = [re.findall(r'<td class="num[^"]*">([^<]*)</td>', line) for line in
                  re.findall(r"<tr><td>.*?</tr>", table)]  # fmt: skip
         assert cells == [
-            ["—" if c["row"] is None else f"{c['row'][field]:.4f}" for c in g["by_deadline"]]
+            ["—" if c["row"] is None else f"{c['row'][field]:.4f}" for c in sweep_cells(g)]
             for g in sweep["groups"]
         ]
         table = page.split('<table id="impacts-table">')[1].split("</table>")[0]

@@ -26,7 +26,7 @@ from energy_index.documents.schemas import (
 from energy_index.errors import UnsupportedTask
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.steps.curves import concurrency_curves
-from tests.conftest import GOLDEN
+from tests.conftest import GOLDEN, sweep_cells
 
 LLM_TASKS = ["gpqa", "image-chat", "lm-arena-chat", "sourcegraph-fim", "video-chat"]
 DIFFUSION_TASKS = ["text-to-image", "text-to-video"]
@@ -127,7 +127,7 @@ def test_the_sweep_passes_its_schema(all_tasks: Path):
 
 def test_the_500_ms_column_of_the_sweep_equals_the_main_index(all_tasks: Path, published):
     sweep = sweep_of(all_tasks)
-    at_500 = [group["by_deadline"][-1] for group in sweep["groups"]]
+    at_500 = [sweep_cells(group)[-1] for group in sweep["groups"]]
     assert all(cell["itl_deadline_ms"] == 500 for cell in at_500)
     rows = sorted((cell["row"] for cell in at_500), key=lambda r: r["row_id"])
     assert rows == sorted(published["rows"], key=lambda r: r["row_id"])
@@ -139,9 +139,9 @@ def test_at_100_ms_seven_of_the_32_chat_picks_change_and_bind(all_tasks: Path):
     index = sweep["deadlines_ms"].index(100)
     changed = [
         g for g in sweep["groups"]
-        if g["by_deadline"][index]["row"]["row_id"] != g["by_deadline"][-1]["row"]["row_id"]
+        if sweep_cells(g)[index]["row"]["row_id"] != sweep_cells(g)[-1]["row"]["row_id"]
     ]  # fmt: skip
-    binding = [g for g in sweep["groups"] if g["by_deadline"][index]["binding"]]
+    binding = [g for g in sweep["groups"] if sweep_cells(g)[index]["binding"]]
     assert len(sweep["groups"]) == 32
     assert len(changed) == len(binding) == 7
     assert {g["model_id"] for g in changed} == {g["model_id"] for g in binding}
@@ -554,3 +554,154 @@ def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_neutralised(publishe
     # Parquet is typed, not evaluated: its cells stay as the JSON has them.
     parquet = pl.read_parquet(io.BytesIO(table_bytes(rows, format="parquet")))
     assert parquet.get_column("model").to_list() == FORMULAS
+
+
+# -- Issue 36: deadlines.json format 2, each group's cells by field ----------------------------
+
+
+@pytest.fixture(scope="module")
+def sweeps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A token sweep with a deadline no configuration of some groups meets (5 ms), and an image
+    sweep with one (1 s)."""
+    out = tmp_path_factory.mktemp("sweeps")
+    for task, option, deadlines in (
+        ("lm-arena-chat", "--itl-deadline-ms", "5,100,500"),
+        ("text-to-image", "--deadline-s", "1,30"),
+    ):
+        index = out / task / "index.json"
+        result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--task", task,
+                                           option, deadlines, "--out", str(index)])  # fmt: skip
+        assert result.exit_code == 0, result.output
+    return {task: out / task / "deadlines.json" for task in ("lm-arena-chat", "text-to-image")}
+
+
+def test_a_sweep_s_cells_are_written_by_field_and_read_back_as_the_step_made_them(sweeps):
+    """The lists by field hold, deadline for deadline, the cells the step computed: each row
+    the index's fields, null in every field where no configuration meets the deadline."""
+    from energy_index.steps.sweep import deadline_sweep
+
+    document = json.loads(sweeps["lm-arena-chat"].read_bytes())
+    assert document["version"] == "2"
+    stages = index_stages(GOLDEN, settings=BuildSettings())
+    groups = deadline_sweep(stages.stability.stable, deadlines_ms=[5.0, 100.0, 500.0],
+                            precision_labels=editorial_text()["precision_labels"])  # fmt: skip
+    assert [sweep_cells(g) for g in document["groups"]] == [g["by_deadline"] for g in groups]
+    fields = list(stages.rows[0])
+    empty = 0
+    for group in document["groups"]:
+        assert list(group["by_deadline"]) == ["itl_deadline_ms", "status", "binding", "row"]
+        assert list(group["by_deadline"]["row"]) == fields
+        for at, status in enumerate(group["by_deadline"]["status"]):
+            values = [v[at] for v in group["by_deadline"]["row"].values()]
+            assert (None in values) == (status != "selected")
+            empty += status != "selected" and set(values) == {None}
+    assert empty > 0  # 5 ms: some groups have no pick there
+
+
+def _broken(path: Path, tmp_path: Path, change) -> list[str]:
+    document = json.loads(path.read_bytes())
+    change(document)
+    broken = tmp_path / "deadlines.json"
+    broken.write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["validate", str(broken)])
+    assert result.exit_code == 1, result.output
+    lines = result.output.splitlines()
+    assert lines[0].endswith(" and the deadline sweep's rules:"), lines[0]
+    return [line.split(": ", 1)[1] for line in lines[1:]]
+
+
+def _first_empty(document: dict) -> tuple[int, int]:
+    for number, group in enumerate(document["groups"]):
+        if group["by_deadline"]["status"][0] != "selected":
+            return number, 0
+    raise AssertionError("no empty cell")
+
+
+@pytest.mark.parametrize("task", ["lm-arena-chat", "text-to-image"])
+def test_validate_holds_a_sweep_to_the_rules_of_its_lists(sweeps, tmp_path, task):
+    """What the schema cannot say: each list as long as the deadlines, the deadlines the
+    document's, and a row null in every field exactly where no configuration meets it."""
+    path = sweeps[task]
+    ok = CliRunner().invoke(main, ["validate", str(path)])
+    assert ok.exit_code == 0 and ok.output.endswith(" and the deadline sweep's rules\n"), ok.output
+    key = "itl_deadline_ms" if task == "lm-arena-chat" else "deadline_s"
+    holding = "deadlines_ms" if task == "lm-arena-chat" else "deadlines_s"
+    document = json.loads(path.read_bytes())
+    group = document["groups"][0]
+    named = f"{group['model_id']} on {group['gpu']}"
+    assert _broken(path, tmp_path, lambda d: d["groups"][0]["by_deadline"]["binding"].pop()) == [
+        f"$.groups[0].by_deadline.binding ({named}): 1 values where {holding} has 2"
+        if task == "text-to-image"
+        else f"$.groups[0].by_deadline.binding ({named}): 2 values where {holding} has 3"
+    ]
+    field = "row_id"
+    said = _broken(path, tmp_path, lambda d: d["groups"][0]["by_deadline"]["row"][field].pop())
+    assert said == [f"$.groups[0].by_deadline.row.{field} ({named}): "
+                    f"{len(document[holding]) - 1} values where {holding} has "
+                    f"{len(document[holding])}"]  # fmt: skip
+
+    def moved(d):
+        d["groups"][0]["by_deadline"][key][-1] = 7
+
+    assert _broken(path, tmp_path, moved) == [
+        f"$.groups[0].by_deadline.{key} ({named}): "
+        f"'{[*document[holding][:-1], 7]}' is not {holding} ('{document[holding]}')"
+    ]
+    # A selected deadline whose row lost a value, and an empty one given one.
+    selected = document["groups"][0]["by_deadline"]["status"].index("selected")
+    deadline = document[holding][selected]
+
+    def nulled(d):
+        d["groups"][0]["by_deadline"]["row"]["row_id"][selected] = None
+
+    assert _broken(path, tmp_path, nulled) == [
+        f"$.groups[0].by_deadline.row ({named}) at {deadline}: status 'selected' but row_id null"
+    ]
+    number, at = _first_empty(document)
+    empty = document["groups"][number]
+    fields = len(empty["by_deadline"]["row"])
+
+    def filled(d):
+        d["groups"][number]["by_deadline"]["row"]["model"][at] = "M"
+
+    assert _broken(path, tmp_path, filled) == [
+        f"$.groups[{number}].by_deadline.row ({empty['model_id']} on {empty['gpu']}) at "
+        f"{document[holding][at]}: status 'no configuration meets it' but 1 of its {fields} "
+        "row fields not null"
+    ]
+
+
+def test_the_build_refuses_a_sweep_whose_lists_do_not_line_up_and_writes_nothing(
+    tmp_path, monkeypatch
+):
+    """The build holds its own deadlines.json to validate's rules before writing: a writer
+    that lost a value would publish later picks at the wrong deadline."""
+    import energy_index.documents.fields as fields
+
+    written = fields.cells_by_field
+
+    def short(cells, **options):
+        by_field = written(cells, **options)
+        by_field["row"]["row_id"].pop()
+        return by_field
+
+    monkeypatch.setattr(fields, "cells_by_field", short)
+    out = tmp_path / "index.json"
+    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--itl-deadline-ms",
+                                       "100,500", "--out", str(out)])  # fmt: skip
+    assert result.exit_code != 0
+    assert "$.groups[0].by_deadline.row.row_id (" in result.output
+    assert "1 values where deadlines_ms has 2" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("kind", ["deadline sweep", "diffusion deadline sweep"])
+def test_validate_says_a_sweep_of_format_1_is_no_longer_written(tmp_path, kind):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"kind": kind, "version": "1", "groups": []}))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code != 0
+    assert "format 1, an object per deadline and group, no longer written since format 2" in (
+        result.output
+    )
+    assert result.output.count("$.") == 1, result.output

@@ -564,29 +564,35 @@ def scrubbed_message(text: str) -> str:
 
 
 class Validation(tuple[str, ...]):
-    """What ``validate`` found: its problems (a tuple, empty when the file is valid) and
+    """What ``validate`` found: its problems (a tuple, empty when the file is valid),
     ``schema``, the schema the file was held to (``schemas/<name>``; empty for a ``kind`` this
-    tool does not write)."""
+    tool does not write), and ``rules``, what the rules beyond the schema it was held to are
+    called ("the index rules"; empty for none)."""
 
     schema: str
+    rules: str
 
-    def __new__(cls, problems: Iterable[str], *, schema: str) -> Validation:
+    def __new__(cls, problems: Iterable[str], *, schema: str, rules: str = "") -> Validation:
         validation = super().__new__(cls, problems)
         validation.schema = schema
+        validation.rules = rules
         return validation
 
 
 def validate(path: PathLike) -> Validation:
     """``energy-index validate``: how the file at ``path`` breaks the schema of its kind (every
     file this tool writes says what it is: the index by its version, the build report by its
-    title, the others by ``kind``) and, an index, the index rules; empty when it is valid. The
+    title, the others by ``kind``) and the rules beyond it of an index, latency profiles and a
+    deadline sweep; empty when it is valid. The
     first MAX_PROBLEMS are described, and a last line counts the others ("… and 99900 more
     problem(s)"). A ``kind`` this tool does not write is refused as a problem."""
-    from energy_index.flows.audit import file_problems
+    from energy_index.flows.audit import file_problems, rules_of
 
     schema, problems = file_problems(Path(path))
     more = (f"… and {problems.more} more problem(s)",) if problems.more else ()
-    return Validation((*problems, *more), schema=f"schemas/{schema}" if schema else "")
+    return Validation(
+        (*problems, *more), schema=f"schemas/{schema}" if schema else "", rules=rules_of(schema)
+    )
 
 
 def report(

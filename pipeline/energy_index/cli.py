@@ -507,7 +507,10 @@ def validate(path: Path) -> None:
     profiles, responses, impacts and the site's model and plan files to the schema their
     'kind' names, and the latency profiles also to the rules of their lists (each as long as
     deadlines_ms, a GPU ratio's at the deadlines where both GPUs pick) and objects (one per
-    model, GPU and statistic). A kind this tool does not write is refused, and so is one it
+    model, GPU and statistic), and a deadline sweep to the rules of its groups by field (each
+    list as long as the deadlines, a row null in every field where no configuration meets the
+    deadline and in none where one is selected). A kind this tool does not write is refused,
+    and so is one it
     writes without a schema (plan --json, audit --json, the changelogs, datapackage.json),
     named as such. A file that breaks its schema is told which schema first, then each problem.
 
@@ -519,10 +522,7 @@ def validate(path: Path) -> None:
         energy-index validate /tmp/profiles/profiles.json
     """
     problems = api.validate(path)
-    # An index of either kind (index, index-extended, diffusion-index) has rules beyond it.
-    schema = problems.schema
-    rules = " and the index rules" if "/index" in schema or "-index." in schema else ""
-    rules = rules or (" and the latency profiles' rules" if "/profiles." in schema else "")
+    rules = f" and {problems.rules}" if problems.rules else ""
     if problems and problems.schema:  # problems alone did not say what they are problems of
         click.echo(f"{path}: not valid against {problems.schema}{rules}:", err=True)
     for problem in problems:

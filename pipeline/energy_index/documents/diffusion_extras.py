@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from energy_index.documents.index import _header
+from energy_index.documents.index import SWEEP_VERSION, _header, sweep_groups
 from energy_index.model import EXTRAS, UpstreamSnapshot, Variant, json_number
 
 FORMAT_VERSION = "1"
@@ -31,19 +31,22 @@ IMPACTS_SCHEMA = _variant("impacts").schema
 def diffusion_sweep_document(
     *,
     groups: list[dict[str, Any]],
+    fields: Sequence[str],
     deadlines_s: Sequence[float],
     unit: str,
     snapshot: UpstreamSnapshot,
     text: Mapping[str, str],
 ) -> dict[str, Any]:
     """The deadline sweep as a document: per (model, GPU) and deadline in seconds of batch
-    latency, the row the index would hold (``steps.diffusion_extras.deadline_sweep_s``)."""
+    latency, the row the index would hold (``steps.diffusion_extras.deadline_sweep_s``), by
+    field as the token sweep's (each row of the index's ``fields``)."""
     return {
         **_header(SWEEP_KIND, snapshot),
+        "version": SWEEP_VERSION,
         "unit": unit,
         "deadlines_s": [json_number(d) for d in deadlines_s],
         "binding": text["binding"],
-        "groups": groups,
+        "groups": sweep_groups(groups, fields=fields),
     }
 
 

@@ -1,5 +1,6 @@
 """Objects of one shape written by field: the keys once, each value a list (plan.json's plans per
-pair, profiles.json's picks and GPU ratios per pair), and the objects read back from them."""
+pair, profiles.json's picks and GPU ratios per pair, a deadline sweep's cells per group), and
+the objects read back from them."""
 
 from __future__ import annotations
 
@@ -54,3 +55,26 @@ def records_of(group: dict[str, Any], keys: Sequence[str]) -> Iterator[dict[str,
     head = {key: group[key] for key in keys}
     for position in range(lengths.pop()):
         yield {**head, **{key: value[position] for key, value in lists.items()}}
+
+
+def cells_by_field(
+    cells: Sequence[dict[str, Any]], *, fields: Sequence[str], holding: str = "row"
+) -> dict[str, Any]:
+    """A deadline sweep's cells of one group (one per deadline, each holding a row of
+    ``fields`` or None under ``holding``) by field: a list per key over the deadlines, and the
+    rows as one object of ``fields``, a list each, null at a deadline without a row.
+    ValueError for a row of other fields."""
+    rows = []
+    for cell in cells:
+        row = cell[holding]
+        if row is not None and list(row) != list(fields):
+            raise ValueError(f"cells_by_field: a row of fields {list(row)}, not {list(fields)}")
+        rows.append(row)
+    return {
+        **{
+            key: [cell[key] for cell in cells]
+            for key in (cells[0] if cells else {})
+            if key != holding
+        },
+        holding: {field: [None if row is None else row[field] for row in rows] for field in fields},
+    }

@@ -149,6 +149,50 @@ def _both_pick(
     return [d for d, a, b in zip(deadlines, top, bottom, strict=True) if a and b]
 
 
+def sweep_problems(document: Any, *, schema: str) -> Problems:
+    """How a deadline sweep of either kind (``schema``: schemas/deadlines.schema.json or
+    schemas/diffusion-deadlines.schema.json) breaks its schema or what its groups written by
+    field must be beyond it: each list, a row field's too, holds one value per deadline of the
+    document; the deadlines' list is the document's; at a deadline a group's row is null in
+    every field where its status is that no configuration meets it, and in none where one is
+    selected (no field of a row is ever null)."""
+    problems = schema_problems(document, schema=schema)
+    if problems.total:  # the rules read fields the schema did not vouch for
+        return problems
+    key = "itl_deadline_ms" if "deadlines_ms" in document else "deadline_s"
+    holding = "deadlines_ms" if key == "itl_deadline_ms" else "deadlines_s"
+    deadlines = document[holding]
+    rules = []
+    for position, group in enumerate(document["groups"]):
+        at = f"$.groups[{position}].by_deadline"
+        named = f"{shown(group['model_id'])} on {shown(group['gpu'])}"
+        cells, row = group["by_deadline"], group["by_deadline"]["row"]
+        if cells[key] != deadlines:
+            rules.append(f"{at}.{key} ({named}): {shown(cells[key])} is not {holding} "
+                         f"({shown(deadlines)})")  # fmt: skip
+        uneven = [
+            *_uneven(cells, at=at, named=named, length=len(deadlines), holding=holding),
+            *_uneven(row, at=f"{at}.row", named=named, length=len(deadlines), holding=holding),
+        ]
+        rules += uneven
+        if uneven:  # a missing value would be read as another deadline's
+            continue
+        for place, (deadline, status) in enumerate(zip(deadlines, cells["status"], strict=True)):
+            nulls = [name for name, values in row.items() if values[place] is None]
+            selected = status == "selected"
+            if selected and nulls:
+                said = f"{', '.join(nulls)} null"
+            elif not selected and len(nulls) != len(row):
+                said = f"{len(row) - len(nulls)} of its {len(row)} row fields not null"
+            else:
+                continue
+            rules.append(
+                f"{at}.row ({named}) at {shown(deadline)}: status {shown(status, quote=True)} "
+                f"but {said}"
+            )
+    return Problems(rules, total=len(rules))
+
+
 def _uneven(
     written: dict[str, Any], *, at: str, named: str, length: int, holding: str
 ) -> list[str]:

@@ -64,6 +64,17 @@ DIFFUSION_EXTRA_SCHEMAS = {
 }
 SCHEMAS = (*SCHEMAS, *DIFFUSION_EXTRA_SCHEMAS.values())
 KIND_SCHEMAS |= DIFFUSION_EXTRA_SCHEMAS
+# The deadline sweeps of either kind: their groups written by field, with rules beyond the schema.
+SWEEP_SCHEMAS = (DEADLINES_SCHEMA, EXTRAS["sweep"].diffusion.schema)  # type: ignore[union-attr]
+# The files held to rules beyond their schema (documents.invariants), by schema: what validate
+# calls those rules.
+RULES = {
+    INDEX_SCHEMA: "the index rules",
+    EXTENDED_SCHEMA: "the index rules",
+    DIFFUSION_INDEX_SCHEMA: "the index rules",
+    PROFILES_SCHEMA: "the latency profiles' rules",
+    **dict.fromkeys(SWEEP_SCHEMAS, "the deadline sweep's rules"),
+}
 
 # Kinds this tool wrote once and no longer does, with what replaced them: validate says so.
 RETIRED_KINDS = {
@@ -82,6 +93,12 @@ RETIRED_VERSIONS = {
     ("plan-grid", "1"): "plan.json format 1, an object per plan, no longer written since "
     "format 2: each (model, GPU)'s plans by field, a list per field over the grid's loads; "
     "site writes format 2",
+    ("deadline sweep", "1"): "deadlines.json format 1, an object per deadline and group, no "
+    "longer written since format 2: each group's cells by field, a list per key and per row "
+    "field over the deadlines; build --itl-deadline-ms a,b writes format 2",
+    ("diffusion deadline sweep", "1"): "the diffusion deadlines.json format 1, an object per "
+    "deadline and group, no longer written since format 2: each group's cells by field, a list "
+    "per key and per row field over the deadlines; build --deadline-s a,b writes format 2",
 }
 
 

@@ -24,6 +24,7 @@ from energy_index.documents.invariants import (
     diffusion_problems,
     index_problems,
     profiles_problems,
+    sweep_problems,
 )
 from energy_index.documents.schemas import (
     DIFFUSION_INDEX_SCHEMA,
@@ -34,6 +35,8 @@ from energy_index.documents.schemas import (
     PROFILES_SCHEMA,
     REPORT_SCHEMA,
     RETIRED_KINDS,
+    RULES,
+    SWEEP_SCHEMAS,
     UNCHECKED_BY_KEY,
     UNCHECKED_KINDS,
     Problems,
@@ -359,9 +362,9 @@ _NOT_JSON = {
 def file_problems(path: Path) -> tuple[str, Problems]:
     """``validate``: the schema the file at ``path`` answers to, told by what it says it is (its
     ``kind``; the index by its version, the build report by its title), and how it breaks that
-    schema (and, an index, the index rules; latency profiles, the rules of their lists and
-    objects): the first MAX_PROBLEMS, and how many in all. A ``kind`` this tool does not write
-    is a problem of its own, naming the kinds there are."""
+    schema (and, an index, the index rules; latency profiles and deadline sweeps, the rules of
+    what they write by field): the first MAX_PROBLEMS, and how many in all. A ``kind`` this
+    tool does not write is a problem of its own, naming the kinds there are."""
     if (written := _NOT_JSON.get(path.suffix.lower())) is not None:
         # The tool writes these too: "not valid JSON" would call its own file broken.
         beside = "" if path.suffix.lower() == ".html" else f" (the {path.stem}.json beside it)"
@@ -386,12 +389,20 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         return schema, diffusion_problems(document)
     if schema == PROFILES_SCHEMA:
         return schema, profiles_problems(document)
+    if schema is not None and schema in SWEEP_SCHEMAS:
+        return schema, sweep_problems(document, schema=schema)
     if schema is None:
         said = (
             RETIRED_KINDS.get(kind) or UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None
         )
         return _unknown(f"$.kind: {shown(kind, quote=True)} is", f" ({said})" if said else "")
     return schema, schema_problems(document, schema=schema)
+
+
+def rules_of(schema: str) -> str:
+    """What the rules beyond ``schema`` that ``file_problems`` holds a file to are called
+    ("the index rules"), empty for none."""
+    return RULES.get(schema, "")
 
 
 def _unknown(what: str, said: str) -> tuple[str, Problems]:

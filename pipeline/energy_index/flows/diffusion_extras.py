@@ -20,7 +20,9 @@ from energy_index.documents.diffusion_extras import (
     diffusion_sweep_document,
 )
 from energy_index.documents.impacts import impacts_document, index_block
+from energy_index.documents.invariants import sweep_problems
 from energy_index.documents.schemas import checked
+from energy_index.errors import SchemaViolation
 from energy_index.flows.extras import written_extras
 from energy_index.flows.impacts import factors_and_carbon
 from energy_index.flows.records import Build, DiffusionStages, Extras
@@ -53,12 +55,14 @@ def diffusion_sweep_of(stages: DiffusionStages, deadlines_s: tuple[float, ...]) 
     )
     document = diffusion_sweep_document(
         groups=groups,
+        fields=list(stages.rows[0]) if stages.rows else [],  # as the token sweep's
         deadlines_s=deadlines_s,
         unit=stages.editorial["diffusion"]["tasks"][output.task]["unit"],
         snapshot=stages.snapshot,
         text=_words(stages),
     )
-    checked(document, schema=_schema("sweep"))
+    if problems := sweep_problems(document, schema=_schema("sweep")):
+        raise SchemaViolation(schema=f"schemas/{_schema('sweep')}", problems=problems)
     return document
 
 

@@ -17,7 +17,7 @@ from energy_index.documents.index import (
     serialized,
     sweep_document,
 )
-from energy_index.documents.invariants import profiles_problems
+from energy_index.documents.invariants import profiles_problems, sweep_problems
 from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
@@ -39,7 +39,8 @@ def profile_deadlines(given_ms: tuple[float, ...]) -> tuple[float, ...]:
 
 
 def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
-    """The deadline sweep document, checked against its schema."""
+    """The deadline sweep document, checked against its schema and the rules of its groups
+    written by field (``sweep_problems``, as validate does)."""
     from energy_index.steps.sweep import deadline_sweep  # only with --itl-deadline-ms a,b,…
 
     groups = deadline_sweep(
@@ -50,11 +51,14 @@ def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
     )
     sweep = sweep_document(
         groups=groups,
+        # The index's row: every cell's has its fields (no rows, no groups: none are read).
+        fields=list(stages.rows[0]) if stages.rows else [],
         deadlines_ms=list(deadlines_ms),
         itl_statistic=itl_statistic(stages.selection),
         snapshot=stages.snapshot,
     )
-    checked(sweep, schema=DEADLINES_SCHEMA)
+    if problems := sweep_problems(sweep, schema=DEADLINES_SCHEMA):
+        raise SchemaViolation(schema=f"schemas/{DEADLINES_SCHEMA}", problems=problems)
     return sweep
 
 

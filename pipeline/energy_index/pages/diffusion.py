@@ -331,10 +331,13 @@ def _sweep_section(inputs: DiffusionPageInputs) -> str:
     head = "<th>Model</th><th>GPU</th>" + "".join(f"<th>≤ {d} s</th>" for d in deadlines)
     lines = []
     for group in inputs.sweep["groups"]:
+        by_deadline = group["by_deadline"]  # by field: null where no configuration meets it
         cells = "".join(
-            f'<td class="num{" binding" if cell["binding"] else ""}">'
-            f"{'—' if cell['row'] is None else _number(cell['row'][field], places)}</td>"
-            for cell in group["by_deadline"]
+            f'<td class="num{" binding" if binding else ""}">'
+            f"{'—' if value is None else _number(value, places)}</td>"
+            for value, binding in zip(
+                by_deadline["row"][field], by_deadline["binding"], strict=True
+            )
         )
         lines.append(
             f"<tr><td>{escape(group['model'])}</td><td>{escape(group['gpu'])}</td>{cells}</tr>"

@@ -376,10 +376,11 @@ def _sweep_table(sweep: Mapping[str, Any]) -> str:
     lines = []
     for group in sweep["groups"]:
         cells = []
-        for cell in group["by_deadline"]:
-            row = cell["row"]
-            text = "—" if row is None else f"{row['wh_per_million_output_tokens']:.2f}"
-            mark = " binding" if cell["binding"] else ""
+        by_deadline = group["by_deadline"]  # by field: null where no configuration meets it
+        energies = by_deadline["row"]["wh_per_million_output_tokens"]
+        for energy, binding in zip(energies, by_deadline["binding"], strict=True):
+            text = "—" if energy is None else f"{energy:.2f}"
+            mark = " binding" if binding else ""
             cells.append(f'<td class="num{mark}">{text}</td>')
         lines.append(
             f"<tr><td>{escape(group['model'])}</td><td>{escape(group['gpu'])}</td>"
