@@ -290,7 +290,7 @@ def test_the_api_and_the_command_line_refuse_a_null_source_in_the_same_words(tmp
 @pytest.mark.parametrize(
     ("document", "says"),
     [
-        ({"version": "1", "kind": "deadline sweep", "rows": []}, "its kind is 'deadline sweep'"),
+        ({"version": "2", "kind": "deadline sweep", "rows": []}, "its kind is 'deadline sweep'"),
         ({"version": "1", "kind": "plan"}, "energy-index plan --json"),
         ({"outcome": "identical", "identical": True}, "audit --json's output"),
         ({"report": "energy-index build report", "version": "1"}, "the build report"),
