@@ -355,3 +355,13 @@ def sweep_cells(group: dict[str, Any]) -> list[dict[str, Any]]:
         }
         for at, deadline in enumerate(cells[key])
     ]
+
+
+def curve_points(curve: dict[str, Any]) -> list[dict[str, Any]]:
+    """A written curve's points as objects, read from its lists by field here (not by the
+    package's reader)."""
+    points = curve["points"]
+    return [
+        {name: values[at] for name, values in points.items()}
+        for at in range(len(next(iter(points.values()))))
+    ]

@@ -480,7 +480,7 @@ def test_validate_holds_each_file_a_build_writes_to_the_schema_of_its_kind(every
         "index.extended.json": "schemas/index-extended.schema.json and the index rules",
         "index.report.json": "schemas/report.schema.json",
         "deadlines.json": "schemas/deadlines.schema.json and the deadline sweep's rules",
-        "curves.json": "schemas/curves.schema.json",
+        "curves.json": "schemas/curves.schema.json and the curves' rules",
         "profiles.json": "schemas/profiles.schema.json and the latency profiles' rules",
         "responses.json": "schemas/responses.schema.json",
         "impacts.json": "schemas/impacts.schema.json",

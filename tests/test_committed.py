@@ -38,6 +38,7 @@ from tests.conftest import (
     SNAPSHOT,
     TASK_PATH,
     changed_snapshot,
+    curve_points,
     invoke,
     more_power,
     sweep_cells,
@@ -277,7 +278,9 @@ def test_the_diffusion_extras_relate_to_their_index_on_the_vendored_snapshot(
                 assert entry["row"] is None or entry["row"]["batch_latency_s"] <= (
                     entry["deadline_s"] + 0.005  # the row's latency is rounded to 2 places
                 )
-        assert all(any(p["pareto"] for p in c["points"]) for c in files["curves.json"]["curves"])
+        assert all(
+            any(p["pareto"] for p in curve_points(c)) for c in files["curves.json"]["curves"]
+        )
         for row in files["impacts.json"]["rows"]:
             measured = row["measured"][f"wh_per_{noun}"]
             for boundary in ("server", "facility"):

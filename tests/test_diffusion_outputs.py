@@ -14,7 +14,7 @@ import pytest
 
 from energy_index import api
 from energy_index.errors import UsageError
-from tests.conftest import GOLDEN, invoke, sweep_cells
+from tests.conftest import GOLDEN, curve_points, invoke, sweep_cells
 
 
 def built(tmp_path: Path, task: str, *flags: object, source: Path = GOLDEN) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def test_the_image_sweep_curves_and_impacts_of_the_golden_copy(tmp_path: Path):
     curves = files["curves.json"]["curves"]
     assert len(curves) == 122
     # 448 of the 638 configurations, counted by hand from the task file (no two-way dominance).
-    assert sum(p["pareto"] for c in curves for p in c["points"]) == 448
+    assert sum(p["pareto"] for c in curves for p in curve_points(c)) == 448
     impacts = files["impacts.json"]
     (row,) = (r for r in impacts["rows"] if r["row_id"] == "sana-1-5-1-6b/B200/1/4/1/1")
     assert row["measured"]["joules_per_image"] == 337.9

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from energy_index.cli import main
 from energy_index.documents.editorial import editorial_text
+from energy_index.documents.invariants import curves_problems
 from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
@@ -26,7 +27,7 @@ from energy_index.documents.schemas import (
 from energy_index.errors import UnsupportedTask
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.steps.curves import concurrency_curves
-from tests.conftest import GOLDEN, sweep_cells
+from tests.conftest import GOLDEN, curve_points, sweep_cells
 
 LLM_TASKS = ["gpqa", "image-chat", "lm-arena-chat", "sourcegraph-fim", "video-chat"]
 DIFFUSION_TASKS = ["text-to-image", "text-to-video"]
@@ -375,12 +376,12 @@ def test_the_runner_up_is_ranked_under_the_same_inclusive_deadline(
 
 def test_curves_pass_their_schema_and_cover_every_stable_configuration(all_tasks: Path):
     curves = json.loads((all_tasks / "lm-arena-chat" / "curves.json").read_bytes())
-    assert schema_problems(curves, schema=CURVES_SCHEMA) == []
-    assert sum(len(c["points"]) for c in curves["curves"]) == 328
+    assert curves_problems(curves, schema=CURVES_SCHEMA) == []
+    assert sum(len(curve_points(c)) for c in curves["curves"]) == 328
     for curve in curves["curves"]:
-        seqs = [p["max_num_seqs"] for p in curve["points"]]
+        seqs = [p["max_num_seqs"] for p in curve_points(curve)]
         assert seqs == sorted(seqs)
-        assert any(p["pareto"] for p in curve["points"])
+        assert any(p["pareto"] for p in curve_points(curve))
 
 
 def dominates(a: dict, b: dict) -> bool:
@@ -398,7 +399,7 @@ def test_a_frontier_point_is_never_dominated_and_every_other_point_is(all_tasks:
     for task in LLM_TASKS:
         curves = json.loads((all_tasks / task / "curves.json").read_bytes())["curves"]
         for curve in curves:
-            points = curve["points"]
+            points = curve_points(curve)
             for p in points:
                 dominated = any(dominates(q, p) for q in points)
                 assert dominated != p["pareto"], (task, curve["model_id"], p)
@@ -704,4 +705,88 @@ def test_validate_says_a_sweep_of_format_1_is_no_longer_written(tmp_path, kind):
     assert "format 1, an object per deadline and group, no longer written since format 2" in (
         result.output
     )
+    assert result.output.count("$.") == 1, result.output
+
+
+# -- Issue 36: curves.json format 2, each curve's points by field ------------------------------
+
+
+def test_a_curve_s_points_are_written_by_field_as_the_step_made_them(all_tasks: Path):
+    from energy_index.steps.curves import concurrency_curves
+
+    document = json.loads((all_tasks / "lm-arena-chat" / "curves.json").read_bytes())
+    assert document["version"] == "2"
+    stable = index_stages(GOLDEN, settings=BuildSettings()).stability.stable
+    made = concurrency_curves(stable)
+    assert [{**c, "points": curve_points(c)} for c in document["curves"]] == made
+    assert all(
+        list(c["points"]) == ["max_num_seqs", "energy_per_token_joules", "median_itl_ms",
+                              "avg_power_watts", "pareto"]
+        for c in document["curves"]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["curves.json", "model"])
+def test_validate_holds_curves_to_one_length_of_their_point_lists(all_tasks, tmp_path, name):
+    """What the schema cannot say: a curve's point lists are as long as each other, in
+    curves.json and in a site model file (which holds curves)."""
+    from energy_index.flows.site import _add_models
+
+    document = json.loads((all_tasks / "lm-arena-chat" / "curves.json").read_bytes())
+    at = "$.curves[0]"
+    if name == "model":
+        models: dict = {}
+        curves = [{**c, "points": curve_points(c)} for c in document["curves"]]
+        _add_models(models, "lm-arena-chat", [], curves)
+        document = next(iter(models.values()))
+        at = "$.tasks[0].curves[0]"
+    path = tmp_path / "file.json"
+    path.write_text(json.dumps(document))
+    ok = CliRunner().invoke(main, ["validate", str(path)])
+    assert ok.exit_code == 0 and ok.output.endswith(" and the curves' rules\n"), ok.output
+    curve = document["curves"][0] if name != "model" else document["tasks"][0]["curves"][0]
+    length = len(curve["points"]["pareto"])
+    curve["points"]["pareto"].pop()
+    path.write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert result.output.splitlines()[1:] == [
+        f"{path}: {at}.points.pareto ({curve['model_id']} on {curve['num_gpus']} × "
+        f"{curve['gpu']}): {length - 1} values where max_num_seqs has {length}"
+    ]
+
+
+def test_the_build_refuses_curves_whose_lists_do_not_line_up_and_writes_nothing(
+    tmp_path, monkeypatch
+):
+    import energy_index.documents.fields as fields
+
+    written = fields.by_field
+
+    def short(items):
+        by_field = written(items)
+        if "pareto" in by_field:  # a curve's points
+            by_field["pareto"].pop()
+        return by_field
+
+    monkeypatch.setattr(fields, "by_field", short)
+    out = tmp_path / "index.json"
+    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--curves", "--out",
+                                       str(out)])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert "$.curves[0].points.pareto (" in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [("concurrency curves", "curves.json format 1"), ("diffusion curves", "curves.json format 1"),
+     ("model", "model file format 1")],
+)  # fmt: skip
+def test_validate_says_curves_of_format_1_are_no_longer_written(tmp_path, kind, said):
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"kind": kind, "version": "1", "curves": []}))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1
+    assert said in result.output and "no longer written since format 2" in result.output
     assert result.output.count("$.") == 1, result.output

@@ -509,8 +509,9 @@ def validate(path: Path) -> None:
     deadlines_ms, a GPU ratio's at the deadlines where both GPUs pick) and objects (one per
     model, GPU and statistic), and a deadline sweep to the rules of its groups by field (each
     list as long as the deadlines, a row null in every field where no configuration meets the
-    deadline and in none where one is selected). A kind this tool does not write is refused,
-    and so is one it
+    deadline and in none where one is selected), and curves and the site's model files to the
+    rule of their points by field (a curve's lists as long as each other). A kind this tool does
+    not write is refused, and so is one it
     writes without a schema (plan --json, audit --json, the changelogs, datapackage.json),
     named as such. A file that breaks its schema is told which schema first, then each problem.
 

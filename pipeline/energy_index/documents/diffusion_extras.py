@@ -9,7 +9,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from energy_index.documents.index import SWEEP_VERSION, _header, sweep_groups
+from energy_index.documents.index import (
+    CURVES_VERSION,
+    SWEEP_VERSION,
+    _header,
+    curves_by_field,
+    sweep_groups,
+)
 from energy_index.model import EXTRAS, UpstreamSnapshot, Variant, json_number
 
 FORMAT_VERSION = "1"
@@ -53,11 +59,13 @@ def diffusion_sweep_document(
 def diffusion_curves_document(
     *, curves: list[dict[str, Any]], snapshot: UpstreamSnapshot, noun: str, text: Mapping[str, str]
 ) -> dict[str, Any]:
-    """The curves as a document (``steps.diffusion_extras.latency_curves``)."""
+    """The curves as a document (``steps.diffusion_extras.latency_curves``), points by field as
+    the token curves'."""
     return {
         **_header(CURVES_KIND, snapshot),
+        "version": CURVES_VERSION,
         "pareto": text["pareto"].format(noun=noun),
-        "curves": curves,
+        "curves": curves_by_field(curves),
     }
 
 

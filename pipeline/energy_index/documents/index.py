@@ -505,13 +505,29 @@ def sweep_document(
     }
 
 
+# curves.json's (and the diffusion curves', and the site's model files'): 2 since each curve's
+# points are written by field, a list per field over the points: the keys were half of the
+# model files (16.5 MB of curves at 10⁵ configurations).
+CURVES_VERSION = "2"
+MODEL_VERSION = "2"  # api/v1/models/<slug>.json: 2 since its curves are by field, as curves.json
+
+
+def curves_by_field(curves: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Curves (``steps.curves.concurrency_curves``', ``steps.diffusion_extras.latency_curves``')
+    with each one's points by field (``documents.fields.by_field``), in their order."""
+    from energy_index.documents.fields import by_field  # only with curves
+
+    return [{**curve, "points": by_field(curve["points"])} for curve in curves]
+
+
 def curves_document(*, curves: list[dict[str, Any]], snapshot: UpstreamSnapshot) -> dict[str, Any]:
-    """Concurrency curves as a document (schemas/curves.schema.json)."""
+    """Concurrency curves as a document (schemas/curves.schema.json), points by field."""
     return {
         **_header("concurrency curves", snapshot),
+        "version": CURVES_VERSION,
         "pareto": "true where no other configuration of the curve has both lower or equal energy "
         "per token and lower or equal median ITL, one of them strictly lower",
-        "curves": curves,
+        "curves": curves_by_field(curves),
     }
 
 

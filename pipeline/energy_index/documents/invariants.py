@@ -193,6 +193,32 @@ def sweep_problems(document: Any, *, schema: str) -> Problems:
     return Problems(rules, total=len(rules))
 
 
+def curves_problems(document: Any, *, schema: str) -> Problems:
+    """How a document of curves written by field (``schema``: curves.json's, the diffusion
+    curves', or a site model file's, whose tasks hold curves) breaks its schema or the rule
+    beyond it: each curve's points are lists of one length, a value per point."""
+    problems = schema_problems(document, schema=schema)
+    if problems.total:  # the rule reads fields the schema did not vouch for
+        return problems
+    curves = (
+        [(f"$.curves[{n}]", curve) for n, curve in enumerate(document["curves"])]
+        if "curves" in document
+        else [
+            (f"$.tasks[{t}].curves[{n}]", curve)
+            for t, task in enumerate(document["tasks"])
+            for n, curve in enumerate(task["curves"])
+        ]
+    )
+    rules = []
+    for at, curve in curves:
+        named = f"{shown(curve['model_id'])} on {curve['num_gpus']} × {shown(curve['gpu'])}"
+        first, values = next(iter(curve["points"].items()))
+        rules += _uneven(
+            curve["points"], at=f"{at}.points", named=named, length=len(values), holding=first
+        )
+    return Problems(rules, total=len(rules))
+
+
 def _uneven(
     written: dict[str, Any], *, at: str, named: str, length: int, holding: str
 ) -> list[str]:

@@ -66,6 +66,8 @@ SCHEMAS = (*SCHEMAS, *DIFFUSION_EXTRA_SCHEMAS.values())
 KIND_SCHEMAS |= DIFFUSION_EXTRA_SCHEMAS
 # The deadline sweeps of either kind: their groups written by field, with rules beyond the schema.
 SWEEP_SCHEMAS = (DEADLINES_SCHEMA, EXTRAS["sweep"].diffusion.schema)  # type: ignore[union-attr]
+# The curves of either kind and the site's model files (which hold curves): points by field.
+CURVES_SCHEMAS = (CURVES_SCHEMA, EXTRAS["curves"].diffusion.schema, MODEL_SCHEMA)  # type: ignore[union-attr]
 # The files held to rules beyond their schema (documents.invariants), by schema: what validate
 # calls those rules.
 RULES = {
@@ -74,6 +76,7 @@ RULES = {
     DIFFUSION_INDEX_SCHEMA: "the index rules",
     PROFILES_SCHEMA: "the latency profiles' rules",
     **dict.fromkeys(SWEEP_SCHEMAS, "the deadline sweep's rules"),
+    **dict.fromkeys(CURVES_SCHEMAS, "the curves' rules"),
 }
 
 # Kinds this tool wrote once and no longer does, with what replaced them: validate says so.
@@ -96,6 +99,15 @@ RETIRED_VERSIONS = {
     ("deadline sweep", "1"): "deadlines.json format 1, an object per deadline and group, no "
     "longer written since format 2: each group's cells by field, a list per key and per row "
     "field over the deadlines; build --itl-deadline-ms a,b writes format 2",
+    ("concurrency curves", "1"): "curves.json format 1, an object per point, no longer "
+    "written since format 2: each curve's points by field, a list per field; build --curves "
+    "writes format 2",
+    ("diffusion curves", "1"): "the diffusion curves.json format 1, an object per point, no "
+    "longer written since format 2: each curve's points by field, a list per field; build "
+    "--curves writes format 2",
+    ("model", "1"): "the site's model file format 1, its curves' points an object each, no "
+    "longer written since format 2: each curve's points by field, a list per field; site "
+    "writes format 2",
     ("diffusion deadline sweep", "1"): "the diffusion deadlines.json format 1, an object per "
     "deadline and group, no longer written since format 2: each group's cells by field, a list "
     "per key and per row field over the deadlines; build --deadline-s a,b writes format 2",

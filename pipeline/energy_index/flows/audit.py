@@ -21,12 +21,14 @@ from energy_index.documents.index import (
     stated_itl_statistic,
 )
 from energy_index.documents.invariants import (
+    curves_problems,
     diffusion_problems,
     index_problems,
     profiles_problems,
     sweep_problems,
 )
 from energy_index.documents.schemas import (
+    CURVES_SCHEMAS,
     DIFFUSION_INDEX_SCHEMA,
     DIFFUSION_REPORT_SCHEMA,
     EXTENDED_SCHEMA,
@@ -362,8 +364,8 @@ _NOT_JSON = {
 def file_problems(path: Path) -> tuple[str, Problems]:
     """``validate``: the schema the file at ``path`` answers to, told by what it says it is (its
     ``kind``; the index by its version, the build report by its title), and how it breaks that
-    schema (and, an index, the index rules; latency profiles and deadline sweeps, the rules of
-    what they write by field): the first MAX_PROBLEMS, and how many in all. A ``kind`` this
+    schema (and, an index, the index rules; latency profiles, deadline sweeps and curves, the
+    rules of what they write by field): the first MAX_PROBLEMS, and how many in all. A ``kind`` this
     tool does not write is a problem of its own, naming the kinds there are."""
     if (written := _NOT_JSON.get(path.suffix.lower())) is not None:
         # The tool writes these too: "not valid JSON" would call its own file broken.
@@ -391,6 +393,8 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         return schema, profiles_problems(document)
     if schema is not None and schema in SWEEP_SCHEMAS:
         return schema, sweep_problems(document, schema=schema)
+    if schema is not None and schema in CURVES_SCHEMAS:
+        return schema, curves_problems(document, schema=schema)
     if schema is None:
         said = (
             RETIRED_KINDS.get(kind) or UNCHECKED_KINDS.get(kind) if isinstance(kind, str) else None

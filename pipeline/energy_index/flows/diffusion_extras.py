@@ -20,7 +20,7 @@ from energy_index.documents.diffusion_extras import (
     diffusion_sweep_document,
 )
 from energy_index.documents.impacts import impacts_document, index_block
-from energy_index.documents.invariants import sweep_problems
+from energy_index.documents.invariants import curves_problems, sweep_problems
 from energy_index.documents.schemas import checked
 from energy_index.errors import SchemaViolation
 from energy_index.flows.extras import written_extras
@@ -67,14 +67,16 @@ def diffusion_sweep_of(stages: DiffusionStages, deadlines_s: tuple[float, ...]) 
 
 
 def diffusion_curves_of(stages: DiffusionStages) -> dict[str, Any]:
-    """The curves beside a diffusion index, checked against their schema."""
+    """The curves beside a diffusion index, checked against their schema and the rule of their
+    points by field."""
     document = diffusion_curves_document(
         curves=latency_curves(stages.configurations, stages.output),
         snapshot=stages.snapshot,
         noun=stages.output.noun,
         text=_words(stages),
     )
-    checked(document, schema=_schema("curves"))
+    if problems := curves_problems(document, schema=_schema("curves")):
+        raise SchemaViolation(schema=f"schemas/{_schema('curves')}", problems=problems)
     return document
 
 

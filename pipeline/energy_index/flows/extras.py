@@ -17,7 +17,11 @@ from energy_index.documents.index import (
     serialized,
     sweep_document,
 )
-from energy_index.documents.invariants import profiles_problems, sweep_problems
+from energy_index.documents.invariants import (
+    curves_problems,
+    profiles_problems,
+    sweep_problems,
+)
 from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
@@ -63,13 +67,15 @@ def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
 
 
 def curves_of(stages: Stages) -> dict[str, Any]:
-    """The concurrency curves document, checked against its schema."""
+    """The concurrency curves document, checked against its schema and the rule of its points
+    by field (``curves_problems``, as validate does)."""
     from energy_index.steps.curves import concurrency_curves  # only with --curves
 
     curves = curves_document(
         curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
     )
-    checked(curves, schema=CURVES_SCHEMA)
+    if problems := curves_problems(curves, schema=CURVES_SCHEMA):
+        raise SchemaViolation(schema=f"schemas/{CURVES_SCHEMA}", problems=problems)
     return curves
 
 

@@ -48,7 +48,13 @@ from pathlib import Path
 from typing import Any
 
 from energy_index.documents.editorial import editorial_text, every_task, is_diffusion, task_text
-from energy_index.documents.index import DIFFUSION_KIND, serialized
+from energy_index.documents.index import (
+    DIFFUSION_KIND,
+    MODEL_VERSION,
+    curves_by_field,
+    serialized,
+)
+from energy_index.documents.invariants import curves_problems
 from energy_index.documents.schemas import (
     DIFFUSION_EXTRA_SCHEMAS,
     DIFFUSION_INDEX_SCHEMA,
@@ -68,7 +74,7 @@ from energy_index.documents.tables import (
     rows_table_bytes,
     table_bytes,
 )
-from energy_index.errors import SourceError, shown
+from energy_index.errors import SchemaViolation, SourceError, shown
 from energy_index.flows.build import assembled, index_stages, inputs_of
 from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.diffusion_extras import diffusion_curves_of
@@ -240,7 +246,8 @@ def site_files(
         tables.append((task, document))
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
     for name, model in models.items():
-        checked(model, schema=MODEL_SCHEMA)
+        if problems := curves_problems(model, schema=MODEL_SCHEMA):
+            raise SchemaViolation(schema=f"schemas/{MODEL_SCHEMA}", problems=problems)
         files[f"{API}/models/{name}.json"] = serialized(model, compact=True)
     files["datapackage.json"] = serialized(data_package(tables, files), compact=True)
     for name in SCHEMAS:
@@ -518,7 +525,7 @@ def _add_models(
         model = models.setdefault(
             name,
             {
-                "version": "1",
+                "version": MODEL_VERSION,
                 "kind": "model",
                 "model": nickname,
                 "slug": name,
@@ -537,7 +544,7 @@ def _add_models(
                 "task": task,
                 "index": f"../tasks/{task}/index.json",
                 "rows": rows_of[model_id],
-                "curves": curves_of[model_id],
+                "curves": curves_by_field(curves_of[model_id]),
             }
         )
 
