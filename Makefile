@@ -63,7 +63,7 @@ check: $(VENV)/.installed ## Lint and type-check (ruff, mypy); audit the workflo
 	$(BIN)/mypy
 	$(BIN)/zizmor --offline --min-severity medium .github/workflows
 
-docs: $(VENV)/.installed ## Regenerate docs/cli.md (from --help), the index row's schema part and docs/design.md's field table (from steps/row_fields.py)
+docs: $(VENV)/.installed ## Regenerate docs/cli.md (from --help), the index row's schema part, the sweeps' rows by field and docs/design.md's field table (from steps/row_fields.py)
 	$(BIN)/python scripts/cli_reference.py
 	$(BIN)/python scripts/row_reference.py
 

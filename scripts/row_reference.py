@@ -73,7 +73,7 @@ def series_of(row: dict[str, Any], ref: str) -> dict[str, Any]:
 def with_row_series(text: str) -> str:
     """The token sweep's rows by field ($defs/rowSeries), from steps/row_fields.py."""
     schema = json.loads(text)
-    schema["$defs"] = {"rowSeries": series_of(row_schema(), ROW_PROPERTIES)}
+    schema.setdefault("$defs", {})["rowSeries"] = series_of(row_schema(), ROW_PROPERTIES)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from energy_index.cli import main
 from energy_index.documents.editorial import editorial_text
-from energy_index.documents.invariants import curves_problems
+from energy_index.documents.invariants import curves_problems, sweep_problems
 from energy_index.documents.schemas import (
     CURVES_SCHEMA,
     DEADLINES_SCHEMA,
@@ -121,9 +121,9 @@ def sweep_of(all_tasks: Path, task: str = "lm-arena-chat") -> dict:
     return json.loads((all_tasks / task / "deadlines.json").read_bytes())
 
 
-def test_the_sweep_passes_its_schema(all_tasks: Path):
+def test_the_sweep_passes_its_schema_and_rules(all_tasks: Path):
     for task in LLM_TASKS:
-        assert schema_problems(sweep_of(all_tasks, task), schema=DEADLINES_SCHEMA) == [], task
+        assert sweep_problems(sweep_of(all_tasks, task), schema=DEADLINES_SCHEMA) == [], task
 
 
 def test_the_500_ms_column_of_the_sweep_equals_the_main_index(all_tasks: Path, published):
@@ -563,11 +563,11 @@ def test_a_csv_cell_a_spreadsheet_would_run_as_a_formula_is_neutralised(publishe
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """A token sweep with a deadline no configuration of some groups meets (5 ms), and an image
-    sweep with one (1 s)."""
+    sweep with one (1 s): each with two deadlines after it."""
     out = tmp_path_factory.mktemp("sweeps")
     for task, option, deadlines in (
         ("lm-arena-chat", "--itl-deadline-ms", "5,100,500"),
-        ("text-to-image", "--deadline-s", "1,30"),
+        ("text-to-image", "--deadline-s", "1,10,30"),
     ):
         index = out / task / "index.json"
         result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--task", task,
@@ -631,9 +631,7 @@ def test_validate_holds_a_sweep_to_the_rules_of_its_lists(sweeps, tmp_path, task
     group = document["groups"][0]
     named = f"{group['model_id']} on {group['gpu']}"
     assert _broken(path, tmp_path, lambda d: d["groups"][0]["by_deadline"]["binding"].pop()) == [
-        f"$.groups[0].by_deadline.binding ({named}): 1 values where {holding} has 2"
-        if task == "text-to-image"
-        else f"$.groups[0].by_deadline.binding ({named}): 2 values where {holding} has 3"
+        f"$.groups[0].by_deadline.binding ({named}): 2 values where {holding} has 3"
     ]
     field = "row_id"
     said = _broken(path, tmp_path, lambda d: d["groups"][0]["by_deadline"]["row"][field].pop())
@@ -644,10 +642,10 @@ def test_validate_holds_a_sweep_to_the_rules_of_its_lists(sweeps, tmp_path, task
     def moved(d):
         d["groups"][0]["by_deadline"][key][-1] = 7
 
-    assert _broken(path, tmp_path, moved) == [
+    assert _broken(path, tmp_path, moved)[0] == (
         f"$.groups[0].by_deadline.{key} ({named}): "
         f"'{[*document[holding][:-1], 7]}' is not {holding} ('{document[holding]}')"
-    ]
+    )
     # A selected deadline whose row lost a value, and an empty one given one.
     selected = document["groups"][0]["by_deadline"]["status"].index("selected")
     deadline = document[holding][selected]
@@ -672,11 +670,89 @@ def test_validate_holds_a_sweep_to_the_rules_of_its_lists(sweeps, tmp_path, task
     ]
 
 
-def test_the_build_refuses_a_sweep_whose_lists_do_not_line_up_and_writes_nothing(
-    tmp_path, monkeypatch
+def _swapped(document: dict) -> None:
+    """Each group's rows at the last two deadlines swapped where both pick (a review's case:
+    the lists line up, each row sits at another deadline than its own)."""
+    for group in document["groups"]:
+        if group["by_deadline"]["status"][-2:] == ["selected", "selected"]:
+            for values in group["by_deadline"]["row"].values():
+                values[-2], values[-1] = values[-1], values[-2]
+
+
+def _other_group(document: dict) -> None:
+    first, second = document["groups"][0]["by_deadline"], document["groups"][1]["by_deadline"]
+    at = first["status"].index("selected")
+    for name, values in first["row"].items():
+        values[at] = second["row"][name][-1]
+
+
+def _shifted(document: dict) -> None:
+    values = document["groups"][0]["by_deadline"]["row"]["max_num_seqs"]
+    values.insert(0, values.pop())
+
+
+def _unbound(document: dict) -> None:
+    number, at = _first_empty(document)
+    document["groups"][number]["by_deadline"]["binding"][at] = False
+
+
+def _emptied_last(document: dict) -> None:
+    cells = document["groups"][0]["by_deadline"]
+    cells["status"][-1] = "no configuration meets it"
+    for values in cells["row"].values():
+        values[-1] = None
+
+
+def _reversed(document: dict) -> None:
+    key = "itl_deadline_ms" if "deadlines_ms" in document else "deadline_s"
+    holding = "deadlines_ms" if key == "itl_deadline_ms" else "deadlines_s"
+    document[holding].reverse()
+    for group in document["groups"]:
+        group["by_deadline"][key].reverse()
+
+
+@pytest.mark.parametrize(
+    ("task", "change", "said"),
+    [
+        ("lm-arena-chat", _emptied_last, "no configuration meets it, though one met a smaller"),
+        ("lm-arena-chat", _reversed, "$.deadlines_ms: '[500, 100, 5]' does not ascend"),
+        ("text-to-image", _reversed, "$.deadlines_s: '[30, 10, 1]' does not ascend"),
+        ("lm-arena-chat", _swapped, "median_itl_ms 112.6 exceeds the deadline"),
+        ("lm-arena-chat", _swapped, "is more than at a smaller deadline"),
+        ("text-to-image", _swapped, "exceeds the deadline"),
+        ("lm-arena-chat", _other_group, "not the group's"),
+        ("text-to-image", _other_group, "not the group's"),
+        ("lm-arena-chat", _shifted, "is not its parts'"),
+        ("lm-arena-chat", _unbound, "no configuration meets it, yet binding is false"),
+        ("lm-arena-chat", lambda d: d["groups"].append(d["groups"][0]),
+         "$.groups: not one per (model_id, gpu), in that order"),
+        ("lm-arena-chat", lambda d: d["groups"].reverse(),
+         "$.groups: not one per (model_id, gpu), in that order"),
+    ],
+)  # fmt: skip
+def test_validate_finds_a_sweep_row_at_another_deadline_or_group_than_its_own(
+    sweeps, tmp_path, task, change, said
 ):
-    """The build holds its own deadlines.json to validate's rules before writing: a writer
-    that lost a value would publish later picks at the wrong deadline."""
+    """A review found rows moved between deadlines validated: the lists lined up. A row's
+    latency is within its deadline, its energy never rises with the deadline, it is its
+    group's, its row_id is its parts', an empty deadline binds, and groups come once, in order."""
+    problems = _broken(sweeps[task], tmp_path, change)
+    assert any(said in problem for problem in problems), problems
+
+
+@pytest.mark.parametrize(
+    ("task", "option", "deadlines", "schema", "holding"),
+    [
+        ("lm-arena-chat", "--itl-deadline-ms", "100,500", "deadlines", "deadlines_ms"),
+        ("text-to-image", "--deadline-s", "10,30", "diffusion-deadlines", "deadlines_s"),
+    ],
+)
+def test_the_build_refuses_a_sweep_whose_lists_do_not_line_up_and_writes_nothing(
+    tmp_path, monkeypatch, task, option, deadlines, schema, holding
+):
+    """The build holds its own deadlines.json to validate's rules before writing, and says so in
+    validate's words: a writer that lost a value would publish later picks at the wrong
+    deadline."""
     import energy_index.documents.fields as fields
 
     written = fields.cells_by_field
@@ -688,12 +764,28 @@ def test_the_build_refuses_a_sweep_whose_lists_do_not_line_up_and_writes_nothing
 
     monkeypatch.setattr(fields, "cells_by_field", short)
     out = tmp_path / "index.json"
-    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--itl-deadline-ms",
-                                       "100,500", "--out", str(out)])  # fmt: skip
-    assert result.exit_code != 0
+    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--task", task, option,
+                                       deadlines, "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 1, result.output
+    assert (
+        f"the document does not match schemas/{schema}.schema.json and the deadline sweep's "
+        "rules:" in result.output
+    )
     assert "$.groups[0].by_deadline.row.row_id (" in result.output
-    assert "1 values where deadlines_ms has 2" in result.output
+    assert f"1 values where {holding} has 2" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_row_of_other_fields_than_the_index_s_is_the_package_s_error(monkeypatch):
+    """A review found a step's row of other fields than the index's reaching cells_by_field's
+    ValueError: the build ended in a traceback. It is a DerivationError naming the group."""
+    from energy_index.documents.index import sweep_groups
+    from energy_index.errors import DerivationError
+
+    cells = [{"itl_deadline_ms": 5, "status": "selected", "binding": True, "row": {"a": 1}}]
+    group = {"model": "M", "model_id": "o/m", "gpu": "H100", "by_deadline": cells}
+    with pytest.raises(DerivationError, match=r"^the deadline sweep of o/m on H100: "):
+        sweep_groups([group], fields=["a", "b"])
 
 
 @pytest.mark.parametrize("kind", ["deadline sweep", "diffusion deadline sweep"])

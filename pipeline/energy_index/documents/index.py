@@ -477,10 +477,16 @@ def sweep_groups(
     (``documents.fields.cells_by_field``), each row of the index's ``fields``."""
     from energy_index.documents.fields import cells_by_field  # only with a sweep
 
-    return [
-        {**group, "by_deadline": cells_by_field(group["by_deadline"], fields=fields)}
-        for group in groups
-    ]
+    written = []
+    for group in groups:
+        try:
+            by_deadline = cells_by_field(group["by_deadline"], fields=fields)
+        except ValueError as error:  # a row of other fields than the index's: a derivation's bug
+            raise DerivationError(
+                f"the deadline sweep of {group['model_id']} on {group['gpu']}: {error}"
+            ) from None
+        written.append({**group, "by_deadline": by_deadline})
+    return written
 
 
 def sweep_document(

@@ -19,8 +19,10 @@ from energy_index.documents.schemas import (
     schema_problems,
 )
 from energy_index.errors import shown
-from energy_index.settings import GPU_RATIO
+from energy_index.model import ITL_STATISTICS
+from energy_index.settings import DEFAULT_ITL_STATISTIC, GPU_RATIO
 from energy_index.steps.derive import unprintable_characters
+from energy_index.steps.row_fields import ROW
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
 
@@ -152,17 +154,29 @@ def _both_pick(
 def sweep_problems(document: Any, *, schema: str) -> Problems:
     """How a deadline sweep of either kind (``schema``: schemas/deadlines.schema.json or
     schemas/diffusion-deadlines.schema.json) breaks its schema or what its groups written by
-    field must be beyond it: each list, a row field's too, holds one value per deadline of the
-    document; the deadlines' list is the document's; at a deadline a group's row is null in
-    every field where its status is that no configuration meets it, and in none where one is
-    selected (no field of a row is ever null)."""
+    field must be beyond it. The deadlines ascend without repeats; the groups are one per
+    (model_id, gpu), in that order. In each group every list, a row field's too, holds one value
+    per deadline, and the deadlines' list is the document's. At a deadline no configuration
+    meets, every field of the row is null and the deadline binds; at one where a row is
+    selected, none is (no row field accepts null), and the row is the group's (its model_id and
+    GPU), its row_id its parts', its latency within the deadline (to the row's rounding). A
+    group's pick is there from some deadline on, and its energy never rises as the deadline
+    does (a larger deadline only adds configurations): a row at another deadline than its own
+    breaks one of these."""
     problems = schema_problems(document, schema=schema)
     if problems.total:  # the rules read fields the schema did not vouch for
         return problems
-    key = "itl_deadline_ms" if "deadlines_ms" in document else "deadline_s"
-    holding = "deadlines_ms" if key == "itl_deadline_ms" else "deadlines_s"
+    diffusion = "deadlines_s" in document
+    key, holding = (
+        ("deadline_s", "deadlines_s") if diffusion else ("itl_deadline_ms", "deadlines_ms")
+    )
     deadlines = document[holding]
     rules = []
+    if deadlines != sorted(set(deadlines)):
+        rules.append(f"$.{holding}: {shown(deadlines)} does not ascend without repeats")
+    groups = [(group["model_id"], group["gpu"]) for group in document["groups"]]
+    if groups != sorted(set(groups)):
+        rules.append("$.groups: not one per (model_id, gpu), in that order")
     for position, group in enumerate(document["groups"]):
         at = f"$.groups[{position}].by_deadline"
         named = f"{shown(group['model_id'])} on {shown(group['gpu'])}"
@@ -177,20 +191,59 @@ def sweep_problems(document: Any, *, schema: str) -> Problems:
         rules += uneven
         if uneven:  # a missing value would be read as another deadline's
             continue
-        for place, (deadline, status) in enumerate(zip(deadlines, cells["status"], strict=True)):
-            nulls = [name for name, values in row.items() if values[place] is None]
-            selected = status == "selected"
-            if selected and nulls:
-                said = f"{', '.join(nulls)} null"
-            elif not selected and len(nulls) != len(row):
-                said = f"{len(row) - len(nulls)} of its {len(row)} row fields not null"
-            else:
-                continue
-            rules.append(
-                f"{at}.row ({named}) at {shown(deadline)}: status {shown(status, quote=True)} "
-                f"but {said}"
-            )
+        rules += _cells_problems(document, group, at=f"{at}.row ({named})", diffusion=diffusion)
     return Problems(rules, total=len(rules))
+
+
+def _cells_problems(
+    document: dict[str, Any], group: dict[str, Any], *, at: str, diffusion: bool
+) -> list[str]:
+    """The rules of one group's cells, read back deadline by deadline (``sweep_problems``)."""
+    cells, row = group["by_deadline"], group["by_deadline"]["row"]
+    deadlines = cells["deadline_s" if diffusion else "itl_deadline_ms"]
+    if diffusion:
+        latency, slack, expected_id = "batch_latency_s", 0.005, _diffusion_row_id
+    else:
+        latency = ITL_STATISTICS[document.get("itl_statistic", DEFAULT_ITL_STATISTIC)]
+        slack, expected_id = 0.5 * 10.0 ** -(ROW[latency].digits or 0), _token_row_id
+    energy = next(name for name in row if name.startswith("joules_per_"))
+    rules, last = [], None
+    if diffusion and f"wh_per_{document['unit'].split()[-1]}" not in row:
+        rules.append(f"{at}: rows of another output than the unit's ({document['unit']})")
+    if latency not in row:  # the deadline is on it: without it no row is held to its deadline
+        rules.append(f"{at}: the rows have no {latency}, the latency the deadlines bound")
+    for place, (deadline, status) in enumerate(zip(deadlines, cells["status"], strict=True)):
+        here = f"{at} at {shown(deadline)}"
+        values = {name: values[place] for name, values in row.items()}
+        nulls = [name for name, value in values.items() if value is None]
+        if status != "selected":
+            if len(nulls) != len(values):
+                filled = len(values) - len(nulls)
+                rules.append(f"{here}: status {shown(status, quote=True)} but {filled} of its "
+                             f"{len(values)} row fields not null")  # fmt: skip
+            if not cells["binding"][place]:
+                rules.append(f"{here}: no configuration meets it, yet binding is false")
+            if last is not None:
+                rules.append(
+                    f"{here}: no configuration meets it, though one met a smaller deadline"
+                )
+            continue
+        if nulls:
+            rules.append(f"{here}: status 'selected' but {', '.join(nulls)} null")
+            continue
+        if (values["model_id"], values["gpu"]) != (group["model_id"], group["gpu"]):
+            rules.append(f"{here}: the row is {shown(values['model_id'])} on "
+                         f"{shown(values['gpu'])}, not the group's")  # fmt: skip
+        if values["row_id"] != expected_id(values):
+            rules.append(f"{here}: row_id {shown(values['row_id'])} is not its parts' "
+                         f"({shown(expected_id(values))})")  # fmt: skip
+        if latency in values and values[latency] > deadline + slack:  # (missing: said above)
+            rules.append(f"{here}: {latency} {values[latency]} exceeds the deadline")
+        if last is not None and values[energy] > last:
+            rules.append(f"{here}: {energy} {values[energy]} is more than at a smaller deadline "
+                         f"({last})")  # fmt: skip
+        last = values[energy]
+    return rules
 
 
 def curves_problems(document: Any, *, schema: str) -> Problems:

@@ -333,6 +333,15 @@ def _remapped(path: Any, positions: dict[str, list[int]]) -> list[Any]:
     return parts
 
 
+def refused(problems: Problems, *, schema: str) -> None:
+    """Raise SchemaViolation naming ``schema`` and its rules beyond it (``RULES``) unless
+    ``problems`` (``documents.invariants``') is empty: how a build refuses its own document that
+    validate would refuse, in validate's words."""
+    if problems:
+        rules = f" and {RULES[schema]}" if schema in RULES else ""
+        raise SchemaViolation(schema=f"schemas/{schema}{rules}", problems=problems)
+
+
 def checked(document: Any, *, schema: str = INDEX_SCHEMA) -> None:
     """Raise SchemaViolation naming every problem unless the document matches the schema."""
     problems = schema_problems(document, schema=schema)

@@ -21,8 +21,7 @@ from energy_index.documents.diffusion_extras import (
 )
 from energy_index.documents.impacts import impacts_document, index_block
 from energy_index.documents.invariants import curves_problems, sweep_problems
-from energy_index.documents.schemas import checked
-from energy_index.errors import SchemaViolation
+from energy_index.documents.schemas import checked, refused
 from energy_index.flows.extras import written_extras
 from energy_index.flows.impacts import factors_and_carbon
 from energy_index.flows.records import Build, DiffusionStages, Extras
@@ -61,8 +60,7 @@ def diffusion_sweep_of(stages: DiffusionStages, deadlines_s: tuple[float, ...]) 
         snapshot=stages.snapshot,
         text=_words(stages),
     )
-    if problems := sweep_problems(document, schema=_schema("sweep")):
-        raise SchemaViolation(schema=f"schemas/{_schema('sweep')}", problems=problems)
+    refused(sweep_problems(document, schema=_schema("sweep")), schema=_schema("sweep"))
     return document
 
 
@@ -75,8 +73,7 @@ def diffusion_curves_of(stages: DiffusionStages) -> dict[str, Any]:
         noun=stages.output.noun,
         text=_words(stages),
     )
-    if problems := curves_problems(document, schema=_schema("curves")):
-        raise SchemaViolation(schema=f"schemas/{_schema('curves')}", problems=problems)
+    refused(curves_problems(document, schema=_schema("curves")), schema=_schema("curves"))
     return document
 
 

@@ -29,8 +29,8 @@ from energy_index.documents.schemas import (
     PROFILES_SCHEMA,
     RESPONSES_SCHEMA,
     checked,
+    refused,
 )
-from energy_index.errors import SchemaViolation
 from energy_index.flows.records import Build, Extras, Stages
 from energy_index.model import ITL_STATISTICS, Extra
 from energy_index.settings import PROFILE_DEADLINES_MS
@@ -61,8 +61,7 @@ def sweep_of(stages: Stages, deadlines_ms: tuple[float, ...]) -> dict[str, Any]:
         itl_statistic=itl_statistic(stages.selection),
         snapshot=stages.snapshot,
     )
-    if problems := sweep_problems(sweep, schema=DEADLINES_SCHEMA):
-        raise SchemaViolation(schema=f"schemas/{DEADLINES_SCHEMA}", problems=problems)
+    refused(sweep_problems(sweep, schema=DEADLINES_SCHEMA), schema=DEADLINES_SCHEMA)
     return sweep
 
 
@@ -74,8 +73,7 @@ def curves_of(stages: Stages) -> dict[str, Any]:
     curves = curves_document(
         curves=concurrency_curves(stages.stability.stable), snapshot=stages.snapshot
     )
-    if problems := curves_problems(curves, schema=CURVES_SCHEMA):
-        raise SchemaViolation(schema=f"schemas/{CURVES_SCHEMA}", problems=problems)
+    refused(curves_problems(curves, schema=CURVES_SCHEMA), schema=CURVES_SCHEMA)
     return curves
 
 
@@ -101,8 +99,7 @@ def profiles_of(
         deadlines_ms=list(deadlines_ms),
         snapshot=stages.snapshot,
     )
-    if problems := profiles_problems(document):
-        raise SchemaViolation(schema=f"schemas/{PROFILES_SCHEMA}", problems=problems)
+    refused(profiles_problems(document), schema=PROFILES_SCHEMA)
     return document
 
 

@@ -65,6 +65,7 @@ from energy_index.documents.schemas import (
     REPORT_SCHEMA,
     SCHEMAS,
     checked,
+    refused,
     schema_document,
     schema_path,
 )
@@ -74,7 +75,7 @@ from energy_index.documents.tables import (
     rows_table_bytes,
     table_bytes,
 )
-from energy_index.errors import SchemaViolation, SourceError, shown
+from energy_index.errors import SourceError, shown
 from energy_index.flows.build import assembled, index_stages, inputs_of
 from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.diffusion_extras import diffusion_curves_of
@@ -246,8 +247,7 @@ def site_files(
         tables.append((task, document))
         _add_models(models, task, document["rows"], concurrency_curves(stages.stability.stable))
     for name, model in models.items():
-        if problems := curves_problems(model, schema=MODEL_SCHEMA):
-            raise SchemaViolation(schema=f"schemas/{MODEL_SCHEMA}", problems=problems)
+        refused(curves_problems(model, schema=MODEL_SCHEMA), schema=MODEL_SCHEMA)
         files[f"{API}/models/{name}.json"] = serialized(model, compact=True)
     files["datapackage.json"] = serialized(data_package(tables, files), compact=True)
     for name in SCHEMAS:
