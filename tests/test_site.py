@@ -23,6 +23,7 @@ from energy_index.documents.index import serialized
 from energy_index.documents.plan import PAIR_KEYS
 from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
+from energy_index.pages.cards import ESTIMATED_RANGES
 from energy_index.steps.impacts import carbon_in
 from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke, sweep_cells
 from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
@@ -331,6 +332,8 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     assert all((status == "measured") == (boundary == "gpu") for status, boundary, *_ in cells)
     assert impacts["index"]["upstream_commit"] in html
     assert "energy-index audit --published api/v1/tasks/lm-arena-chat/impacts.json" in html
+    # What the estimated rows add, beside the caveat that the measured one is GPU energy alone.
+    assert f"<p>{ESTIMATED_RANGES} <code>api/v1/tasks/lm-arena-chat/impacts.json</code>" in html
     # Three countries, not 213: the lowest and highest intensity and the default, each range
     # steps.impacts.carbon_in's for this row.
     countries = impacts["carbon_source"]["countries"]

@@ -882,3 +882,28 @@ def test_validate_says_curves_of_format_1_are_no_longer_written(tmp_path, kind, 
     assert result.exit_code == 1
     assert said in result.output and "no longer written since format 2" in result.output
     assert result.output.count("$.") == 1, result.output
+
+
+def test_a_curve_s_one_short_list_is_the_one_blamed_and_a_diffusion_curve_names_its_layout(
+    tmp_path,
+):
+    """A new user's findings: a value cut from max_num_seqs, the first list, blamed the four
+    others; three diffusion curves of one model and GPU count were told apart only by index."""
+    out = tmp_path / "t2i" / "index.json"
+    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--task", "text-to-image",
+                                       "--curves", "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.with_name("curves.json").read_bytes())
+    (number, curve) = next(
+        (n, c) for n, c in enumerate(document["curves"]) if len(c["points"]["row_id"]) > 1
+    )
+    length = len(curve["points"]["row_id"])
+    curve["points"]["row_id"].pop()
+    path = tmp_path / "curves.json"
+    path.write_text(json.dumps(document))
+    said = CliRunner().invoke(main, ["validate", str(path)]).output.splitlines()[1:]
+    assert said == [
+        f"{path}: $.curves[{number}].points.row_id ({curve['model_id']} on {curve['num_gpus']} × "
+        f"{curve['gpu']}, Ulysses {curve['ulysses_degree']} × ring {curve['ring_degree']}): "
+        f"{length - 1} values where batch_size has {length}"
+    ]

@@ -265,9 +265,15 @@ def curves_problems(document: Any, *, schema: str) -> Problems:
     rules = []
     for at, curve in curves:
         named = f"{shown(curve['model_id'])} on {curve['num_gpus']} × {shown(curve['gpu'])}"
-        first, values = next(iter(curve["points"].items()))
+        if "ulysses_degree" in curve:  # a diffusion curve: one per layout of the GPUs
+            named += f", Ulysses {curve['ulysses_degree']} × ring {curve['ring_degree']}"
+        # Held to the length most of its lists have: one list cut short is the one blamed (a
+        # new user's finding: against the first list, a cut first list blamed all the others).
+        lengths = Counter(len(values) for values in curve["points"].values())
+        length = max(lengths, key=lambda n: (lengths[n], n))
+        holding = next(name for name, values in curve["points"].items() if len(values) == length)
         rules += _uneven(
-            curve["points"], at=f"{at}.points", named=named, length=len(values), holding=first
+            curve["points"], at=f"{at}.points", named=named, length=length, holding=holding
         )
     return Problems(rules, total=len(rules))
 

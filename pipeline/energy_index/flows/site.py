@@ -22,7 +22,7 @@
                                         rows × countries: 24 MB of 40 for the real data)
     api/v1/tasks/<task>/plan.json       the plan at each load of a grid, 10² to 10⁶ output
                                         tokens/s (schemas/plan-grid.schema.json, docs/plan.md)
-    cards/<task>/<model>/<gpu>.html     one card per pick: measured figure, estimated ranges,
+    cards/<task>/<slug>/<gpu>.html      one card per pick: measured figure, estimated ranges,
                                         deadline and statistic, upstream commit, how to verify
     cards/<task>/index.html             a token task's card notes: what every card would repeat
                                         (per response, carbon for any country), said once
@@ -123,7 +123,7 @@ from energy_index.steps.diffusion_extras import LAYOUT as DIFFUSION_LAYOUT
 
 API = "api/v1"
 # The report's style sheet and the site's marks, once: each card links it (from
-# cards/<task>/<model>/<gpu>.html).
+# cards/<task>/<slug>/<gpu>.html).
 STYLE_SHEET = "style.css"
 CARD_STYLE = f"../../../{STYLE_SHEET}"
 # Every file of the site with its sha256: what a reader can check a copy against, and what

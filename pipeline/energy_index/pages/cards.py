@@ -1,4 +1,4 @@
-"""One card per pick of the site (``cards/<task>/<model>/<gpu>.html``): a page a procurement
+"""One card per pick of the site (``cards/<task>/<slug>/<gpu>.html``): a page a procurement
 document can link to, with the measured figure, the estimated ranges, the deadline and
 statistic it was picked under, the upstream commit and the commands that verify it.
 
@@ -124,8 +124,8 @@ def card_html(
             f"{index_row['median_itl_ms']} ms.",
         )
         + card_upstream_and_figures(source, upstream_commit, index, impacts["index"], figures)
-        + f"<p>Estimated ranges use the factors in <code>{row_api}/impacts.json</code> (with "
-        f"their sources); facility bounds: {escape(factors)}. {notes}</p>"
+        + f"<p>{ESTIMATED_RANGES} <code>{row_api}/impacts.json</code> (with their sources); "
+        f"facility bounds: {escape(factors)}. {notes}</p>"
         "<h2>Carbon by country (estimated, facility boundary)</h2>"
         f"<p>{escape(impacts['carbon_source']['kind'])} "
         f"{escape(impacts['carbon_source']['attribution'])}</p>"
@@ -135,6 +135,14 @@ def card_html(
         f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table>"
         + card_closing(verify)
     )
+
+
+# What a card of either kind says of its estimated rows, beside the caveat that the measured
+# figure is GPU energy alone (a new user read the two as a contradiction).
+ESTIMATED_RANGES = (
+    "Estimated ranges (server, facility) add the host, idle capacity and cooling to the measured "
+    "GPU energy, through the cited factors in"
+)
 
 
 # What every card of a token task would repeat, said once on the task's card notes

@@ -26,6 +26,7 @@ from energy_index.documents.outputs import PAGE_GENERATOR
 from energy_index.errors import shown
 from energy_index.model import INDEX_GROUP, json_number
 from energy_index.pages.cards import (
+    ESTIMATED_RANGES,
     CardPlace,
     bounds_text,
     card_closing,
@@ -445,7 +446,7 @@ def diffusion_card(
         )
         + card_upstream_and_figures(source, upstream_commit, index, {"sha256": index_sha256}, lines)
         + (
-            f"<p>Estimated ranges use the cited factors in <code>{api}/tasks/{output.task}/"
+            f"<p>{ESTIMATED_RANGES} <code>{api}/tasks/{output.task}/"
             f"impacts.json</code> (with their sources and the factor bounds of each bound); "
             f"{escape(diffusion_assumption())}.</p>"
             if estimated
