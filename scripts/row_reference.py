@@ -18,7 +18,7 @@ from typing import Any
 from cli_reference import between_markers
 
 from energy_index.documents.editorial import diffusion_tasks, editorial_text
-from energy_index.steps.diffusion import output_of
+from energy_index.steps.diffusion import Output, output_of
 from energy_index.steps.diffusion import row_schema as output_row_schema
 from energy_index.steps.row_fields import field_table, row_schema
 
@@ -39,12 +39,17 @@ def with_row_schema(text: str) -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+def _outputs() -> list[Output]:
+    """The diffusion tasks' outputs (image, video), as editorial.json declares them."""
+    editorial = editorial_text()
+    tasks = editorial["diffusion"]["tasks"]
+    return [output_of(task, tasks[task]) for task in diffusion_tasks(editorial)]
+
+
 def with_output_rows(text: str) -> str:
     """The diffusion index's rows ($defs/imageRow, $defs/videoRow), from steps/diffusion.py."""
     schema = json.loads(text)
-    editorial = editorial_text()
-    for task in diffusion_tasks(editorial):
-        output = output_of(task, editorial["diffusion"]["tasks"][task])
+    for output in _outputs():
         schema["$defs"][f"{output.noun}Row"] = output_row_schema(output)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
@@ -80,9 +85,7 @@ def with_row_series(text: str) -> str:
 def with_output_row_series(text: str) -> str:
     """The diffusion sweep's rows by field ($defs/imageRowSeries, $defs/videoRowSeries)."""
     schema = json.loads(text)
-    editorial = editorial_text()
-    for task in diffusion_tasks(editorial):
-        output = output_of(task, editorial["diffusion"]["tasks"][task])
+    for output in _outputs():
         name = f"{output.noun}Row"
         schema["$defs"][f"{name}Series"] = series_of(
             output_row_schema(output), f"diffusion-index.schema.json#/$defs/{name}/properties"

@@ -711,10 +711,49 @@ def _reversed(document: dict) -> None:
         group["by_deadline"][key].reverse()
 
 
+def _tail_added(document: dict) -> None:
+    """A tail ITL in a median sweep's rows (a review: its statistic deleted from a p95 sweep)."""
+    for group in document["groups"]:
+        row = group["by_deadline"]["row"]
+        row["p95_itl_ms"] = list(row["median_itl_ms"])
+
+
+def _held_over(document: dict) -> None:
+    """Group 0's pick at 100 ms held over to 500 ms (a review's case)."""
+    for values in document["groups"][0]["by_deadline"]["row"].values():
+        values[-1] = values[-2]
+
+
+def _unbound_then_bound(document: dict) -> None:
+    document["groups"][0]["by_deadline"]["binding"][-2:] = [False, True]
+
+
+def _pick_not_taken(document: dict) -> None:
+    """At 100 ms, a group's pick with no deadline (which meets 100 ms) replaced by a made-up
+    configuration of the same group using more energy."""
+    for group in document["groups"]:
+        cells = group["by_deadline"]
+        if cells["binding"][-2:] == [False, False]:
+            row = cells["row"]
+            seqs = row["max_num_seqs"][-2] // 2
+            row["max_num_seqs"][-2] = seqs
+            row["row_id"][-2] = row["row_id"][-2].rsplit("/", 1)[0] + f"/{seqs}"
+            row["joules_per_output_token"][-2] *= 1.5
+            cells["binding"][-2] = True
+            return
+    raise AssertionError("no group unbound at 100 ms")
+
+
 @pytest.mark.parametrize(
     ("task", "change", "said"),
     [
+        ("lm-arena-chat", _held_over, "binds, though the pick with no deadline"),
+        ("lm-arena-chat", _unbound_then_bound, "binds, though the pick with no deadline"),
+        ("lm-arena-chat", _pick_not_taken, "meets this deadline, so it is the pick here"),
+        ("lm-arena-chat", lambda d: d["groups"][0]["by_deadline"]["binding"].__setitem__(1, False),
+         "the deadlines that do not bind hold 2 different picks"),
         ("lm-arena-chat", _emptied_last, "no configuration meets it, though one met a smaller"),
+        ("lm-arena-chat", _tail_added, "the rows have p95_itl_ms, not the sweep's statistic's"),
         ("lm-arena-chat", _reversed, "$.deadlines_ms: '[500, 100, 5]' does not ascend"),
         ("text-to-image", _reversed, "$.deadlines_s: '[30, 10, 1]' does not ascend"),
         ("lm-arena-chat", _swapped, "median_itl_ms 112.6 exceeds the deadline"),
@@ -907,3 +946,82 @@ def test_a_curve_s_one_short_list_is_the_one_blamed_and_a_diffusion_curve_names_
         f"{curve['gpu']}, Ulysses {curve['ulysses_degree']} × ring {curve['ring_degree']}): "
         f"{length - 1} values where batch_size has {length}"
     ]
+
+
+def _curves_of(tmp_path: Path, task: str) -> Path:
+    out = tmp_path / task / "index.json"
+    result = CliRunner().invoke(main, ["build", "--from", str(GOLDEN), "--task", task,
+                                       "--curves", "--out", str(out)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return out.with_name("curves.json")
+
+
+def _reversed_points(document: dict) -> None:
+    curve = next(
+        c
+        for c in document["curves"]
+        if len(set(c["points"]["pareto"])) == 1 and len(c["points"]["pareto"]) > 1
+    )
+    for values in curve["points"].values():
+        values.reverse()
+
+
+def _model_file(tmp_path: Path, change) -> Path:
+    from energy_index.flows.site import _add_models
+
+    document = json.loads(_curves_of(tmp_path, "lm-arena-chat").read_bytes())
+    curves = [{**c, "points": curve_points(c)} for c in document["curves"]]
+    rows = json.loads(_curves_of(tmp_path, "lm-arena-chat").with_name("index.json").read_bytes())[
+        "rows"
+    ]
+    models: dict = {}
+    _add_models(models, "lm-arena-chat", rows, curves)
+    _add_models(models, "gpqa", [], [])
+    model, other = models["qwen-3-14b"], models["qwen-3-8b"]
+    change(model, other)
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(model))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("task", "change", "said"),
+    [
+        ("lm-arena-chat", lambda d: d["curves"][0]["points"]["pareto"].__setitem__(
+            0, not d["curves"][0]["points"]["pareto"][0]), "points.pareto ("),
+        ("text-to-image", lambda d: d["curves"][0]["points"]["pareto"].__setitem__(
+            0, not d["curves"][0]["points"]["pareto"][0]), "points.pareto ("),
+        ("lm-arena-chat", _reversed_points, "points.max_num_seqs ("),
+        ("lm-arena-chat", lambda d: d["curves"].reverse(), "$.curves: not one per family"),
+        ("text-to-image", lambda d: d["curves"].append(d["curves"][0]), "$.curves: not one per"),
+        ("text-to-image", lambda d: d["curves"][0]["points"]["row_id"].reverse(),
+         "is not of this curve's layout and batch size"),
+    ],
+)  # fmt: skip
+def test_validate_holds_curves_to_their_points(tmp_path, task, change, said):
+    """A review found curves with wrong pareto flags, points or curves out of order, or a
+    diffusion point of another layout validated: each can be told from the file."""
+    path = _curves_of(tmp_path, task)
+    document = json.loads(path.read_bytes())
+    change(document)
+    path.write_text(json.dumps(document))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1, result.output
+    assert said in result.output, result.output
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda m, o: m["tasks"][0].__setitem__("rows", o["tasks"][0]["rows"]),
+         "'s, not the file's model (Qwen/Qwen3-14B)"),
+        (lambda m, o: m["tasks"][0].__setitem__("curves", o["tasks"][0]["curves"]),
+         "'s, not the file's model (Qwen/Qwen3-14B)"),
+        (lambda m, o: m["tasks"].append(m["tasks"][0]), "$.tasks: a task more than once"),
+    ],
+)  # fmt: skip
+def test_validate_holds_a_model_file_to_its_model(tmp_path, change, said):
+    path = _model_file(tmp_path, change)
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 1, result.output
+    assert said in result.output, result.output

@@ -582,8 +582,8 @@ class Validation(tuple[str, ...]):
 def validate(path: PathLike) -> Validation:
     """``energy-index validate``: how the file at ``path`` breaks the schema of its kind (every
     file this tool writes says what it is: the index by its version, the build report by its
-    title, the others by ``kind``) and the rules beyond it of an index, latency profiles and a
-    deadline sweep; empty when it is valid. The
+    title, the others by ``kind``) and the rules beyond it of an index of either kind, latency
+    profiles, a deadline sweep, curves and a site model file; empty when it is valid. The
     first MAX_PROBLEMS are described, and a last line counts the others ("… and 99900 more
     problem(s)"). A ``kind`` this tool does not write is refused as a problem."""
     from energy_index.flows.audit import file_problems, rules_of

@@ -507,11 +507,15 @@ def validate(path: Path) -> None:
     profiles, responses, impacts and the site's model and plan files to the schema their
     'kind' names, and the latency profiles also to the rules of their lists (each as long as
     deadlines_ms, a GPU ratio's at the deadlines where both GPUs pick) and objects (one per
-    model, GPU and statistic), and a deadline sweep to the rules of its groups by field (each
-    list as long as the deadlines, a row null in every field where no configuration meets the
-    deadline and in none where one is selected), and curves and the site's model files to the
-    rule of their points by field (a curve's lists as long as each other). A kind this tool does
-    not write is refused, and so is one it
+    model, GPU and statistic). A deadline sweep is held to the rules of its groups by field:
+    each list as long as the deadlines, which ascend; a row null in every field where no
+    configuration meets the deadline (which binds) and in none where one is selected; a row of
+    its group, within its deadline, no more energy than at a smaller one; a pick that meets a
+    smaller deadline is the pick there too; the deadlines that do not bind hold the pick with
+    no deadline. Curves and the site's model files are held to the rules of their points by
+    field: a curve's lists as long as each other, in the order of max_num_seqs (batch size),
+    each pareto flag what the points make it; curves one per family, in order; a model file's
+    rows and curves its model's. A kind this tool does not write is refused, and so is one it
     writes without a schema (plan --json, audit --json, the changelogs, datapackage.json),
     named as such. A file that breaks its schema is told which schema first, then each problem.
 

@@ -22,6 +22,7 @@ from energy_index.errors import shown
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import DEFAULT_ITL_STATISTIC, GPU_RATIO
 from energy_index.steps.derive import unprintable_characters
+from energy_index.steps.diffusion_extras import pareto_front
 from energy_index.steps.row_fields import ROW
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
@@ -212,6 +213,9 @@ def _cells_problems(
         rules.append(f"{at}: rows of another output than the unit's ({document['unit']})")
     if latency not in row:  # the deadline is on it: without it no row is held to its deadline
         rules.append(f"{at}: the rows have no {latency}, the latency the deadlines bound")
+    tails = [name for name in row if name in ITL_STATISTICS.values() and name != "median_itl_ms"]
+    if any(name != latency for name in tails):  # a tail ITL is in a row selected on it alone
+        rules.append(f"{at}: the rows have {', '.join(tails)}, not the sweep's statistic's")
     for place, (deadline, status) in enumerate(zip(deadlines, cells["status"], strict=True)):
         here = f"{at} at {shown(deadline)}"
         values = {name: values[place] for name, values in row.items()}
@@ -243,39 +247,138 @@ def _cells_problems(
             rules.append(f"{here}: {energy} {values[energy]} is more than at a smaller deadline "
                          f"({last})")  # fmt: skip
         last = values[energy]
+    if not rules and latency in row:
+        rules += _picks_problems(cells, row, at=at, latency=latency, slack=slack)
+    return rules
+
+
+def _picks_problems(
+    cells: dict[str, Any], row: dict[str, Any], *, at: str, latency: str, slack: float
+) -> list[str]:
+    """What a group's picks at several deadlines must be to one another: a pick that meets a
+    smaller deadline (its latency, rounded, below it by more than the rounding) is the pick
+    there too, for a larger deadline only adds configurations; a deadline the pick with no
+    deadline meets does not bind, and holds that pick. A row moved to another deadline, or
+    held over one, breaks these (a review's finding), though its lists line up."""
+    deadlines = cells["deadline_s" if "deadline_s" in cells else "itl_deadline_ms"]
+    picks = [
+        (deadline, row["row_id"][place], row[latency][place], cells["binding"][place])
+        for place, (deadline, status) in enumerate(zip(deadlines, cells["status"], strict=True))
+        if status == "selected"
+    ]
+    rules = []
+    for small, (deadline, row_id, _, _) in enumerate(picks):
+        for larger, other, other_latency, _ in picks[small + 1 :]:
+            if other != row_id and other_latency < deadline - slack:
+                rules.append(f"{at} at {shown(deadline)}: {shown(other)}, the pick at "
+                             f"{shown(larger)}, meets this deadline, so it is the pick here, "
+                             f"not {shown(row_id)}")  # fmt: skip
+                break
+    free = [(row_id, value) for _, row_id, value, binding in picks if not binding]
+    if len({row_id for row_id, _ in free}) > 1:
+        rules.append(f"{at}: the deadlines that do not bind hold {len(free)} different picks: "
+                     "each holds the pick with no deadline")  # fmt: skip
+    elif free:
+        row_id, value = free[0]
+        for deadline, binding in zip(deadlines, cells["binding"], strict=True):
+            if binding and value < deadline - slack:
+                rules.append(f"{at} at {shown(deadline)}: binds, though the pick with no "
+                             f"deadline ({shown(row_id)}, {latency} {value}) meets it")  # fmt: skip
     return rules
 
 
 def curves_problems(document: Any, *, schema: str) -> Problems:
     """How a document of curves written by field (``schema``: curves.json's, the diffusion
-    curves', or a site model file's, whose tasks hold curves) breaks its schema or the rule
-    beyond it: each curve's points are lists of one length, a value per point."""
+    curves', or a site model file's, whose tasks hold curves) breaks its schema or the rules
+    beyond it: each curve's points are lists of one length, a value per point, in the order of
+    max_num_seqs (a diffusion curve's: batch size), each ``pareto`` flag what the points'
+    energy and latency make it (no other point lower or equal in both, lower in one); the
+    curves come one per family, in order; a diffusion point's row_id ends in its curve's layout
+    and its batch size; a model file's rows and curves are its model's, one entry per task."""
     problems = schema_problems(document, schema=schema)
-    if problems.total:  # the rule reads fields the schema did not vouch for
+    if problems.total:  # the rules read fields the schema did not vouch for
         return problems
-    curves = (
-        [(f"$.curves[{n}]", curve) for n, curve in enumerate(document["curves"])]
-        if "curves" in document
-        else [
-            (f"$.tasks[{t}].curves[{n}]", curve)
-            for t, task in enumerate(document["tasks"])
-            for n, curve in enumerate(task["curves"])
-        ]
-    )
     rules = []
-    for at, curve in curves:
-        named = f"{shown(curve['model_id'])} on {curve['num_gpus']} × {shown(curve['gpu'])}"
-        if "ulysses_degree" in curve:  # a diffusion curve: one per layout of the GPUs
-            named += f", Ulysses {curve['ulysses_degree']} × ring {curve['ring_degree']}"
-        # Held to the length most of its lists have: one list cut short is the one blamed (a
-        # new user's finding: against the first list, a cut first list blamed all the others).
-        lengths = Counter(len(values) for values in curve["points"].values())
-        length = max(lengths, key=lambda n: (lengths[n], n))
-        holding = next(name for name, values in curve["points"].items() if len(values) == length)
-        rules += _uneven(
-            curve["points"], at=f"{at}.points", named=named, length=length, holding=holding
-        )
+    if "curves" in document:
+        lists = [("$.curves", document["curves"])]
+    else:
+        lists = [
+            (f"$.tasks[{t}].curves", task["curves"]) for t, task in enumerate(document["tasks"])
+        ]
+        rules += _model_problems(document)
+    for where, curves in lists:
+        keys = [_curve_key(curve) for curve in curves]
+        if keys != sorted(set(keys)):
+            rules.append(f"{where}: not one per family (model_id, GPU, layout), in that order")
+        for n, curve in enumerate(curves):
+            rules += _curve_problems(curve, at=f"{where}[{n}]")
     return Problems(rules, total=len(rules))
+
+
+def _curve_key(curve: dict[str, Any]) -> tuple[Any, ...]:
+    layout = ("num_gpus", "ulysses_degree", "ring_degree")
+    return (curve["model_id"], curve["gpu"], *(curve[name] for name in layout if name in curve))
+
+
+def _curve_problems(curve: dict[str, Any], *, at: str) -> list[str]:
+    named = f"{shown(curve['model_id'])} on {curve['num_gpus']} × {shown(curve['gpu'])}"
+    diffusion = "ulysses_degree" in curve  # one curve per layout of the GPUs
+    if diffusion:
+        named += f", Ulysses {curve['ulysses_degree']} × ring {curve['ring_degree']}"
+    points = curve["points"]
+    # Held to the length most of its lists have: one list cut short is the one blamed (a new
+    # user's finding: against the first list, a cut first list blamed all the others).
+    lengths = Counter(len(values) for values in points.values())
+    length = max(lengths, key=lambda n: (lengths[n], n))
+    holding = next(name for name, values in points.items() if len(values) == length)
+    uneven = _uneven(points, at=f"{at}.points", named=named, length=length, holding=holding)
+    if uneven:
+        return uneven
+    rules = []
+    order = "batch_size" if diffusion else "max_num_seqs"
+    if points[order] != sorted(points[order]):
+        rules.append(f"{at}.points.{order} ({named}): not in ascending order")
+    energy = next(name for name in points if name.startswith(("joules_per_", "energy_per_")))
+    latency = "batch_latency_s" if diffusion else "median_itl_ms"
+    front = pareto_front(list(zip(points[energy], points[latency], strict=True)))
+    wrong = [
+        n for n, (flag, on) in enumerate(zip(points["pareto"], front, strict=True)) if flag != on
+    ]
+    if wrong:
+        rules.append(f"{at}.points.pareto ({named}): wrong at point(s) {shown(wrong)}: the flag "
+                     f"is whether no other point has {energy} and {latency} both lower or "
+                     "equal, one lower")  # fmt: skip
+    if diffusion:
+        gpus, rings = (
+            f"{curve['gpu']}/{curve['num_gpus']}",
+            f"{curve['ulysses_degree']}/{curve['ring_degree']}",
+        )
+        layout = f"/{gpus}/{{}}/{rings}"
+        for n, (row_id, batch) in enumerate(
+            zip(points["row_id"], points["batch_size"], strict=True)
+        ):
+            if not row_id.endswith(layout.format(batch)):
+                rules.append(f"{at}.points.row_id[{n}] ({named}): {shown(row_id)} is not of this "
+                             f"curve's layout and batch size {batch}")  # fmt: skip
+    return rules
+
+
+def _model_problems(document: dict[str, Any]) -> list[str]:
+    """A site model file's rows and curves are its own model's (model_id, slug), a task once."""
+    rules = []
+    tasks = [task["task"] for task in document["tasks"]]
+    if len(set(tasks)) != len(tasks):
+        rules.append(f"$.tasks: a task more than once ({shown(tasks)})")
+    for t, task in enumerate(document["tasks"]):
+        for part in ("rows", "curves"):
+            for n, item in enumerate(task[part]):
+                if (
+                    item["model_id"] != document["model_id"]
+                    or item.get("slug", document["slug"]) != document["slug"]
+                ):
+                    rules.append(f"$.tasks[{t}].{part}[{n}]: {shown(item['model_id'])}'s, not "
+                                 f"the file's model ({shown(document['model_id'])})")  # fmt: skip
+    return rules
 
 
 def _uneven(
