@@ -22,7 +22,6 @@ from energy_index.errors import shown
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import DEFAULT_ITL_STATISTIC, GPU_RATIO
 from energy_index.steps.derive import unprintable_characters
-from energy_index.steps.diffusion_extras import pareto_front
 from energy_index.steps.row_fields import ROW
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
@@ -321,6 +320,8 @@ def _curve_key(curve: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _curve_problems(curve: dict[str, Any], *, at: str) -> list[str]:
+    from energy_index.steps.diffusion_extras import pareto_front  # only where curves are read
+
     named = f"{shown(curve['model_id'])} on {curve['num_gpus']} × {shown(curve['gpu'])}"
     diffusion = "ulysses_degree" in curve  # one curve per layout of the GPUs
     if diffusion:
