@@ -5,10 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -228,30 +226,3 @@ def test_a_refusal_cuts_each_name_of_a_folder_it_names(tmp_path: Path):
     said = str(refused.value)
     assert f"{'0' * 80}…, {'1' * 80}…" in said and said.count("…") == 5
     assert "and 1 more" in said and len(said) < 700
-
-
-def test_a_written_folder_makes_each_of_its_folders_once(tmp_path: Path, monkeypatch):
-    """Issue 36: a mkdir per file (most of a folder already made) was 10,000 failed syscalls of
-    a 10⁵-configuration site; each folder is asked for once, and files beside folders are
-    written too."""
-    from energy_index.io import files as files_module
-
-    there: list[str] = []  # the folders asked for that were already made
-    mkdir = os.mkdir
-
-    def counted(path: Any, *args: Any, **kwargs: Any) -> None:
-        try:
-            mkdir(path, *args, **kwargs)
-        except FileExistsError:
-            there.append(os.fspath(path))
-            raise
-
-    monkeypatch.setattr(os, "mkdir", counted)
-    files = {f"cards/t/m{n}/{gpu}.html": b"c" for n in range(3) for gpu in ("a", "b")}
-    files |= {"cards/t/index.html": b"notes", "index.html": b"page", "api/v1/m.json": b"{}"}
-    listing = {"files": {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}}
-    files["files.json"] = json.dumps(listing).encode()
-    files_module.write_directory(tmp_path / "site", files, manifest="files.json")
-    assert [path for path in there if ".site.energy-index-" in path] == []  # in the staging
-    for name, data in files.items():
-        assert (tmp_path / "site" / name).read_bytes() == data

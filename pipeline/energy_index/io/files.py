@@ -314,19 +314,10 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
     except OSError as error:  # no inode left, say: the folder is what cannot be written
         raise unwritable(target, error) from None
     relative = ""
-    # Each folder made once, parents first (a failure names a file it was made for): a mkdir
-    # per file, most of them of a folder already there, was 10,000 failed syscalls of a
-    # 10⁵-configuration site's 15,277 files (issue 36).
-    folders: dict[Path, str] = {}
-    for name in files:
-        folders.setdefault((staging / name).parent, name)
-    folders.pop(staging, None)  # made by mkdtemp
     try:
-        for folder in sorted(folders):
-            relative = folders[folder]
-            folder.mkdir(parents=True, exist_ok=True)
         for relative, data in files.items():
             path = staging / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "wb") as handle:
                 handle.write(data)
                 handle.flush()
