@@ -1025,3 +1025,17 @@ def test_validate_holds_a_model_file_to_its_model(tmp_path, change, said):
     result = CliRunner().invoke(main, ["validate", str(path)])
     assert result.exit_code == 1, result.output
     assert said in result.output, result.output
+
+
+def test_a_model_file_holds_rows_under_another_of_its_model_s_names(tmp_path):
+    """Upstream may name one model_id's configurations differently: a row picked under another
+    nickname (and so slug) than the file's is still the model's, not refused (the site would
+    fail on such an upstream); only another model_id is."""
+
+    def rename(model, other):
+        row = model["tasks"][0]["rows"][0]
+        row.update(model="Qwen 3 14B big", slug="qwen-3-14b-big")
+
+    path = _model_file(tmp_path, rename)
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code == 0, result.output

@@ -247,19 +247,24 @@ def _cells_problems(
                          f"({last})")  # fmt: skip
         last = values[energy]
     if not rules and latency in row:
-        rules += _picks_problems(cells, row, at=at, latency=latency, slack=slack)
+        rules += _picks_problems(cells, row, deadlines, at=at, latency=latency, slack=slack)
     return rules
 
 
 def _picks_problems(
-    cells: dict[str, Any], row: dict[str, Any], *, at: str, latency: str, slack: float
+    cells: dict[str, Any],
+    row: dict[str, Any],
+    deadlines: list[Any],
+    *,
+    at: str,
+    latency: str,
+    slack: float,
 ) -> list[str]:
     """What a group's picks at several deadlines must be to one another: a pick that meets a
     smaller deadline (its latency, rounded, below it by more than the rounding) is the pick
     there too, for a larger deadline only adds configurations; a deadline the pick with no
     deadline meets does not bind, and holds that pick. A row moved to another deadline, or
     held over one, breaks these (a review's finding), though its lists line up."""
-    deadlines = cells["deadline_s" if "deadline_s" in cells else "itl_deadline_ms"]
     picks = [
         (deadline, row["row_id"][place], row[latency][place], cells["binding"][place])
         for place, (deadline, status) in enumerate(zip(deadlines, cells["status"], strict=True))
@@ -365,7 +370,8 @@ def _curve_problems(curve: dict[str, Any], *, at: str) -> list[str]:
 
 
 def _model_problems(document: dict[str, Any]) -> list[str]:
-    """A site model file's rows and curves are its own model's (model_id, slug), a task once."""
+    """A site model file's rows and curves are its own model's (its model_id: a row's name may
+    be another of the model's nicknames, upstream's, so not its slug), a task once."""
     rules = []
     tasks = [task["task"] for task in document["tasks"]]
     if len(set(tasks)) != len(tasks):
@@ -373,10 +379,7 @@ def _model_problems(document: dict[str, Any]) -> list[str]:
     for t, task in enumerate(document["tasks"]):
         for part in ("rows", "curves"):
             for n, item in enumerate(task[part]):
-                if (
-                    item["model_id"] != document["model_id"]
-                    or item.get("slug", document["slug"]) != document["slug"]
-                ):
+                if item["model_id"] != document["model_id"]:
                     rules.append(f"$.tasks[{t}].{part}[{n}]: {shown(item['model_id'])}'s, not "
                                  f"the file's model ({shown(document['model_id'])})")  # fmt: skip
     return rules
