@@ -203,8 +203,8 @@ def test_slugs_collide_even_when_gpus_keep_row_ids_apart():
         index_rows(frame, precision_labels=LABELS)
 
 
-# "H100" and "h100" are two row_ids but one card path (cards/<task>/<model>/h100.html): the
-# second card would silently replace the first.
+# "H100" and "h100" are two row_ids but one card's name (cards/<task>/<model>/index.html#h100):
+# the second card could not be told from the first.
 @pytest.mark.parametrize(
     ("columns", "expected"),
     [

@@ -172,7 +172,7 @@ def test_a_nickname_with_markup_and_quotes_is_escaped_on_the_page_and_card(tmp_p
     card = diffusion_card(
         stages.output,
         index_document,
-        row,
+        [(row, None)],
         "0" * 64,
         CardPlace("c" * 40, "api/v1", "", ""),
     )
@@ -207,10 +207,9 @@ def test_every_estimated_figure_says_the_factors_assumption_where_it_is_shown(tm
     card = diffusion_card(
         output_of("text-to-video", editorial_text()["diffusion"]["tasks"]["text-to-video"]),
         document,
-        document["rows"][0],
+        [(document["rows"][0], impacts["rows"][0])],
         "0" * 64,
         CardPlace("c" * 40, "api/v1", "", ""),
-        impacts_row=impacts["rows"][0],
     )
     assert escape(assumption) in card
     plan = invoke("plan", "--from", GOLDEN, "--task", "text-to-video", "--videos-per-hour", "10")

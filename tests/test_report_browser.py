@@ -508,7 +508,7 @@ def test_a_card_wears_the_report_s_style_from_the_site_s_style_sheet(tmp_path, t
     10); the browser finds it and lays the card out in the report's style."""
     site = tmp_path / "site"
     invoke("site", "--index", str(golden_index), "--from", str(GOLDEN), "--out", str(site))
-    tab.tab.goto((site / "cards/lm-arena-chat/qwen-3-8b/h100.html").as_uri())
+    tab.tab.goto((site / "cards/lm-arena-chat/qwen-3-8b/index.html").as_uri() + "#h100")
     tab.tab.wait_for_load_state("load")
     assert tab.tab.evaluate("getComputedStyle(document.body).maxWidth") == "1180px"
     assert tab.tab.evaluate("getComputedStyle(document.querySelector('th')).backgroundColor") == (

@@ -304,14 +304,19 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     measured figures are the index's, the ranges impacts.json's, each beside its status."""
     for task in TASKS:
         index = json.loads((site / "api/v1/tasks" / task / "index.json").read_bytes())
-        cards = sorted((site / "cards" / task).glob("*/*.html"))
-        assert len(cards) == len(index["rows"]), task
+        pages = sorted((site / "cards" / task).glob("*/index.html"))
+        assert len(pages) == len({row["slug"] for row in index["rows"]}), task
+        sections = [re.findall(r'<section id="', page.read_text()) for page in pages]
+        assert sum(map(len, sections)) == len(index["rows"]), task
+        for row in index["rows"]:
+            assert row["row_id"] in _card(site, task, row)
     base = site / "api/v1/tasks/lm-arena-chat"
     index = json.loads((base / "index.json").read_bytes())
     impacts = json.loads((base / "impacts.json").read_bytes())
     row = next(r for r in index["rows"] if r["row_id"].startswith("qwen-3-32b/H100/"))
     estimated = next(r for r in impacts["rows"] if r["row_id"] == row["row_id"])["estimated"]
-    html = (site / "cards/lm-arena-chat/qwen-3-32b/h100.html").read_text("utf-8")
+    page = _card_page(site, "lm-arena-chat", row)
+    html = _card(site, "lm-arena-chat", row)
     cells = re.findall(
         r'<tr><td class="status">(\w+)</td><td>(\w+)</td><td>([^<]+)</td>'
         r'<td class="num">([^<]+)</td></tr>',
@@ -330,10 +335,23 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     )
     assert {status for status, *_ in cells} == {"measured", "estimated"}
     assert all((status == "measured") == (boundary == "gpu") for status, boundary, *_ in cells)
-    assert impacts["index"]["upstream_commit"] in html
-    assert "energy-index audit --published api/v1/tasks/lm-arena-chat/impacts.json" in html
-    # What the estimated rows add, beside the caveat that the measured one is GPU energy alone.
-    assert f"<p>{ESTIMATED_RANGES} <code>api/v1/tasks/lm-arena-chat/impacts.json</code>" in html
+    # The card's own facility bounds, and its carbon table says what its figures are.
+    factors = estimated["carbon"]["factors"]
+    assert (
+        f"<p>Facility bounds: low: {', '.join(factors['low'])}; high: "
+        f"{', '.join(factors['high'])}.</p>"
+    ) in html
+    assert "<caption>Carbon by country (estimated, facility boundary)</caption>" in html
+    # What a model's cards share, said once on its page: the upstream, the commands, what the
+    # estimated rows add (beside the caveat that the measured one is GPU energy alone).
+    assert page.count(impacts["index"]["upstream_commit"]) == 1
+    assert page.count("energy-index audit --published api/v1/tasks/lm-arena-chat/impacts.json") == 1
+    assert (
+        page.count(f"<p>{ESTIMATED_RANGES} <code>api/v1/tasks/lm-arena-chat/impacts.json</code>")
+        == 1
+    )
+    assert page.count(escape(index["caveat"])) == 1
+    assert page.count(escape(impacts["carbon_source"]["attribution"])) == 1
     # Three countries, not 213: the lowest and highest intensity and the default, each range
     # steps.impacts.carbon_in's for this row.
     countries = impacts["carbon_source"]["countries"]
@@ -351,9 +369,9 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
         expected = carbon["g_per_response"]
         assert per_response == f"{expected['low']} – {expected['high']}"
     # How the carbon follows for any other country: said once, on the notes the card links.
-    assert impacts["carbon_per_country"] not in html.replace("&#x27;", "'")
+    assert impacts["carbon_per_country"] not in page.replace("&#x27;", "'")
     notes = (site / "cards/lm-arena-chat/index.html").read_text("utf-8").replace("&#x27;", "'")
-    assert impacts["carbon_per_country"] in notes and '<a href="../index.html">' in html
+    assert impacts["carbon_per_country"] in notes and '<a href="../index.html">' in page
 
 
 def test_a_token_task_s_card_notes_say_once_what_every_card_would_repeat(site: Path):
@@ -395,15 +413,20 @@ def test_a_card_states_the_selection_rule_once_as_its_own_sentence(site: Path):
     the pick's median; not pasted in lower case after a line that already said it."""
     index = json.loads((site / "api/v1/tasks/lm-arena-chat/index.json").read_bytes())
     row = next(r for r in index["rows"] if r["row_id"].startswith("qwen-3-32b/H100/"))
-    html = (site / "cards/lm-arena-chat/qwen-3-32b/h100.html").read_text("utf-8")
+    html = _card_page(site, "lm-arena-chat", row)
     rule = index["selection"].replace("'", "&#x27;")
     assert rule.startswith("per model and GPU, ")
     (selection,) = re.findall(r"<dt>Selection</dt><dd>([^<]*)</dd>", html)
     assert selection == (
-        f"{rule[0].upper()}{rule[1:]}. itl_deadline_ms: {index['itl_deadline_ms']} ms; this "
-        f"pick's median inter-token latency: {row['median_itl_ms']} ms."
+        f"{rule[0].upper()}{rule[1:]}. itl_deadline_ms: {index['itl_deadline_ms']} ms."
     )
-    assert html.count("inter-token latency") == 2
+    picks = [r for r in index["rows"] if r["slug"] == row["slug"]]
+    assert len(picks) > 1  # the page of more than one card
+    for pick in picks:
+        assert f"<dt>Median inter-token latency</dt><dd>{pick['median_itl_ms']} ms</dd>" in _card(
+            site, "lm-arena-chat", pick
+        )
+    assert html.count("inter-token latency") == 1 + len(picks)
 
 
 def test_the_card_s_verify_command_passes_on_the_site_s_files(site: Path):
@@ -440,6 +463,12 @@ class _Links(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.found += [value for name, value in attrs if name == "href" and value]
 
+    @classmethod
+    def of(cls, html: str) -> list[str]:
+        parser = cls()
+        parser.feed(html)
+        return parser.found
+
 
 def _targets(site: Path, page: str) -> list[str]:
     """The site paths a file links to: an HTML page's hrefs (same-site, relative), the paths
@@ -475,6 +504,20 @@ def test_from_the_front_page_every_file_is_reachable_and_no_link_is_dead(site: P
                 seen.add(target)
                 queue.append(target)
     assert dead == []
+    # A link to a place in a page (a card: its model's page, at its GPU's section) finds it.
+    anchors = 0
+    for page in seen:
+        if not page.endswith(".html"):
+            continue
+        for href in _Links.of((site / page).read_text("utf-8")):
+            path, _, anchor = href.partition("#")
+            if anchor and path and "://" not in href:
+                target = posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
+                anchors += 1
+                if f'id="{anchor}"' not in (site / target).read_text("utf-8"):
+                    dead.append(f"{page} → {href}")
+    assert dead == []
+    assert anchors > 100
     assert sorted(every - seen) == []
     assert len(seen) > 150  # pages, cards, downloads, schemas
 
@@ -530,8 +573,7 @@ def test_a_300_character_model_name_gets_a_short_file_name_and_the_site_is_writt
     assert (model["model"], model["slug"]) == (long_name, name)
     assert schema_problems(model, schema=declared.MODEL_SCHEMA) == []
     for row in rows:
-        card = tmp_path / "site/cards/lm-arena-chat" / name / f"{row['gpu'].lower()}.html"
-        assert card.is_file()
+        assert row["row_id"] in _card(tmp_path / "site", "lm-arena-chat", row)
     files = [p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*")]
     assert max(len(part) for path in files for part in path.parts) <= 64 + len(".json")
 
@@ -752,6 +794,18 @@ def _links_of(html: str) -> dict[str, str]:
     return {href: text for href, text in re.findall(r'<a href="([^"]+)">(.*?)</a>', html)}
 
 
+def _card_page(site: Path, task: str, row: dict) -> str:
+    """The page of a row's model's cards."""
+    return (site / "cards" / task / row["slug"] / "index.html").read_text("utf-8")
+
+
+def _card(site: Path, task: str, row: dict) -> str:
+    """A row's card: the section of its model's page that its GPU names."""
+    page = _card_page(site, task, row)
+    (card,) = re.findall(rf'<section id="{row["gpu"].lower()}">.*?</section>', page)
+    return card
+
+
 def test_the_front_page_names_each_task_page_as_the_page_names_itself(site: Path):
     front = (site / "index.html").read_text("utf-8")
     links = _links_of(front)
@@ -784,7 +838,7 @@ def test_the_front_page_and_the_cards_wear_the_report_s_style(site: Path):
     # Each card links the site's one style sheet (issue 36: inline, it was 4 KB of each card).
     assert (site / "style.css").read_text("utf-8").startswith(style)
     cards = list(site.glob("cards/*/*/*.html"))
-    assert len(cards) > 100
+    assert len(cards) > 50  # a page per model and task
     for card in cards:
         html = card.read_text("utf-8")
         assert '<link rel="stylesheet" href="../../../style.css">' in html, card
@@ -868,11 +922,14 @@ def test_each_diffusion_pick_has_a_card_of_measured_figures_and_the_audit_that_c
     for task in DIFFUSION:
         index = json.loads((site / "api/v1/tasks" / task / "index.json").read_bytes())
         impacts = json.loads((site / "api/v1/tasks" / task / "impacts.json").read_bytes())
-        cards = sorted((site / "cards" / task).rglob("*.html"))
-        assert len(cards) == len(index["rows"])
+        pages = sorted((site / "cards" / task).rglob("*.html"))
+        assert len(pages) == len({row["slug"] for row in index["rows"]})
+        sections = [re.findall(r'<section id="', page.read_text()) for page in pages]
+        assert sum(map(len, sections)) == len(index["rows"])
         noun = "video" if task == "text-to-video" else "image"
         for row, impacts_row in zip(index["rows"], impacts["rows"], strict=True):
-            html = (site / "cards" / task / row["slug"] / f"{row['gpu'].lower()}.html").read_text()
+            html = _card(site, task, row)
+            page = _card_page(site, task, row)
             figures = re.findall(
                 r'<td class="status">(\w+)</td><td>(\w+)</td><td>[^<]*</td>'
                 r'<td class="num">([^<]*)</td>',
@@ -889,8 +946,8 @@ def test_each_diffusion_pick_has_a_card_of_measured_figures_and_the_audit_that_c
                 bounds = impacts_row["estimated"][boundary][f"wh_per_{noun}"]
                 assert ("estimated", boundary, f"{bounds['low']} – {bounds['high']} Wh") in figures
             assert f"<code>{escape(row['row_id'])}</code>" in html
-            assert escape(index["caveat"]) in html
-            assert f"energy-index audit --published api/v1/tasks/{task}/index.json" in html
+            assert page.count(escape(index["caveat"])) == 1
+            assert page.count(f"energy-index audit --published api/v1/tasks/{task}/index.json") == 1
 
 
 def test_the_whole_site_of_the_seven_tasks_stays_within_12_mib(site: Path):
@@ -1034,11 +1091,11 @@ def test_the_front_page_shows_each_task_s_lowest_and_highest_pick_and_finds_ever
         rows = json.loads((site / "api/v1/tasks" / task / "index.json").read_text())["rows"]
         figures = sorted(rows, key=lambda r: r["wh_per_million_output_tokens"])
         for word, row in (("lowest", figures[0]), ("highest", figures[-1])):
-            card = f"cards/{task}/{row['slug']}/{row['gpu'].lower()}.html"
+            card = f"cards/{task}/{row['slug']}/index.html#{row['gpu'].lower()}"
             shown = f'{word} <a href="{card}">{row["wh_per_million_output_tokens"]}</a> '
             assert shown + f"({row['model']} on {row['gpu']})" in front, (task, word)
         for row in rows:  # found by name: a link to its card under "Find a model"
-            card = f"cards/{task}/{row['slug']}/{row['gpu'].lower()}.html"
+            card = f"cards/{task}/{row['slug']}/index.html#{row['gpu'].lower()}"
             models = front[front.index('id="models"') :]
             assert f'<a href="{card}">{task} {row["gpu"]}</a>' in models
     planner = re.search(r'<a href="(tasks/[\w-]+/index.html)#planner">', front)

@@ -22,8 +22,9 @@
                                         rows × countries: 24 MB of 40 for the real data)
     api/v1/tasks/<task>/plan.json       the plan at each load of a grid, 10² to 10⁶ output
                                         tokens/s (schemas/plan-grid.schema.json, docs/plan.md)
-    cards/<task>/<slug>/<gpu>.html      one card per pick: measured figure, estimated ranges,
-                                        deadline and statistic, upstream commit, how to verify
+    cards/<task>/<slug>/index.html      a model's cards, one per pick (#<gpu>): measured figure,
+                                        estimated ranges, deadline and statistic, upstream
+                                        commit, how to verify, what they share said once
     cards/<task>/index.html             a token task's card notes: what every card would repeat
                                         (per response, carbon for any country), said once
     datapackage.json                    Frictionless Data Package: tables, fields, licence
@@ -98,6 +99,8 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import EXTRAS, Access, Target
 from energy_index.pages.cards import (
     CardPlace,
+    by_card_file,
+    card_file,
     card_html,
     card_path,
     notes_html,
@@ -123,7 +126,7 @@ from energy_index.steps.diffusion_extras import LAYOUT as DIFFUSION_LAYOUT
 
 API = "api/v1"
 # The report's style sheet and the site's marks, once: each card links it (from
-# cards/<task>/<slug>/<gpu>.html).
+# cards/<task>/<slug>/index.html).
 STYLE_SHEET = "style.css"
 CARD_STYLE = f"../../../{STYLE_SHEET}"
 # Every file of the site with its sha256: what a reader can check a copy against, and what
@@ -215,21 +218,16 @@ def site_files(
         checked(plans, schema=PLAN_GRID_SCHEMA)
         files[f"{base}/{PLAN_NAME}"] = serialized(plans, compact=True)
         shown = shown_countries(impacts["carbon_source"]["countries"])
-        for index_row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
-            files[card_path(task, index_row)] = card_html(
+        picks = list(zip(document["rows"], impacts["rows"], strict=True))
+        for model_picks in by_card_file(task, picks, key=lambda pick: pick[0]):
+            path = card_file(task, model_picks[0][0])
+            back = back_links(here=path, task_page=here, task_name=pages[here])
+            files[path] = card_html(
                 task,
                 document,
-                index_row,
+                model_picks,
                 impacts,
-                impacts_row,
-                CardPlace(
-                    stages.snapshot.commit,
-                    API,
-                    CARD_STYLE,
-                    back_links(
-                        here=card_path(task, index_row), task_page=here, task_name=pages[here]
-                    ),
-                ),
+                CardPlace(stages.snapshot.commit, API, CARD_STYLE, back),
                 shown=shown,
             ).encode("utf-8")
         notes = notes_path(task)
@@ -496,11 +494,12 @@ def _diffusion_files(
         )
     sha256 = hashlib.sha256(index_bytes).hexdigest()
     commit, style = stages.snapshot.commit, CARD_STYLE
-    for row, impacts_row in zip(document["rows"], impacts["rows"], strict=True):
-        path = card_path(task, row)
+    picks = list(zip(document["rows"], impacts["rows"], strict=True))
+    for model_picks in by_card_file(task, picks, key=lambda pick: pick[0]):
+        path = card_file(task, model_picks[0][0])
         back = back_links(here=path, task_page=here, task_name=pages[here])
         card = diffusion_card(
-            stages.output, document, row, sha256, CardPlace(commit, API, style, back), impacts_row
+            stages.output, document, model_picks, sha256, CardPlace(commit, API, style, back)
         )
         files[path] = card.encode("utf-8")
     return document

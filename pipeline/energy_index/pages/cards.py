@@ -1,6 +1,9 @@
-"""One card per pick of the site (``cards/<task>/<slug>/<gpu>.html``): a page a procurement
-document can link to, with the measured figure, the estimated ranges, the deadline and
-statistic it was picked under, the upstream commit and the commands that verify it.
+"""One card per pick of the site, the cards of one model on one page
+(``cards/<task>/<slug>/index.html``, a section per GPU: ``#<gpu>``): what a procurement document
+can link to, with the measured figure, the estimated ranges, the deadline and statistic it was
+picked under, the upstream commit and the commands that verify it. What a model's cards share
+(the caveat, the rule, the upstream, how the ranges and the carbon are estimated, the commands)
+is said once on its page: a page per pick repeated it, 3 KB of each 4 (issue 36).
 
 Plain HTML in the report's style, no script: every figure is written beside its status and
 boundary. The style sheet is the site's one file (``style.css``), linked: written into each
@@ -21,9 +24,24 @@ from energy_index.steps.derive import slug
 from energy_index.steps.impacts import carbon_in
 
 
+def card_file(task: str, row: Mapping[str, Any]) -> str:
+    """The page of a model's cards in the site, e.g. ``cards/gpqa/qwen-3-8b/index.html``."""
+    return f"cards/{task}/{slug(row['model'])}/index.html"
+
+
 def card_path(task: str, row: Mapping[str, Any]) -> str:
-    """Where a pick's card sits in the site, e.g. ``cards/gpqa/qwen-3-8b/h100.html``."""
-    return f"cards/{task}/{slug(row['model'])}/{slug(row['gpu'])}.html"
+    """Where a pick's card sits in the site: its model's page, at its GPU's section, e.g.
+    ``cards/gpqa/qwen-3-8b/index.html#h100``."""
+    return f"{card_file(task, row)}#{slug(row['gpu'])}"
+
+
+def by_card_file(task: str, rows: Sequence[Any], key: Any = lambda row: row) -> list[list[Any]]:
+    """``rows`` grouped by the page their cards are on (``key``: an item's index row), each
+    group in the rows' order, the pages in the order of their first row."""
+    pages: dict[str, list[Any]] = {}
+    for item in rows:
+        pages.setdefault(card_file(task, key(item)), []).append(item)
+    return list(pages.values())
 
 
 def shown_countries(countries: Mapping[str, Mapping[str, Any]]) -> list[str]:
@@ -54,24 +72,65 @@ class CardPlace(NamedTuple):
 def card_html(
     task: str,
     index: Mapping[str, Any],
-    index_row: Mapping[str, Any],
+    picks: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
     impacts: Mapping[str, Any],
-    impacts_row: Mapping[str, Any],
     place: CardPlace,
     *,
     shown: Sequence[str],
 ) -> str:
-    """The card of one pick: ``index_row`` of ``index`` and its ``impacts_row``, published at
-    ``place``, with the carbon in the ``shown`` countries (``shown_countries`` of the impacts'
-    carbon snapshot, found once for a task's cards)."""
+    """The cards of one model's picks, a section per GPU: ``picks``, each an index row of
+    ``index`` and its impacts row, published at ``place``, with the carbon in the ``shown``
+    countries (``shown_countries`` of the impacts' carbon snapshot, found once for a task)."""
     upstream_commit, api, style, back = place
-    measured = impacts_row["measured"]
-    server = impacts_row["estimated"]["server"]
-    facility = impacts_row["estimated"]["facility"]
-    carbon = impacts_row["estimated"]["carbon"]
     countries = impacts["carbon_source"]["countries"]
     source = index["source"]
-    title = f"{index_row['model']} on {index_row['gpu']}: {source['workload']}"
+    row_api = f"{api}/tasks/{task}"
+    verify = (
+        f"energy-index audit --published {row_api}/index.json\n"
+        f"energy-index audit --published {row_api}/impacts.json"
+    )
+    notes = f'<a href="{NOTES_FROM_CARD}">{escape(NOTES_LINK)}</a>.'
+    return (
+        card_opening(
+            title=f"{picks[0][0]['model']}: {source['workload']}",
+            style=style,
+            back=back,
+            caveat=index["caveat"],
+        )
+        + card_rule(
+            # The rule names the statistic the deadline bounds (median, p90…): the page states
+            # it once, as the sentence that opens the entry, rather than in its own words.
+            rule=index["selection"],
+            deadline=f"itl_deadline_ms: {index['itl_deadline_ms']} ms.",
+            source=source,
+            commit=upstream_commit,
+            index=index,
+            written=impacts["index"],
+        )
+        + f"<p>{ESTIMATED_RANGES} <code>{row_api}/impacts.json</code> (with their sources), "
+        f"each card naming its facility bounds. {notes}</p>"
+        f"<p>{CARBON_CAPTION}: {escape(impacts['carbon_source']['kind'])} "
+        f"{escape(impacts['carbon_source']['attribution'])}</p>"
+        f"<p>{escape(_shown_words(len(countries)))}</p>"
+        + "".join(
+            _token_card(index_row, impacts_row, impacts, shown=shown)
+            for index_row, impacts_row in picks
+        )
+        + card_closing(verify)
+    )
+
+
+def _token_card(
+    index_row: Mapping[str, Any],
+    impacts_row: Mapping[str, Any],
+    impacts: Mapping[str, Any],
+    *,
+    shown: Sequence[str],
+) -> str:
+    """One pick's card, a section of its model's page: its configuration, its figures (each
+    beside its status and boundary) and its carbon in the ``shown`` countries."""
+    measured = impacts_row["measured"]
+    countries = impacts["carbon_source"]["countries"]
     per_million = "Energy per million output tokens"
     lines = [
         ("measured", "gpu", "Energy per output token", f"{measured['joules_per_output_token']} J"),
@@ -79,7 +138,7 @@ def card_html(
     ]
     for name, value in measured.get("wh_per_response", {}).items():
         lines.append(("measured", "gpu", f"Energy per response ({name})", f"{value} Wh"))
-    for block in (server, facility):
+    for block in (impacts_row["estimated"]["server"], impacts_row["estimated"]["facility"]):
         ranges = {
             per_million: block["wh_per_million_output_tokens"],
             **{
@@ -91,7 +150,6 @@ def card_html(
             ("estimated", block["boundary"], what, f"{bounds_text(bounds)} Wh")
             for what, bounds in ranges.items()
         ]
-    figures = figure_rows(lines)
     by_country = "".join(
         f"<tr><td>{escape(countries[code]['country'])} ({escape(code)}, "
         f"{countries[code]['year']}, {countries[code]['g_per_kwh']} gCO2e/kWh)</td>"
@@ -100,40 +158,18 @@ def card_html(
         for code in shown
         for figures_of in [carbon_in(index_row, impacts["factors"], countries[code]["g_per_kwh"])]
     )
-    factors = "; ".join(
-        f"{bound}: {', '.join(carbon['factors'][bound])}" for bound in ("low", "high")
-    )
-    row_api = f"{api}/tasks/{task}"
-    verify = (
-        f"energy-index audit --published {row_api}/index.json\n"
-        f"energy-index audit --published {row_api}/impacts.json"
-    )
-    deadline = index["itl_deadline_ms"]
-    # The rule names the statistic the deadline bounds (median, p90…): the page states it once,
-    # as the sentence that opens the entry, rather than restating it in its own words.
-    rule = index["selection"]
-    notes = f'<a href="{NOTES_FROM_CARD}">{escape(NOTES_LINK)}</a>.'
-    return (
-        card_opening(title=title, style=style, back=back, caveat=index["caveat"])
-        + card_pick(
-            configuration=f"{index_row['num_gpus']} × {index_row['gpu']}, max_num_seqs "
-            f"{index_row['max_num_seqs']}, {index_row['precision']}",
-            row_id=index_row["row_id"],
-            rule=rule,
-            deadline=f"itl_deadline_ms: {deadline} ms; this pick's median inter-token latency: "
-            f"{index_row['median_itl_ms']} ms.",
-        )
-        + card_upstream_and_figures(source, upstream_commit, index, impacts["index"], figures)
-        + f"<p>{ESTIMATED_RANGES} <code>{row_api}/impacts.json</code> (with their sources); "
-        f"facility bounds: {escape(factors)}. {notes}</p>"
-        "<h2>Carbon by country (estimated, facility boundary)</h2>"
-        f"<p>{escape(impacts['carbon_source']['kind'])} "
-        f"{escape(impacts['carbon_source']['attribution'])}</p>"
-        f"<p>{escape(_shown_words(len(countries)))}</p>"
-        '<table id="card-carbon"><thead><tr>'
+    factors = impacts_row["estimated"]["carbon"]["factors"]
+    bounds = "; ".join(f"{bound}: {', '.join(factors[bound])}" for bound in ("low", "high"))
+    return card_section(
+        index_row,
+        configuration=f"{index_row['num_gpus']} × {index_row['gpu']}, max_num_seqs "
+        f"{index_row['max_num_seqs']}, {index_row['precision']}",
+        latency=("Median inter-token latency", f"{index_row['median_itl_ms']} ms"),
+        figures=figure_rows(lines),
+        after=f"<p>Facility bounds: {escape(bounds)}.</p>"
+        f'<table class="card-carbon"><caption>{CARBON_CAPTION}</caption><thead><tr>'
         "<th>Country (year, intensity)</th><th>gCO2e per million output tokens</th>"
-        f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table>"
-        + card_closing(verify)
+        f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table>",
     )
 
 
@@ -143,6 +179,9 @@ ESTIMATED_RANGES = (
     "Estimated ranges (server, facility) add the host, idle capacity and cooling to the measured "
     "GPU energy, through the cited factors in"
 )
+
+
+CARBON_CAPTION = "Carbon by country (estimated, facility boundary)"
 
 
 # What every card of a token task would repeat, said once on the task's card notes
@@ -204,33 +243,47 @@ def card_opening(*, title: str, style: str, back: str, caveat: str) -> str:
     )
 
 
-def card_pick(*, configuration: str, row_id: str, rule: str, deadline: str) -> str:
-    """The pick's list, open: its configuration and row_id, and the rule and deadline it was
-    picked under (``deadline``: HTML, numbers the index holds)."""
-    return (
-        "<h2>The pick</h2><dl>"
-        f"<dt>Configuration</dt><dd>{escape(configuration)}; row_id "
-        f"<code>{escape(row_id)}</code></dd>"
-        f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. {deadline}</dd>"
-    )
-
-
-def card_upstream_and_figures(
+def card_rule(
+    *,
+    rule: str,
+    deadline: str,
     source: Mapping[str, Any],
     commit: str,
     index: Mapping[str, Any],
     written: Mapping[str, Any],
-    figures: str,
 ) -> str:
-    """The pick's upstream (``source``, the index's source block) at ``commit``, the index's
-    date and its ``written`` sha256, closing the pick's list; then the ``figures`` table."""
+    """What a model's cards of either kind share: the rule and ``deadline`` (HTML, numbers the
+    index holds) they were picked under, and their upstream (``source``, the index's source
+    block) at ``commit``, the index's date and its ``written`` sha256."""
     return (
+        "<h2>The picks</h2><dl>"
+        f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. {deadline}</dd>"
         f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
         f"{escape(commit)}</code>; index updated {escape(index['updated'])}, sha256 "
         f"<code>{escape(written['sha256'])}</code></dd></dl>"
-        "<h2>Figures</h2>"
-        '<table id="card-figures"><thead><tr><th>Status</th><th>Boundary</th><th>Figure</th>'
-        f"<th>Value</th></tr></thead><tbody>{figures}</tbody></table>"
+    )
+
+
+def card_section(
+    row: Mapping[str, Any],
+    *,
+    configuration: str,
+    figures: str,
+    latency: tuple[str, str] | None = None,
+    after: str = "",
+) -> str:
+    """A pick's card of either kind, a section of its model's page that its GPU's slug names
+    (``card_path``'s anchor): its ``configuration`` and row_id, its ``latency`` (name, value)
+    where the figures do not show it, the ``figures`` table's rows, then ``after`` (HTML)."""
+    return (
+        f'<section id="{slug(row["gpu"])}"><h2>{escape(row["model"])} on '
+        f"{escape(row['gpu'])}</h2><dl>"
+        f"<dt>Configuration</dt><dd>{escape(configuration)}; row_id "
+        f"<code>{escape(row['row_id'])}</code></dd>"
+        + ("" if latency is None else f"<dt>{escape(latency[0])}</dt><dd>{escape(latency[1])}</dd>")
+        + "</dl>"
+        '<table class="card-figures"><thead><tr><th>Status</th><th>Boundary</th><th>Figure</th>'
+        f"<th>Value</th></tr></thead><tbody>{figures}</tbody></table>{after}</section>"
     )
 
 

@@ -14,7 +14,7 @@ deadline must be the index's row. Every text from upstream is escaped.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
@@ -31,8 +31,8 @@ from energy_index.pages.cards import (
     bounds_text,
     card_closing,
     card_opening,
-    card_pick,
-    card_upstream_and_figures,
+    card_rule,
+    card_section,
     figure_rows,
 )
 from energy_index.pages.configurations import refuse_other_picks
@@ -388,19 +388,50 @@ def _impacts_section(inputs: DiffusionPageInputs) -> str:
 def diffusion_card(
     output: Output,
     index: Mapping[str, Any],
-    index_row: Mapping[str, Any],
+    picks: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
     index_sha256: str,
     place: CardPlace,
-    impacts_row: Mapping[str, Any] | None = None,
 ) -> str:
-    """The card of one pick of a diffusion index, published at ``place``: its measured figures
-    and, from its ``impacts_row``, the estimated server and facility ranges, each with its status
-    and boundary; the configuration, the deadline it was picked under, the upstream commit and
-    the command that verifies it."""
+    """The cards of one model's picks of a diffusion index, a section per GPU, published at
+    ``place``: ``picks``, each an index row and its impacts row (None: no estimates), with the
+    measured figures and the estimated server and facility ranges, each with its status and
+    boundary; the configuration, the deadline they were picked under, the upstream commit and
+    the command that verifies them."""
     upstream_commit, api, style, back = place
-    noun = output.noun
     source = index["source"]
-    title = f"{index_row['model']} on {index_row['gpu']}: {source['workload']}"
+    cards = [_diffusion_card(output, row, impacts_row) for row, impacts_row in picks]
+    return (
+        card_opening(
+            title=f"{picks[0][0]['model']}: {source['workload']}",
+            style=style,
+            back=back,
+            caveat=index["caveat"],
+        )
+        + card_rule(
+            rule=index["selection"],
+            deadline=f"deadline_s: {json_number(index['deadline_s'])} s.",
+            source=source,
+            commit=upstream_commit,
+            index=index,
+            written={"sha256": index_sha256},
+        )
+        + (
+            f"<p>{ESTIMATED_RANGES} <code>{api}/tasks/{output.task}/"
+            f"impacts.json</code> (with their sources and the factor bounds of each bound); "
+            f"{escape(diffusion_assumption())}.</p>"
+            if any(estimated for _, estimated in cards)
+            else ""
+        )
+        + "".join(card for card, _ in cards)
+        + card_closing(f"energy-index audit --published {api}/tasks/{output.task}/index.json")
+    )
+
+
+def _diffusion_card(
+    output: Output, row: Mapping[str, Any], impacts_row: Mapping[str, Any] | None
+) -> tuple[str, bool]:
+    """One pick's card, a section of its model's page, and whether it has estimated ranges."""
+    noun = output.noun
     places = _places(output)
     figures = [
         (f"Energy per {noun}", f"joules_per_{noun}", " J"),
@@ -419,7 +450,7 @@ def diffusion_card(
         ("Batch latency", "batch_latency_s", " s"),
     ]
     measured = [
-        ("measured", "gpu", what, f"{_number(index_row[name], places.get(name))}{unit}")
+        ("measured", "gpu", what, f"{_number(row[name], places.get(name))}{unit}")
         for what, name, unit in figures
     ]
     estimated = [
@@ -427,33 +458,17 @@ def diffusion_card(
         for boundary, block in (impacts_row or {}).get("estimated", {}).items()
         if f"wh_per_{noun}" in block
     ]
-    lines = figure_rows([*measured, *estimated])
-    row = index_row
     configuration = (
         f"{row['num_gpus']} × {row['gpu']} (Ulysses {row['ulysses_degree']} × ring "
         f"{row['ring_degree']}), batch {row['batch_size']}, {row['inference_steps']} steps, "
         f"{recipe(row)}, {row['precision']}"
     )
-    latency = _number(row["batch_latency_s"], places.get("batch_latency_s"))
-    return (
-        card_opening(title=title, style=style, back=back, caveat=index["caveat"])
-        + card_pick(
-            configuration=configuration,
-            row_id=row["row_id"],
-            rule=index["selection"],
-            deadline=f"deadline_s: {json_number(index['deadline_s'])} s; this pick's batch "
-            f"latency: {escape(latency)} s.",
-        )
-        + card_upstream_and_figures(source, upstream_commit, index, {"sha256": index_sha256}, lines)
-        + (
-            f"<p>{ESTIMATED_RANGES} <code>{api}/tasks/{output.task}/"
-            f"impacts.json</code> (with their sources and the factor bounds of each bound); "
-            f"{escape(diffusion_assumption())}.</p>"
-            if estimated
-            else ""
-        )
-        + card_closing(f"energy-index audit --published {api}/tasks/{output.task}/index.json")
+    card = card_section(
+        row,
+        configuration=configuration,
+        figures=figure_rows([*measured, *estimated]),
     )
+    return card, bool(estimated)
 
 
 def _number(value: Any, places: int | None) -> str:

@@ -29,7 +29,7 @@ __all__ = ["JOULES_PER_WATT_HOUR", "TOKENS_PER_MILLION", "wh_per_million_tokens"
 _NOT_ALPHANUMERIC = re.compile(r"[^a-z0-9]+")
 
 
-# A slug names files of the site (api/v1/models/<slug>.json, cards/<task>/<slug>/<gpu>.html):
+# A slug names files of the site (api/v1/models/<slug>.json, cards/<task>/<slug>/index.html):
 # an upstream name of 300 characters made a name no filesystem takes (255 bytes at most).
 SLUG_LENGTH = 64
 _HASH_DIGITS = 10
@@ -183,8 +183,8 @@ def _refuse_collisions(rows: list[dict[str, Any]]) -> None:
                 f"{shown(row['slug'])}: their "
                 "rows could not be told apart by slug (nor by row_id on the same GPUs)"
             )
-    # A card sits at cards/<task>/<model slug>/<GPU slug>.html: GPUs named apart only by case or
-    # punctuation ("H100", "h100") would share one card, the second silently replacing the first.
+    # A card sits at cards/<task>/<model slug>/index.html#<GPU slug>: GPUs named apart only by
+    # case or punctuation ("H100", "h100") would share one card's name.
     gpus_by_slug: dict[str, str] = {}
     for gpu in sorted({row["gpu"] for row in rows}):
         other = gpus_by_slug.setdefault(slug(gpu), gpu)
