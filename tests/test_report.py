@@ -73,16 +73,34 @@ def test_the_page_documents_the_index_beside_it(page: Path, golden_index):
     assert "2026-11-30</dd>" not in html.split("<dt>Retrieved</dt>")[1].split("</dl>")[0][:40]
 
 
+def _cells(table: str) -> dict[str, dict[str, str]]:
+    """The index table's number cells by row_id and field, each field named by its heading
+    (page.js fills the cells by position)."""
+    head = table.split("</thead>")[0]
+    fields = [f for f in re.findall(r'<th(?: id="[^"]+")?(?: data-field="(\w+)")?[ >]', head)]
+    assert "wh_per_million_output_tokens" in fields
+    return {
+        row_id: {
+            f: c
+            for f, c in zip(fields, re.findall(r"<td[^>]*>([^<]*)</td>", cells), strict=True)
+            if f
+        }
+        for row_id, cells in re.findall(
+            r'<tr data-group="\d+"[^>]* data-row-id="([^"]*)"[^>]*>(.*?)</tr>', table
+        )
+    }
+
+
 def test_the_table_is_plain_html_with_every_row_and_two_decimals(page: Path, golden_index):
     html = page.read_text()
     table = html.split('id="index-table"')[1].split("</table>")[0]
     document = json.loads(golden_index.read_bytes())
     assert table.count("<tr data-group=") == len(document["rows"]) == 32
+    cells = _cells(table)
     for row in document["rows"]:
         wh = f"{row['wh_per_million_output_tokens']:.2f}"
-        assert f'data-row-id="{row["row_id"]}"' in table
-        assert f'data-field="wh_per_million_output_tokens">{wh}<' in table
-    assert '"wh_per_million_output_tokens">19.50<' in table  # not 19.5
+        assert cells[row["row_id"]]["wh_per_million_output_tokens"] == wh
+    assert "19.50" in [by_field["wh_per_million_output_tokens"] for by_field in cells.values()]
     sweep = html.split('id="sweep-table"')[1].split("</table>")[0]
     assert not re.search(r">\d+\.\d<", sweep)  # no Wh value with one decimal
 
@@ -522,21 +540,22 @@ def test_the_page_of_a_p99_index_shows_the_p99_itl_beside_the_median(tmp_path: P
     code, output = report("--index", str(out), "--from", str(GOLDEN), "--out", str(page))
     assert code == 0, output
     html = page.read_text("utf-8")
-    assert '<th id="deciding-itl">p99 ITL ms</th>' in html
+    assert '<th id="deciding-itl" data-field="deciding_itl">p99 ITL ms</th>' in html
     by_row = {row["row_id"]: row for row in json.loads(out.read_bytes())["rows"]}
-    cells = re.findall(
-        r'data-row-id="([^"]+)".*?<td class="num" data-field="deciding_itl">([^<]+)</td>', html
-    )
+    cells = _cells(html.split('id="index-table"')[1].split("</table>")[0])
     assert len(cells) == len(by_row)
-    for row_id, text in cells:
-        assert float(text) == by_row[row_id]["p99_itl_ms"], row_id
+    for row_id, by_field in cells.items():
+        assert float(by_field["deciding_itl"]) == by_row[row_id]["p99_itl_ms"], row_id
 
 
 def test_the_page_of_a_median_index_hides_the_deciding_column(golden_index: Path, tmp_path):
     page = tmp_path / "report.html"
     code, output = report("--index", str(golden_index), "--from", str(GOLDEN), "--out", str(page))
     assert code == 0, output
-    assert '<th id="deciding-itl" hidden>median ITL ms</th>' in page.read_text("utf-8")
+    assert (
+        '<th id="deciding-itl" data-field="deciding_itl" hidden>median ITL ms</th>'
+        in page.read_text("utf-8")
+    )
 
 
 def embedded_json(html: str, element_id: str) -> Any:

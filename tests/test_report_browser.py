@@ -90,15 +90,21 @@ class Tab:
     def table(self) -> list[dict[str, str]]:
         return self.tab.eval_on_selector_all(
             "#index-table tbody tr",
-            """rows => rows.map(tr => ({
+            """rows => {
+              // A number column's field is named by its heading, its cells found by position.
+              const fields = Array.from(
+                document.querySelectorAll('#index-table thead th'), th => th.dataset.field);
+              const cell = (tr, field) => tr.cells[fields.indexOf(field)];
+              return rows.map(tr => ({
                 group: tr.dataset.group, gpu: tr.dataset.gpu, rowId: tr.dataset.rowId,
                 hidden: tr.hidden, changed: tr.classList.contains('changed'),
                 model: tr.cells[0].textContent,
-                wh: tr.querySelector('[data-field=wh_per_million_output_tokens]').textContent,
-                itl: tr.querySelector('[data-field=median_itl_ms]').textContent,
-                deciding: tr.querySelector('[data-field=deciding_itl]').textContent,
-                decidingHidden: tr.querySelector('[data-field=deciding_itl]').hidden,
-            }))""",
+                wh: cell(tr, 'wh_per_million_output_tokens').textContent,
+                itl: cell(tr, 'median_itl_ms').textContent,
+                deciding: cell(tr, 'deciding_itl').textContent,
+                decidingHidden: cell(tr, 'deciding_itl').hidden,
+              }));
+            }""",
         )
 
 

@@ -46,6 +46,9 @@ const modelFilter = document.getElementById("model-filter");
 const gpuBoxes = Array.from(document.querySelectorAll("input[name=gpu]"));
 const summary = document.getElementById("changed-count");
 const rows = Array.from(document.querySelectorAll("#index-table tbody tr"));
+// A number column's field, named once in its heading; undefined for the others.
+const tableFields = Array.from(
+  document.querySelectorAll("#index-table thead th"), (th) => th.dataset.field);
 const views = {};
 const statistic = document.getElementById("statistic");
 const state = { deadline: data.deadline, statistic: data.statistic, picks: indexPicks };
@@ -65,8 +68,9 @@ function updateTable() {
     tr.classList.toggle("changed", changed);
     tr.classList.toggle("none", pick < 0);
     tr.dataset.rowId = pick < 0 ? "" : rowId(group, pick);
-    for (const td of tr.querySelectorAll("td[data-field]")) {
-      const field = td.dataset.field;
+    for (const [column, field] of tableFields.entries()) {
+      if (field === undefined) continue;
+      const td = tr.cells[column];
       if (field === "deciding_itl") {  // the tail statistic that decides, beside the median
         td.hidden = state.statistic === "median";
         td.textContent = pick < 0 || td.hidden
