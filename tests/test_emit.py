@@ -9,6 +9,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from energy_index.documents.index import serialized
 from energy_index.documents.schemas import (
@@ -262,6 +264,55 @@ def test_serialized_gives_the_bytes_of_the_json_module(document):
     # Compact (the site's API files, issue 36): the json module's with no whitespace.
     text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     assert serialized(document, compact=True) == text.encode("utf-8") + b"\n"
+
+
+_JSON_LIKE = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1e-05, -2.5e-07, 1e16, 1.5e17, 5e-324, 0.0001, 0.0])
+    | st.text(alphabet=st.sampled_from(list('ab"\\:,[]{}e0.-1\u00e9\n\u2028')), max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(alphabet="ab:e1,", max_size=3), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(document=st.dictionaries(st.text(max_size=3), _JSON_LIKE, max_size=4))
+def test_serialized_gives_the_json_module_s_bytes_for_any_nesting(document):
+    """Part by part, the bytes are still the json module's: tiny and huge floats at any depth,
+    beside text that looks like them, in lists, tuples and objects."""
+    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    assert serialized(document, compact=True) == text.encode("utf-8") + b"\n"
+    assert serialized(document) == json_module_bytes(document)
+
+
+def test_one_tiny_float_sends_only_its_own_values_to_the_json_module(monkeypatch):
+    """A float msgspec writes otherwise than Python costs the values around it, not the whole
+    document (impacts.json at 10⁵ configurations went wholly to the json module)."""
+    import energy_index.documents.index as module
+
+    given: list[object] = []
+    dumps = module.json.dumps
+
+    def recorded(value, **options):
+        given.append(value)
+        return dumps(value, **options)
+
+    monkeypatch.setattr(module.json, "dumps", recorded)
+    rows = [{"row": n, "figure": {"low": 0.5, "high": 1.5}} for n in range(1000)]
+    rows[500]["figure"]["low"] = 2.5e-05
+    document = {"kind": "k", "rows": rows}
+    assert serialized(document, compact=True) == (
+        dumps(document, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    )
+    assert not any(isinstance(value, dict | list) for value in given)
+    assert 2.5e-05 in given and len(given) <= 10
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
