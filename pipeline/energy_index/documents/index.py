@@ -363,8 +363,8 @@ def _encoded(value: Any) -> bytes:
             return b"{" + b",".join(parts) + b"}"
         if type(value) in (list, tuple):
             return b"[" + b",".join(map(_encoded, value)) + b"]"
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return text.encode("utf-8")
+    written = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return written.encode("utf-8")
 
 
 # The floats msgspec may write otherwise than Python: with an exponent (1e16, 1e-7: a number
