@@ -92,6 +92,16 @@ def test_a_long_slug_is_cut_with_a_hash_of_the_whole():
     assert "--" not in cut and re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cut)
 
 
+def test_a_name_without_an_ascii_letter_or_digit_has_a_slug_of_its_own():
+    """Review finding: "日本" made the slug "", so a card at cards/<task>//index.html (the task's
+    card notes) and a row_id with nothing before its first '/'. Its own hash names it instead,
+    apart from any other such name, and within the schema's pattern."""
+    assert slug("日本") == "cf2abf0c5b"
+    assert slug("---") == "cb3f91d54e"
+    assert slug("日本") != slug("中国")
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", slug("日本"))
+
+
 def test_a_precision_without_a_label_names_the_model_and_gpu():
     frame = two_configurations(weight_precision=["bfloat16", "int3"])
     with pytest.raises(DerivationError, match=r"^a/x on H100: weight_precision 'int3' has no"):

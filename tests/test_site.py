@@ -24,6 +24,7 @@ from energy_index.documents.plan import PAIR_KEYS
 from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
 from energy_index.pages.cards import ESTIMATED_RANGES
+from energy_index.steps.derive import slug
 from energy_index.steps.impacts import carbon_in
 from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke, sweep_cells
 from tests.test_impacts import CARBON_FIXTURE, assert_measured_apart
@@ -429,6 +430,22 @@ def test_a_card_states_the_selection_rule_once_as_its_own_sentence(site: Path):
     assert html.count("inter-token latency") == 1 + len(picks)
 
 
+def test_a_card_of_a_p95_index_shows_the_p95_itl_that_picked_it(tmp_path: Path):
+    """Review finding: a card showed the median ITL alone, where a p95 index picks on the p95."""
+    index = tmp_path / "out" / "index.json"
+    built = invoke("build", "--from", GOLDEN, "--itl-statistic", "p95", "--out", index)
+    assert built.exit_code == 0, built.output
+    site = tmp_path / "site"
+    result = invoke("site", "--index", index, "--from", GOLDEN, "--out", site,
+                    "--carbon", CARBON_FIXTURE)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = json.loads(index.read_bytes())["rows"]
+    for row in rows:
+        card = _card(site, "lm-arena-chat", row)
+        assert f"<dt>Median inter-token latency</dt><dd>{row['median_itl_ms']} ms</dd>" in card
+        assert f"<dt>p95 inter-token latency</dt><dd>{row['p95_itl_ms']} ms</dd>" in card
+
+
 def test_the_card_s_verify_command_passes_on_the_site_s_files(site: Path):
     for name in ("index.json", "impacts.json"):
         published = site / "api/v1/tasks/lm-arena-chat" / name
@@ -459,15 +476,24 @@ class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
         self.found: list[str] = []
+        self.ids: set[str] = set()
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.found += [value for name, value in attrs if name == "href" and value]
+        self.ids |= {value for name, value in attrs if name == "id" and value}
 
     @classmethod
     def of(cls, html: str) -> list[str]:
         parser = cls()
         parser.feed(html)
         return parser.found
+
+    @classmethod
+    def ids_of(cls, html: str) -> set[str]:
+        """The page's id attributes (an element's own, not ``data-row-id`` nor text)."""
+        parser = cls()
+        parser.feed(html)
+        return parser.ids
 
 
 def _targets(site: Path, page: str) -> list[str]:
@@ -510,12 +536,12 @@ def test_from_the_front_page_every_file_is_reachable_and_no_link_is_dead(site: P
         if not page.endswith(".html"):
             continue
         for href in _Links.of((site / page).read_text("utf-8")):
-            path, _, anchor = href.partition("#")
-            if anchor and path and "://" not in href:
+            path, hash_, anchor = href.partition("#")
+            if hash_ and path and "://" not in href:
                 target = posixpath.normpath(posixpath.join(posixpath.dirname(page), path))
                 anchors += 1
-                if f'id="{anchor}"' not in (site / target).read_text("utf-8"):
-                    dead.append(f"{page} → {href}")
+                if anchor not in _Links.ids_of((site / target).read_text("utf-8")):
+                    dead.append(f"{page} → {href}")  # an empty anchor too: no id is ""
     assert dead == []
     assert anchors > 100
     assert sorted(every - seen) == []
@@ -576,6 +602,34 @@ def test_a_300_character_model_name_gets_a_short_file_name_and_the_site_is_writt
         assert row["row_id"] in _card(tmp_path / "site", "lm-arena-chat", row)
     files = [p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*")]
     assert max(len(part) for path in files for part in path.parts) <= 64 + len(".json")
+
+
+def test_a_model_name_without_an_ascii_letter_names_its_files_by_its_hash(tmp_path: Path):
+    """Review finding: "日本語モデル" made the slug "", so its cards page was
+    cards/<task>//index.html, the task's card notes, one page written over the other."""
+    name = "日本語モデル"
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        if configuration["nickname"] == "Qwen 3 8B":
+            configuration["nickname"] = name
+    snapshot = changed_snapshot(
+        GOLDEN, tmp_path / "snap", {TASK_PATH: json.dumps(document).encode()}, commit="a" * 40
+    )
+    index = tmp_path / "out" / "index.json"
+    assert invoke("build", "--from", snapshot, "--out", index).exit_code == 0
+    rows = [r for r in json.loads(index.read_bytes())["rows"] if r["model"] == name]
+    assert len(rows) > 1 and {r["slug"] for r in rows} == {slug(name)}
+    assert all(r["row_id"].startswith(f"{slug(name)}/") for r in rows)
+    site = tmp_path / "site"
+    result = invoke("site", "--index", index, "--from", snapshot, "--out", site,
+                    "--carbon", CARBON_FIXTURE)  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert (site / "api/v1/models" / f"{slug(name)}.json").is_file()
+    for row in rows:
+        assert row["row_id"] in _card(site, "lm-arena-chat", row)
+    impacts = json.loads((site / "api/v1/tasks/lm-arena-chat/impacts.json").read_bytes())
+    notes = unescape((site / "cards/lm-arena-chat/index.html").read_text("utf-8"))
+    assert impacts["per_response"] in notes and name not in notes
 
 
 def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):

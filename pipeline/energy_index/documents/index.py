@@ -339,17 +339,22 @@ def serialized(document: dict[str, Any], *, compact: bool = False) -> bytes:
     (``_encoded``), which writes the first as Python does and refuses the second (ValueError),
     as it always has.
     """
-    text = _encoded(document)
+    try:
+        text = _encoded(document)
+    except UnicodeEncodeError:  # the json module decides which error comes first (a NaN's)
+        text = _json_module(document)
     if compact:  # already: no third copy of a large document (plan.json, 57 MB at 10⁵ rows)
         return text + b"\n"
     return msgspec.json.format(text, indent=2) + b"\n"
 
 
-def _encoded(value: Any) -> bytes:
+def _encoded(value: Any, depth: int = 0) -> bytes:
     """``value`` as the json module writes it, compact: by msgspec where that gives the same
-    bytes; else a container part by part, down to the values only the json module writes (or
-    refuses). One float below 1e-4 sent the whole document to the json module: impacts.json and
-    the planner's data, 0.6 s of cpu of a 10⁵-configuration site."""
+    bytes; else a container part by part, to _PARTS_DEPTH (a document's values, and theirs:
+    a list's rows), below that by the json module. One float below 1e-4 sent the whole
+    document to the json module: impacts.json and the planner's data, 0.6 s of cpu of a
+    10⁵-configuration site. Bounded so, the parts cost at most a msgspec try each beside the
+    json module's own time, however many rows hold such a float."""
     if isinstance(value, dict | list | tuple):
         try:
             text = msgspec.json.encode(value)
@@ -358,24 +363,36 @@ def _encoded(value: Any) -> bytes:
                 return text
         except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
             pass  # something only the json module writes, or refuses: it decides, part by part
-        if type(value) is dict and all(type(key) is str for key in value):
-            parts = (_encoded(key) + b":" + _encoded(item) for key, item in value.items())
-            return b"{" + b",".join(parts) + b"}"
-        if type(value) in (list, tuple):
-            return b"[" + b",".join(map(_encoded, value)) + b"]"
+        if depth < _PARTS_DEPTH:
+            if type(value) is dict and all(type(key) is str for key in value):
+                parts = [
+                    _encoded(key, depth + 1) + b":" + _encoded(item, depth + 1)
+                    for key, item in value.items()
+                ]
+                return b"{" + b",".join(parts) + b"}"
+            if type(value) in (list, tuple):
+                return b"[" + b",".join([_encoded(item, depth + 1) for item in value]) + b"]"
+    return _json_module(value)
+
+
+_PARTS_DEPTH = 2
+
+
+def _json_module(value: Any) -> bytes:
     written = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return written.encode("utf-8")
 
 
 # The floats msgspec may write otherwise than Python: with an exponent (1e16, 1e-7: a number
-# then ',', '}' or ']', unlike a hex digest or text in quotes) or as 0.0000… (below 1e-4).
-# A string may hold either sequence: a false alarm only sends the document the slower way.
-_PYTHON_EXPONENT = re.compile(rb"e-?[0-9]+[,}\]]")
+# then ',', '}' or ']', or '"' where a float is a key, unlike a hex digest) or as 0.0000…
+# (below 1e-4). A string may hold either sequence: a false alarm only sends its part of the
+# document the slower way.
+_PYTHON_EXPONENT = re.compile(rb'e-?[0-9]+[,}\]"]')
 _TINY = re.compile(rb"0\.0000")
 # NaN and the infinities, which msgspec would write as null: in MessagePack a float is 0xcb and
-# its 8 bytes, big-endian. Python and polars make NaN as the quiet NaN of either sign; JSON
-# input holds none.
-_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0\xf8]\x00\x00\x00\x00\x00\x00")
+# its 8 bytes, big-endian; every bit of the exponent set is a NaN (any payload, quiet or
+# signalling, either sign) or an infinity.
+_NON_FINITE = re.compile(rb"\xcb[\x7f\xff][\xf0-\xff]")
 
 
 def build_report(

@@ -229,6 +229,7 @@ def site_files(
                 impacts,
                 CardPlace(stages.snapshot.commit, API, CARD_STYLE, back),
                 shown=shown,
+                statistic=task_settings.itl_statistic,
             ).encode("utf-8")
         notes = notes_path(task)
         files[notes] = notes_html(

@@ -20,6 +20,7 @@ from html import escape
 from typing import Any, NamedTuple
 
 from energy_index.pages.impacts import DEFAULT_COUNTRY
+from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.derive import slug
 from energy_index.steps.impacts import carbon_in
 
@@ -77,10 +78,13 @@ def card_html(
     place: CardPlace,
     *,
     shown: Sequence[str],
+    statistic: str = DEFAULT_ITL_STATISTIC,
 ) -> str:
     """The cards of one model's picks, a section per GPU: ``picks``, each an index row of
     ``index`` and its impacts row, published at ``place``, with the carbon in the ``shown``
-    countries (``shown_countries`` of the impacts' carbon snapshot, found once for a task)."""
+    countries (``shown_countries`` of the impacts' carbon snapshot, found once for a task);
+    ``statistic``: the ITL statistic the index picked on, which each card shows beside the
+    median."""
     upstream_commit, api, style, back = place
     countries = impacts["carbon_source"]["countries"]
     source = index["source"]
@@ -113,7 +117,7 @@ def card_html(
         f"{escape(impacts['carbon_source']['attribution'])}</p>"
         f"<p>{escape(_shown_words(len(countries)))}</p>"
         + "".join(
-            _token_card(index_row, impacts_row, impacts, shown=shown)
+            _token_card(index_row, impacts_row, impacts, shown=shown, statistic=statistic)
             for index_row, impacts_row in picks
         )
         + card_closing(verify)
@@ -126,9 +130,11 @@ def _token_card(
     impacts: Mapping[str, Any],
     *,
     shown: Sequence[str],
+    statistic: str,
 ) -> str:
-    """One pick's card, a section of its model's page: its configuration, its figures (each
-    beside its status and boundary) and its carbon in the ``shown`` countries."""
+    """One pick's card, a section of its model's page: its configuration, its median ITL and
+    the ``statistic``'s that picked it, its figures (each beside its status and boundary) and
+    its carbon in the ``shown`` countries."""
     measured = impacts_row["measured"]
     countries = impacts["carbon_source"]["countries"]
     per_million = "Energy per million output tokens"
@@ -164,7 +170,14 @@ def _token_card(
         index_row,
         configuration=f"{index_row['num_gpus']} × {index_row['gpu']}, max_num_seqs "
         f"{index_row['max_num_seqs']}, {index_row['precision']}",
-        latency=("Median inter-token latency", f"{index_row['median_itl_ms']} ms"),
+        latency=[
+            ("Median inter-token latency", f"{index_row['median_itl_ms']} ms"),
+            *(
+                [(f"{statistic} inter-token latency", f"{index_row[f'{statistic}_itl_ms']} ms")]
+                if statistic != DEFAULT_ITL_STATISTIC
+                else []
+            ),
+        ],
         figures=figure_rows(lines),
         after=f"<p>Facility bounds: {escape(bounds)}.</p>"
         f'<table class="card-carbon"><caption>{CARBON_CAPTION}</caption><thead><tr>'
@@ -269,18 +282,19 @@ def card_section(
     *,
     configuration: str,
     figures: str,
-    latency: tuple[str, str] | None = None,
+    latency: Sequence[tuple[str, str]] = (),
     after: str = "",
 ) -> str:
     """A pick's card of either kind, a section of its model's page that its GPU's slug names
-    (``card_path``'s anchor): its ``configuration`` and row_id, its ``latency`` (name, value)
-    where the figures do not show it, the ``figures`` table's rows, then ``after`` (HTML)."""
+    (``card_path``'s anchor): its ``configuration`` and row_id, its ``latency`` figures (name,
+    value) where the figures do not show them, the ``figures`` table's rows, then ``after``
+    (HTML)."""
     return (
         f'<section id="{slug(row["gpu"])}"><h2>{escape(row["model"])} on '
         f"{escape(row['gpu'])}</h2><dl>"
         f"<dt>Configuration</dt><dd>{escape(configuration)}; row_id "
         f"<code>{escape(row['row_id'])}</code></dd>"
-        + ("" if latency is None else f"<dt>{escape(latency[0])}</dt><dd>{escape(latency[1])}</dd>")
+        + "".join(f"<dt>{escape(what)}</dt><dd>{escape(value)}</dd>" for what, value in latency)
         + "</dl>"
         '<table class="card-figures"><thead><tr><th>Status</th><th>Boundary</th><th>Figure</th>'
         f"<th>Value</th></tr></thead><tbody>{figures}</tbody></table>{after}</section>"

@@ -39,8 +39,11 @@ _HASH_DIGITS = 10
 def slug(nickname: str) -> str:
     """Lower-case, each run of non-alphanumerics becomes '-', none left at either end; one
     longer than SLUG_LENGTH is cut, then '-' and the first 10 hex digits of the whole's sha256
-    (deterministic, and names that share a long start stay apart)."""
+    (deterministic, and names that share a long start stay apart); a name with no ASCII letter
+    or digit is the first 10 hex digits of its own (UTF-8) sha256."""
     whole = _NOT_ALPHANUMERIC.sub("-", nickname.lower()).strip("-")
+    if not whole:  # no ASCII letter or digit ("日本"): an empty name would name no file
+        return hashlib.sha256(nickname.encode("utf-8")).hexdigest()[:_HASH_DIGITS]
     if len(whole) <= SLUG_LENGTH:
         return whole
     digest = hashlib.sha256(whole.encode("ascii")).hexdigest()[:_HASH_DIGITS]
