@@ -293,9 +293,9 @@ def test_serialized_gives_the_json_module_s_bytes_for_any_nesting(document):
     assert serialized(document) == json_module_bytes(document)
 
 
-def test_one_tiny_float_sends_only_its_own_row_to_the_json_module(monkeypatch):
-    """A float msgspec writes otherwise than Python costs the row around it, not the whole
-    document (impacts.json at 10⁵ configurations went wholly to the json module)."""
+@pytest.fixture
+def given_the_json_module(monkeypatch) -> list[object]:
+    """What serialization hands the json module, value by value."""
     import energy_index.documents.index as module
 
     given: list[object] = []
@@ -306,33 +306,35 @@ def test_one_tiny_float_sends_only_its_own_row_to_the_json_module(monkeypatch):
         return dumps(value, **options)
 
     monkeypatch.setattr(module.json, "dumps", recorded)
+    return given
+
+
+def test_one_tiny_float_sends_only_its_own_row_to_the_json_module(given_the_json_module):
+    """A float msgspec writes otherwise than Python costs the row around it, not the whole
+    document (impacts.json at 10⁵ configurations went wholly to the json module)."""
+    given = given_the_json_module
     rows = [{"row": n, "figure": {"low": 0.5, "high": 1.5}} for n in range(1000)]
     rows[500]["figure"]["low"] = 2.5e-05
     document = {"kind": "k", "rows": rows}
     assert serialized(document, compact=True) == (
-        dumps(document, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode(document).encode()
+        + b"\n"
     )
     assert [value for value in given if isinstance(value, dict | list)] == [rows[500]]
     assert len(given) <= 10
 
 
-def test_rows_each_holding_a_tiny_float_go_to_the_json_module_a_row_at_a_time(monkeypatch):
+def test_rows_each_holding_a_tiny_float_go_to_the_json_module_a_row_at_a_time(
+    given_the_json_module,
+):
     """Review finding: taken apart to their values, 10⁵ such rows cost 11 × the json module's
     time; the parts stop at a document's values and theirs (a list's rows)."""
-    import energy_index.documents.index as module
-
-    given: list[object] = []
-    dumps = module.json.dumps
-
-    def recorded(value, **options):
-        given.append(value)
-        return dumps(value, **options)
-
-    monkeypatch.setattr(module.json, "dumps", recorded)
+    given = given_the_json_module
     rows = [{"a": 1.0, "b": [1e-9, 2.0], "c": "x"} for _ in range(100)]
     document = {"kind": "k", "rows": rows}
     assert serialized(document, compact=True) == (
-        dumps(document, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode(document).encode()
+        + b"\n"
     )
     assert [value for value in given if isinstance(value, dict | list)] == rows
     assert len(given) <= len(rows) + 5

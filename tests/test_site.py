@@ -574,21 +574,27 @@ def test_each_task_page_links_its_downloads_and_shows_responses_and_findings(sit
     assert '<section id="findings">' in page and "NVIDIA-Nemotron-Nano-12B-v2" in page
 
 
+def _built_with_qwen_3_8b_named(name: str, tmp_path: Path) -> tuple[Path, Path]:
+    """The golden snapshot with Qwen 3 8B under another nickname, and its index built."""
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    for configuration in document["configurations"]:
+        if configuration["nickname"] == "Qwen 3 8B":
+            configuration["nickname"] = name
+    snapshot = changed_snapshot(
+        GOLDEN, tmp_path / "snap", {TASK_PATH: json.dumps(document).encode()}, commit="a" * 40
+    )
+    index = tmp_path / "out" / "index.json"
+    assert invoke("build", "--from", snapshot, "--out", index).exit_code == 0
+    return snapshot, index
+
+
 def test_a_300_character_model_name_gets_a_short_file_name_and_the_site_is_written(
     tmp_path: Path,
 ):
     # A path component taken whole from upstream text stopped `site` with "File name too long"
     # (the 300-character name quoted uncut): the slug is cut, with a hash of the whole.
     long_name = "Qwen 3 8B " + "x" * 290
-    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
-    for configuration in document["configurations"]:
-        if configuration["nickname"] == "Qwen 3 8B":
-            configuration["nickname"] = long_name
-    snapshot = changed_snapshot(
-        GOLDEN, tmp_path / "snap", {TASK_PATH: json.dumps(document).encode()}, commit="a" * 40
-    )
-    index = tmp_path / "out" / "index.json"
-    assert invoke("build", "--from", snapshot, "--out", index).exit_code == 0
+    snapshot, index = _built_with_qwen_3_8b_named(long_name, tmp_path)
     rows = [r for r in json.loads(index.read_bytes())["rows"] if r["model"] == long_name]
     name = rows[0]["slug"]
     assert len(name) == 64 and name.startswith("qwen-3-8b-xxx")
@@ -608,15 +614,7 @@ def test_a_model_name_without_an_ascii_letter_names_its_files_by_its_hash(tmp_pa
     """Review finding: "日本語モデル" made the slug "", so its cards page was
     cards/<task>//index.html, the task's card notes, one page written over the other."""
     name = "日本語モデル"
-    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
-    for configuration in document["configurations"]:
-        if configuration["nickname"] == "Qwen 3 8B":
-            configuration["nickname"] = name
-    snapshot = changed_snapshot(
-        GOLDEN, tmp_path / "snap", {TASK_PATH: json.dumps(document).encode()}, commit="a" * 40
-    )
-    index = tmp_path / "out" / "index.json"
-    assert invoke("build", "--from", snapshot, "--out", index).exit_code == 0
+    snapshot, index = _built_with_qwen_3_8b_named(name, tmp_path)
     rows = [r for r in json.loads(index.read_bytes())["rows"] if r["model"] == name]
     assert len(rows) > 1 and {r["slug"] for r in rows} == {slug(name)}
     assert all(r["row_id"].startswith(f"{slug(name)}/") for r in rows)

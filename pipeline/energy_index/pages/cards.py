@@ -85,30 +85,19 @@ def card_html(
     countries (``shown_countries`` of the impacts' carbon snapshot, found once for a task);
     ``statistic``: the ITL statistic the index picked on, which each card shows beside the
     median."""
-    upstream_commit, api, style, back = place
     countries = impacts["carbon_source"]["countries"]
-    source = index["source"]
-    row_api = f"{api}/tasks/{task}"
+    row_api = f"{place.api}/tasks/{task}"
     verify = (
         f"energy-index audit --published {row_api}/index.json\n"
         f"energy-index audit --published {row_api}/impacts.json"
     )
     notes = f'<a href="{NOTES_FROM_CARD}">{escape(NOTES_LINK)}</a>.'
     return (
-        card_opening(
-            title=f"{picks[0][0]['model']}: {source['workload']}",
-            style=style,
-            back=back,
-            caveat=index["caveat"],
-        )
-        + card_rule(
-            # The rule names the statistic the deadline bounds (median, p90…): the page states
-            # it once, as the sentence that opens the entry, rather than in its own words.
-            rule=index["selection"],
+        card_head(
+            index,
+            picks[0][0]["model"],
+            place,
             deadline=f"itl_deadline_ms: {index['itl_deadline_ms']} ms.",
-            source=source,
-            commit=upstream_commit,
-            index=index,
             written=impacts["index"],
         )
         + f"<p>{ESTIMATED_RANGES} <code>{row_api}/impacts.json</code> (with their sources), "
@@ -256,24 +245,33 @@ def card_opening(*, title: str, style: str, back: str, caveat: str) -> str:
     )
 
 
-def card_rule(
-    *,
-    rule: str,
-    deadline: str,
-    source: Mapping[str, Any],
-    commit: str,
+def card_head(
     index: Mapping[str, Any],
+    model: str,
+    place: CardPlace,
+    *,
+    deadline: str,
     written: Mapping[str, Any],
 ) -> str:
-    """What a model's cards of either kind share: the rule and ``deadline`` (HTML, numbers the
-    index holds) they were picked under, and their upstream (``source``, the index's source
-    block) at ``commit``, the index's date and its ``written`` sha256."""
+    """What the page of a model's cards of either kind opens with: its title, the way back, the
+    index's caveat; then what the cards share: the rule and ``deadline`` (HTML, numbers the
+    index holds) they were picked under, and their upstream (the index's source block) at
+    ``place``'s commit, the index's date and its ``written`` sha256. The rule names the
+    statistic the deadline bounds (median, p90…): the page states it once, as the sentence
+    that opens the entry, rather than in its own words."""
+    source, rule = index["source"], index["selection"]
     return (
-        "<h2>The picks</h2><dl>"
+        card_opening(
+            title=f"{model}: {source['workload']}",
+            style=place.style,
+            back=place.back,
+            caveat=index["caveat"],
+        )
+        + "<h2>The picks</h2><dl>"
         f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. {deadline}</dd>"
         f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
-        f"{escape(commit)}</code>; index updated {escape(index['updated'])}, sha256 "
-        f"<code>{escape(written['sha256'])}</code></dd></dl>"
+        f"{escape(place.upstream_commit)}</code>; index updated {escape(index['updated'])}, "
+        f"sha256 <code>{escape(written['sha256'])}</code></dd></dl>"
     )
 
 

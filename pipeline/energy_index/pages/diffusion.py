@@ -30,8 +30,7 @@ from energy_index.pages.cards import (
     CardPlace,
     bounds_text,
     card_closing,
-    card_opening,
-    card_rule,
+    card_head,
     card_section,
     figure_rows,
 )
@@ -397,22 +396,14 @@ def diffusion_card(
     measured figures and the estimated server and facility ranges, each with its status and
     boundary; the configuration, the deadline they were picked under, the upstream commit and
     the command that verifies them."""
-    upstream_commit, api, style, back = place
-    source = index["source"]
+    api = place.api
     cards = [_diffusion_card(output, row, impacts_row) for row, impacts_row in picks]
     return (
-        card_opening(
-            title=f"{picks[0][0]['model']}: {source['workload']}",
-            style=style,
-            back=back,
-            caveat=index["caveat"],
-        )
-        + card_rule(
-            rule=index["selection"],
+        card_head(
+            index,
+            picks[0][0]["model"],
+            place,
             deadline=f"deadline_s: {json_number(index['deadline_s'])} s.",
-            source=source,
-            commit=upstream_commit,
-            index=index,
             written={"sha256": index_sha256},
         )
         + (
