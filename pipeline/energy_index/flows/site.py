@@ -99,9 +99,8 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import EXTRAS, Access, Target
 from energy_index.pages.cards import (
     CardPlace,
-    by_card_file,
-    card_file,
     card_html,
+    card_pages,
     card_path,
     notes_html,
     notes_path,
@@ -218,9 +217,7 @@ def site_files(
         checked(plans, schema=PLAN_GRID_SCHEMA)
         files[f"{base}/{PLAN_NAME}"] = serialized(plans, compact=True)
         shown = shown_countries(impacts["carbon_source"]["countries"])
-        picks = list(zip(document["rows"], impacts["rows"], strict=True))
-        for model_picks in by_card_file(task, picks, key=lambda pick: pick[0]):
-            path = card_file(task, model_picks[0][0])
+        for path, model_picks in card_pages(task, document["rows"], impacts["rows"]):
             back = back_links(here=path, task_page=here, task_name=pages[here])
             files[path] = card_html(
                 task,
@@ -495,9 +492,7 @@ def _diffusion_files(
         )
     sha256 = hashlib.sha256(index_bytes).hexdigest()
     commit, style = stages.snapshot.commit, CARD_STYLE
-    picks = list(zip(document["rows"], impacts["rows"], strict=True))
-    for model_picks in by_card_file(task, picks, key=lambda pick: pick[0]):
-        path = card_file(task, model_picks[0][0])
+    for path, model_picks in card_pages(task, document["rows"], impacts["rows"]):
         back = back_links(here=path, task_page=here, task_name=pages[here])
         card = diffusion_card(
             stages.output, document, model_picks, sha256, CardPlace(commit, API, style, back)

@@ -36,13 +36,15 @@ def card_path(task: str, row: Mapping[str, Any]) -> str:
     return f"{card_file(task, row)}#{slug(row['gpu'])}"
 
 
-def by_card_file(task: str, rows: Sequence[Any], key: Any = lambda row: row) -> list[list[Any]]:
-    """``rows`` grouped by the page their cards are on (``key``: an item's index row), each
-    group in the rows' order, the pages in the order of their first row."""
-    pages: dict[str, list[Any]] = {}
-    for item in rows:
-        pages.setdefault(card_file(task, key(item)), []).append(item)
-    return list(pages.values())
+def card_pages(
+    task: str, rows: Sequence[Mapping[str, Any]], impacts_rows: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]]]:
+    """Each page of a task's cards (``card_file``) with its picks, an index row and its impacts
+    row each, in the rows' order; the pages in the order of their first row."""
+    pages: dict[str, list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+    for row, impacts_row in zip(rows, impacts_rows, strict=True):
+        pages.setdefault(card_file(task, row), []).append((row, impacts_row))
+    return list(pages.items())
 
 
 def shown_countries(countries: Mapping[str, Mapping[str, Any]]) -> list[str]:
