@@ -419,8 +419,8 @@ def site(**options: Any) -> None:
     estimated server and facility ranges, and every country's grid intensity once (from
     --carbon): each page applies a chosen country's to the rows in the browser (the site grows
     with rows; impacts format 2 has no per-country files). cards/<task>/<slug>/index.html a
-    model's cards, one per pick (#<gpu>), and cards/<task>/index.html what a token task's
-    cards share.
+    model's cards, one per pick (#<gpu>, the GPU in lower case: #h100), and
+    cards/<task>/index.html what a token task's cards share.
     api/v1/tasks/<task>/plan.json the plan at each load of a grid
     (docs/plan.md), profiles.json the picks at other deadlines, responses.json the energy per
     response.

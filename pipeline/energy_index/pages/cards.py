@@ -173,7 +173,7 @@ def _token_card(
         after=f"<p>Facility bounds: {escape(bounds)}.</p>"
         f'<table class="card-carbon"><caption>{CARBON_CAPTION}</caption><thead><tr>'
         "<th>Country (year, intensity)</th><th>gCO2e per million output tokens</th>"
-        f"<th>gCO2e per response</th></tr></thead><tbody>{by_country}</tbody></table>",
+        f"<th>gCO2e per response (mean)</th></tr></thead><tbody>{by_country}</tbody></table>",
     )
 
 
@@ -269,7 +269,7 @@ def card_head(
             back=place.back,
             caveat=index["caveat"],
         )
-        + "<h2>The picks</h2><dl>"
+        + "<h2>What every card here shares</h2><dl>"
         f"<dt>Selection</dt><dd>{escape(rule[:1].upper() + rule[1:])}. {deadline}</dd>"
         f"<dt>Upstream</dt><dd>{escape(source['name'])}, commit <code>"
         f"{escape(place.upstream_commit)}</code>; index updated {escape(index['updated'])}, "
@@ -313,8 +313,8 @@ def figure_rows(lines: Sequence[tuple[str, str, str, str]]) -> str:
 def card_closing(verify: str) -> str:
     """How a card ends: the commands that verify it against the site's files."""
     return (
-        "<h2>Verify it</h2><p>From a clone of the repository (offline: the snapshots are "
-        "vendored), against this site's files:</p>"
+        "<h2>Verify it</h2><p>In this site's folder, with energy-index installed (offline: the "
+        "snapshots are vendored):</p>"
         f"<pre>{escape(verify)}</pre>"
         "</body></html>"
     )
