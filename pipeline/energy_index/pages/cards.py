@@ -89,10 +89,6 @@ def card_html(
     median."""
     countries = impacts["carbon_source"]["countries"]
     row_api = f"{place.api}/tasks/{task}"
-    verify = (
-        f"energy-index audit --published {row_api}/index.json\n"
-        f"energy-index audit --published {row_api}/impacts.json"
-    )
     notes = f'<a href="{NOTES_FROM_CARD}">{escape(NOTES_LINK)}</a>.'
     return (
         card_head(
@@ -111,7 +107,7 @@ def card_html(
             _token_card(index_row, impacts_row, impacts, shown=shown, statistic=statistic)
             for index_row, impacts_row in picks
         )
-        + card_closing(verify)
+        + card_closing(_audits(row_api))
     )
 
 
@@ -227,10 +223,15 @@ def notes_html(
         f"<p>{escape(impacts['carbon_source']['kind'])} "
         f"{escape(impacts['carbon_source']['attribution'])}</p>"
         f"<p>{escape(_shown_words(len(countries)))} {escape(impacts['carbon_per_country'])}</p>"
-        + card_closing(
-            f"energy-index audit --published {row_api}/index.json\n"
-            f"energy-index audit --published {row_api}/impacts.json"
-        )
+        + card_closing(_audits(row_api))
+    )
+
+
+def _audits(row_api: str) -> str:
+    """The commands that verify a token task's cards: its index and its impacts, audited."""
+    return (
+        f"energy-index audit --published {row_api}/index.json\n"
+        f"energy-index audit --published {row_api}/impacts.json"
     )
 
 
