@@ -565,43 +565,85 @@ def embedded_json(html: str, element_id: str) -> Any:
     return json.loads(found.group(1))
 
 
-def test_the_planner_s_points_are_the_curves_points_repeated_runs_too(page: Path):
-    """The planner's points, rebuilt from the page as assets/plan.js rebuilds them (each names
-    the page's configuration whose max_num_seqs and ITLs it has), are steps.plan.plan_curves'
-    own. The golden snapshot measured Qwen 3 30B A3B Instruct on 2×H100 at max_num_seqs 256
-    and 512 twice: named by the configuration's key alone, a point of one run read the other
-    run's ITLs (33.66 ms for 34.58 ms), and the page planned on them where `energy-index plan`
-    did not."""
-    from energy_index.steps.plan import plan_curves
-
-    html = page.read_text("utf-8")
+def rebuilt_curves(html: str) -> list[dict[str, Any]]:
+    """The planner's curves rebuilt from a page as assets/plan.js rebuilds them: a curve's
+    model_id and GPU its group's, each point the page's configuration it names (its max_num_seqs
+    and ITLs, its row_id from the group's slug and GPU unless the curve carries its own)."""
     planner = embedded_json(html, "planner-data")
-    configurations = embedded_json(html, "page-data")["configurations"]
-    stable = index_stages(GOLDEN, settings=BuildSettings()).stability.stable
-    expected = plan_curves(stable.to_dicts())
-    assert len(planner["curves"]) == len(expected)
-    repeated = 0
-    for curve, want in zip(planner["curves"], expected, strict=True):
+    page_data = embedded_json(html, "page-data")
+    configurations = page_data["configurations"]
+    curves = []
+    for curve in planner["curves"]:
+        group = page_data["groups"][curve["group"]]
         columns = curve["points"]
-        rebuilt = []
+        points = []
         for i, at in enumerate(columns["configuration"]):  # plan.js's points()
+            given = columns.get("row_id")
             point = {
-                "row_id": columns["row_id"][i],
+                "row_id": given[i] if given else
+                f"{group['slug']}/{group['gpu']}/{curve['num_gpus']}/"
+                f"{configurations['max_num_seqs'][at]}",
                 "max_num_seqs": configurations["max_num_seqs"][at],
                 "output_tokens_per_second": columns["avg_power_watts"][i]
                 / columns["energy_per_token_joules"][i],
                 "avg_power_watts": columns["avg_power_watts"][i],
                 "energy_per_token_joules": columns["energy_per_token_joules"][i],
                 "median_itl_ms": configurations["itl"][at],
-            }
+            }  # fmt: skip
             for name in planner["tails"]:
                 tail = configurations["tails"].get(name)
                 point[f"{name}_itl_ms"] = tail[at] if tail else None
-            rebuilt.append(point)
-        assert rebuilt == want["points"], (want["model"], want["gpu"], want["num_gpus"])
-        ids = [p["row_id"] for p in want["points"]]
-        repeated += len(ids) - len(set(ids))
+            points.append(point)
+        rest = {k: v for k, v in curve.items() if k not in ("group", "points")}
+        curves.append({**rest, "model_id": group["model_id"], "gpu": group["gpu"],
+                       "points": points})  # fmt: skip
+    return curves
+
+
+def test_the_planner_s_points_are_the_curves_points_repeated_runs_too(page: Path):
+    """The planner's curves, rebuilt from the page as assets/plan.js rebuilds them, are
+    steps.plan.plan_curves' own. The golden snapshot measured Qwen 3 30B A3B Instruct on 2×H100
+    at max_num_seqs 256 and 512 twice: named by the configuration's key alone, a point of one
+    run read the other run's ITLs (33.66 ms for 34.58 ms), and the page planned on them where
+    `energy-index plan` did not."""
+    from energy_index.steps.plan import plan_curves
+
+    html = page.read_text("utf-8")
+    stable = index_stages(GOLDEN, settings=BuildSettings()).stability.stable
+    expected = plan_curves(stable.to_dicts())
+    rebuilt = rebuilt_curves(html)
+    assert rebuilt == expected
+    # No curve carries its row_ids here: each is written from its group (4.3 MB at 10⁵).
+    assert all("row_id" not in c["points"] for c in embedded_json(html, "planner-data")["curves"])
+    repeated = sum(len(c["points"]) - len({p["row_id"] for p in c["points"]}) for c in expected)
     assert repeated == 2  # the two repeated runs are in the data this holds to
+
+
+def test_a_model_id_under_two_nicknames_keeps_its_points_row_ids(tmp_path: Path):
+    """A point's row_id is made of its own configuration's slug. Where one model_id is measured
+    under two nicknames, the group's slug (its first configuration's) is not every point's,
+    so that curve carries its row_ids, and the page still plans on the command's points."""
+    from energy_index.steps.plan import plan_curves
+    from tests.test_upstream_versions import real_with
+
+    def renamed(configuration: dict) -> None:
+        if configuration["model_id"] == "Qwen/Qwen3-8B" and configuration["max_num_seqs"] == 64:
+            configuration["nickname"] = "Qwen 3 8B (second name)"
+
+    source = real_with(tmp_path, renamed)
+    out = tmp_path / "out" / "index.json"
+    assert invoke("build", "--from", source, "--out", out).exit_code == 0
+    written = tmp_path / "report.html"
+    code, output = report("--index", str(out), "--from", str(source), "--out", str(written))
+    assert code == 0, output
+    html = written.read_text("utf-8")
+    stable = index_stages(source, settings=BuildSettings()).stability.stable
+    expected = plan_curves(stable.to_dicts())
+    assert rebuilt_curves(html) == expected
+    carried = [c for c in embedded_json(html, "planner-data")["curves"] if "row_id" in c["points"]]
+    assert carried and all(
+        any(r.startswith("qwen-3-8b-second-name/") for r in c["points"]["row_id"]) for c in carried
+    )
 
 
 def test_the_contents_list_reaches_every_part_of_the_page_in_one_click(page: Path):

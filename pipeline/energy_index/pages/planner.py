@@ -34,9 +34,9 @@ from energy_index.settings import (
 DEFAULT_LOAD = 2000  # output tokens/s the panel opens with: the example of docs/plan.md
 
 
-# What a point of a curve carries itself; its ITLs and max_num_seqs are the page's own
+# What a point of a curve carries itself; its ITLs, max_num_seqs and row_id are the page's own
 # configuration's (page-data), its throughput power ÷ energy, as plan_curves computes it.
-POINT_COLUMNS = ("row_id", "avg_power_watts", "energy_per_token_joules")
+POINT_COLUMNS = ("avg_power_watts", "energy_per_token_joules")
 
 
 def planner_data(
@@ -47,7 +47,10 @@ def planner_data(
     Each curve's points are columns, not objects, and name the configuration of the page's
     data (``configuration``: its position there) instead of repeating its ITLs: a page at 10⁵
     configurations carried 31 MB of planner points, mostly keys and ITLs the page held once
-    already (issue 27). The script rebuilds the points the planner reads.
+    already (issue 27). A curve names its (model, GPU) group there (``group``) and the script
+    writes each point's row_id from the group's slug and GPU, the configuration's GPU count and
+    max_num_seqs (4.3 of 11.6 MB at 10⁵, issue 36); a curve some of whose configurations'
+    slugs differ from their group's (one model_id, two nicknames) carries its row_ids.
     """
     # A configuration by its key (a row_id, made of the slug, may be shared by two models) and
     # its ITLs: a repeated run shares the key but not the ITLs, and a point named by the key
@@ -60,20 +63,28 @@ def planner_data(
         ): i
         for i, row in enumerate(configurations.rows)
     }  # fmt: skip
+    group_of = {(g["model_id"], g["gpu"]): i for i, g in enumerate(configurations.groups)}
 
     def point_key(curve: Mapping[str, Any], p: Mapping[str, Any]) -> tuple[Any, ...]:
         itls = (p["median_itl_ms"], *(p[f"{name}_itl_ms"] for name in tails))
         return curve["model_id"], curve["gpu"], curve["num_gpus"], p["max_num_seqs"], *itls
 
+    def columns(curve: Mapping[str, Any]) -> dict[str, list[Any]]:
+        at = [position[point_key(curve, p)] for p in curve["points"]]
+        slug = configurations.groups[group_of[curve["model_id"], curve["gpu"]]]["slug"]
+        own = [] if all(configurations.rows[i]["slug"] == slug for i in at) else ["row_id"]
+        return {
+            "configuration": at,
+            **{name: [p[name] for p in curve["points"]] for name in (*own, *POINT_COLUMNS)},
+        }
+
     return {
         "tails": tails,
         "curves": [
             {
-                **{key: value for key, value in curve.items() if key != "points"},
-                "points": {
-                    "configuration": [position[point_key(curve, p)] for p in curve["points"]],
-                    **{name: [p[name] for p in curve["points"]] for name in POINT_COLUMNS},
-                },
+                "group": group_of[curve["model_id"], curve["gpu"]],
+                **{k: v for k, v in curve.items() if k not in ("model_id", "gpu", "points")},
+                "points": columns(curve),
             }
             for curve in curves
         ],

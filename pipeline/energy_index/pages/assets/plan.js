@@ -8,15 +8,21 @@
 const planner = JSON.parse(document.getElementById("planner-data").textContent);
 const pageData = JSON.parse(document.getElementById("page-data").textContent);
 
-// The points as steps/plan.py's plan_curves has them, from the columns embedded (pages/planner.py):
-// the ITLs and max_num_seqs of the page's configuration each names, the throughput power ÷
-// energy as plan_curves divides it (the same IEEE quotient).
-function points(columns) {
+// The curves as steps/plan.py's plan_curves has them, from what is embedded (pages/planner.py):
+// a curve's model_id and GPU are its group's; a point's ITLs and max_num_seqs are the page's
+// configuration it names, its row_id written from them unless the curve carries its own (a
+// model_id under two nicknames), its throughput power ÷ energy as plan_curves divides it (the
+// same IEEE quotient).
+function points(curve, group) {
   const configurations = pageData.configurations;
+  const columns = curve.points;
   return columns.configuration.map((at, i) => {
+    const maxNumSeqs = configurations.max_num_seqs[at];
     const point = {
-      row_id: columns.row_id[i],
-      max_num_seqs: configurations.max_num_seqs[at],
+      row_id: columns.row_id
+        ? columns.row_id[i]
+        : `${group.slug}/${group.gpu}/${curve.num_gpus}/${maxNumSeqs}`,
+      max_num_seqs: maxNumSeqs,
       output_tokens_per_second: columns.avg_power_watts[i] / columns.energy_per_token_joules[i],
       avg_power_watts: columns.avg_power_watts[i],
       energy_per_token_joules: columns.energy_per_token_joules[i],
@@ -29,7 +35,12 @@ function points(columns) {
     return point;
   });
 }
-for (const curve of planner.curves) curve.points = points(curve.points);
+for (const curve of planner.curves) {
+  const group = pageData.groups[curve.group];
+  curve.model_id = group.model_id;
+  curve.gpu = group.gpu;
+  curve.points = points(curve, group);
+}
 const HOURS_PER_YEAR = 8760;
 const JOULES_PER_WH = 3600;
 
