@@ -96,7 +96,7 @@ def test_the_page_is_given_the_command_s_grammar_and_limits():
     from energy_index.errors import QUOTED_CHARACTERS
     from energy_index.settings import MAX_PLAN_TOKENS_PER_SECOND, MIN_PLAN_TOKENS_PER_SECOND
 
-    none = SimpleNamespace(tails={}, rows=[], itl=[])  # a page with no configuration
+    none = SimpleNamespace(tails={}, rows=[], itl=[], groups=[])  # a page with no configuration
     data = planner_data([], none)  # type: ignore[arg-type]
     assert (data["number_text"], data["integer_text"]) == (NUMBER_TEXT, INTEGER_TEXT)
     assert (data["min_tokens_per_second"], data["max_tokens_per_second"]) == (

@@ -23,7 +23,7 @@ from energy_index.documents.index import serialized
 from energy_index.documents.plan import PAIR_KEYS
 from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
-from energy_index.pages.cards import ESTIMATED_RANGES
+from energy_index.pages.cards import ESTIMATED_RANGES, NOTES_LINK
 from energy_index.steps.derive import slug
 from energy_index.steps.impacts import carbon_in
 from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke, sweep_cells
@@ -352,7 +352,10 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
         == 1
     )
     assert page.count(escape(index["caveat"])) == 1
-    assert page.count(escape(impacts["carbon_source"]["attribution"])) == 1
+    # The grid intensities' kind and source are the card notes', which the page links by name.
+    assert escape(impacts["carbon_source"]["attribution"]) not in page
+    assert escape(impacts["carbon_source"]["kind"]) not in page
+    assert f'<a href="../index.html">{escape(NOTES_LINK)}</a>' in page
     # Three countries, not 213: the lowest and highest intensity and the default, each range
     # steps.impacts.carbon_in's for this row.
     countries = impacts["carbon_source"]["countries"]
@@ -661,14 +664,19 @@ def test_each_task_has_the_plans_at_the_documented_grid_of_loads(site: Path):
         curves, Target("median", 500), [Load(tokens_per_second=2000)], model="Qwen/Qwen3-14B",
         gpu="B200",
     )  # fmt: skip
-    plans = _plans(qwen)
+    plans = _plans(qwen, document)
     at = [p["output_tokens_per_second"] for p in plans].index(2000)
     assert plans[at] == {key: best[key] for key in plans[at]}
     assert len(plans) == len(grid)
     # Written by field: every field's list has a value per load, a plan's fields in its order.
+    # The loads are the document's, the status the GPU figures', their boundary said once.
+    once = ("output_tokens_per_second", "status")
     for entry in document["by_model_and_gpu"]:
-        assert list(entry["plans"]) == [*PAIR_KEYS]
-        assert {len(values) for values in _leaves(entry["plans"])} == {len(grid)}
+        assert list(entry["plans"]) == [key for key in PAIR_KEYS if key not in once]
+        energy = entry["plans"]["gpu_energy"]
+        assert energy["boundary"] == "gpu"
+        lists = {**entry["plans"], "gpu_energy": {**energy, "boundary": ["gpu"] * len(grid)}}
+        assert {len(values) for values in _leaves(lists)} == {len(grid)}
     page = (site / "tasks/lm-arena-chat/index.html").read_text()
     assert 'href="../../api/v1/tasks/lm-arena-chat/plan.json"' in page
 
@@ -681,13 +689,31 @@ def _leaves(fields: dict[str, Any]) -> list[list[Any]]:
     ]
 
 
-def _plans(entry: dict[str, Any]) -> list[dict[str, Any]]:
-    """A pair's plans as objects again: plan.json writes them by field (a list per field)."""
+def _objects(fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """Objects written by field (documents.fields.by_field) as objects again."""
 
     def at(fields: dict[str, Any], i: int) -> dict[str, Any]:
         return {k: at(v, i) if isinstance(v, dict) else v[i] for k, v in fields.items()}
 
-    return [at(entry["plans"], i) for i in range(len(entry["plans"]["output_tokens_per_second"]))]
+    (length,) = {len(leaf) for leaf in _leaves(fields)}
+    return [at(fields, i) for i in range(length)]
+
+
+def _plans(entry: dict[str, Any], document: dict[str, Any]) -> list[dict[str, Any]]:
+    """A pair's plans as objects of PAIR_KEYS again: plan.json writes them by field (a list per
+    field over the grid's loads), without the loads (the document's), the plan's status (its
+    GPU figures') and their boundary (once)."""
+    fields = entry["plans"]
+    energy = {k: v for k, v in fields["gpu_energy"].items() if k != "boundary"}
+    rest = {k: v for k, v in fields.items() if k != "gpu_energy"}
+    loads = [at["output_tokens_per_second"] for at in document["loads"]]
+    plans = []
+    for load, plan, gpu in zip(loads, _objects(rest), _objects(energy), strict=True):
+        gpu = {"status": gpu["status"], "boundary": fields["gpu_energy"]["boundary"], **gpu}
+        whole = {**plan, "output_tokens_per_second": load, "status": gpu["status"]}
+        whole["gpu_energy"] = gpu
+        plans.append({key: whole[key] for key in PAIR_KEYS})
+    return plans
 
 
 def test_objects_written_by_field_keep_their_shape_and_order():
@@ -701,9 +727,7 @@ def test_objects_written_by_field_keep_their_shape_and_order():
     assert fields == {
         "n": [1, 3], "range": {"low": [None, 1.0], "high": [2.0, 4.0]}, "status": ["a", "b"]
     }  # fmt: skip
-    assert _plans({"plans": {"output_tokens_per_second": fields["n"], **fields}}) == [
-        {"output_tokens_per_second": item["n"], **item} for item in items
-    ]
+    assert _objects(fields) == items
     for other in ({"status": "c", "n": 5, "range": {"low": 1.0, "high": 4.0}},
                   {"n": 5, "range": None, "status": "c"},
                   {"n": 5, "range": {"high": 4.0}, "status": "c"}, None):  # fmt: skip
@@ -739,7 +763,7 @@ def test_plan_json_holds_a_value_at_each_load_of_the_grid_in_every_list():
     changed = copy.deepcopy(document)
     changed["version"] = "1"
     assert list(schema_problems(changed, schema=PLAN_GRID_SCHEMA)) == [
-        "$.version: '2' was expected"
+        "$.version: '3' was expected"
     ]
     changed["by_model_and_gpu"][1]["plans"]["replicas"].pop()
     (problem,) = [
@@ -751,7 +775,8 @@ def test_plan_json_holds_a_value_at_each_load_of_the_grid_in_every_list():
         lambda d: d["by_model_and_gpu"][-1]["plans"]["gpu_energy"]["power_watts"]["high"].append(
             1.0
         ),
-        lambda d: d["by_model_and_gpu"][0]["plans"]["gpu_energy"]["boundary"].pop(),
+        lambda d: d["by_model_and_gpu"][0]["plans"]["gpu_energy"].update(boundary="facility"),
+        lambda d: d["by_model_and_gpu"][0]["plans"]["gpu_energy"]["status"].pop(),
         lambda d: d["loads"].pop(),
     ):
         changed = copy.deepcopy(document)
@@ -795,7 +820,7 @@ def test_a_pairs_plans_are_those_of_its_own_curves():
             == (model_id, gpu)
             == (expected[0]["model_id"], expected[0]["gpu"])
         )
-        plans = _plans(entry)
+        plans = _plans(entry, document)
         assert plans == [{k: e[k] for k in p} for e, p in zip(expected, plans, strict=True)]
     # By name the twin answers to Qwen 3 14B's id, and wins there on half the power; its entry
     # is its own, and Qwen 3 14B's stays Qwen 3 14B's.

@@ -95,7 +95,11 @@ RETIRED_VERSIONS = {
     "GPU) and statistic; build --profiles writes format 2",
     ("plan-grid", "1"): "plan.json format 1, an object per plan, no longer written since "
     "format 2: each (model, GPU)'s plans by field, a list per field over the grid's loads; "
-    "site writes format 2",
+    "site writes format 3",
+    ("plan-grid", "2"): "plan.json format 2, each (model, GPU)'s plans by field with the "
+    "grid's loads, the plan's status beside its GPU figures' and their boundary at every load, "
+    "no longer written since format 3: the loads, the status and the boundary once; site "
+    "writes format 3",
     ("deadline sweep", "1"): "deadlines.json format 1, an object per deadline and group, no "
     "longer written since format 2: each group's cells by field, a list per key and per row "
     "field over the deadlines; build --itl-deadline-ms a,b writes format 2",

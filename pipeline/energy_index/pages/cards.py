@@ -99,10 +99,7 @@ def card_html(
             written=impacts["index"],
         )
         + f"<p>{ESTIMATED_RANGES} <code>{row_api}/impacts.json</code> (with their sources), "
-        f"each card naming its facility bounds. {notes}</p>"
-        f"<p>{CARBON_CAPTION}: {escape(impacts['carbon_source']['kind'])} "
-        f"{escape(impacts['carbon_source']['attribution'])}</p>"
-        f"<p>{escape(_shown_words(len(countries)))}</p>"
+        f"each card naming its facility bounds. {escape(_shown_words(len(countries)))} {notes}</p>"
         + "".join(
             _token_card(index_row, impacts_row, impacts, shown=shown, statistic=statistic)
             for index_row, impacts_row in picks
@@ -185,11 +182,15 @@ CARBON_CAPTION = "Carbon by country (estimated, facility boundary)"
 
 
 # What every card of a token task would repeat, said once on the task's card notes
-# (cards/<task>/index.html): what per response means and how carbon follows for any country.
-# Repeated, it was 1.2 KB of each 5 KB card (49.6 MB of cards at 10⁵ configurations, issue 36).
+# (cards/<task>/index.html): what per response means, the carbon source and how carbon follows
+# for any country. Repeated, it was 1.2 KB of each 5 KB card (49.6 MB of cards at 10⁵
+# configurations), then the source 0.6 KB of each model's page (3.3 MB, issue 36).
 NOTES_NAME = "index.html"
 NOTES_FROM_CARD = f"../{NOTES_NAME}"
-NOTES_LINK = "What per response means, and how the carbon follows for any country"
+NOTES_LINK = (
+    "What per response means, where the grid intensities come from (their kind, source and "
+    "licence), and how the carbon follows for any country"
+)
 
 
 def notes_path(task: str) -> str:
