@@ -520,6 +520,12 @@ def test_a_card_wears_the_report_s_style_from_the_site_s_style_sheet(tmp_path, t
     assert tab.tab.evaluate("getComputedStyle(document.querySelector('th')).backgroundColor") == (
         "rgb(243, 243, 243)"
     )
+    # The figures are aligned as numbers by their column, not by a class on each cell.
+    align = "[...document.querySelectorAll('#h100 %s')].map(c => getComputedStyle(c).textAlign)"
+    assert set(tab.tab.evaluate(align % "table.card-figures td:nth-child(4)")) == {"right"}
+    assert set(tab.tab.evaluate(align % "table.card-figures td:nth-child(-n+3)")) == {"left"}
+    assert set(tab.tab.evaluate(align % "table.card-carbon td:not(:first-child)")) == {"right"}
+    assert set(tab.tab.evaluate(align % "table.card-carbon td:first-child")) == {"left"}
     assert any(request.endswith("/style.css") for request in tab.requests)
     assert tab.messages == []
 

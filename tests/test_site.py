@@ -319,8 +319,7 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     page = _card_page(site, "lm-arena-chat", row)
     html = _card(site, "lm-arena-chat", row)
     cells = re.findall(
-        r'<tr><td class="status">(\w+)</td><td>(\w+)</td><td>([^<]+)</td>'
-        r'<td class="num">([^<]+)</td></tr>',
+        r"<tr><td>(measured|estimated)</td><td>(\w+)</td><td>([^<]+)</td><td>([^<]+)</td></tr>",
         html,
     )
     figures = {(status, boundary, what): value for status, boundary, what, value in cells}
@@ -359,12 +358,23 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     # Three countries, not 213: the lowest and highest intensity and the default, each range
     # steps.impacts.carbon_in's for this row.
     countries = impacts["carbon_source"]["countries"]
-    shown = re.findall(
-        r'<tr><td>[^<]+\(([A-Z]{3}), \d{4}, [0-9.]+ gCO2e/kWh\)</td><td class="num">([^<]+)</td>'
-        r'<td class="num">([^<]+)</td></tr>',
-        html,
-    )
+    # Each shown country is described once on the page (code, year, intensity), named by its
+    # name in each card's carbon table.
+    described = re.findall(r"(?:: |, )([^:,(]+) \(([A-Z]{3}), (\d{4}), ([0-9.]+) gCO2e/kWh\)", page)
+    for name, code, year, intensity in described:
+        assert (name, int(year), float(intensity)) == (
+            countries[code]["country"], countries[code]["year"], countries[code]["g_per_kwh"]
+        )  # fmt: skip
+    named = {countries[code]["country"]: code for _, code, *_ in described}
+    carbon = html.split('<table class="card-carbon">')[1].split("</table>")[0]
+    shown = [
+        (named[name], per_mtok, per_response)
+        for name, per_mtok, per_response in re.findall(
+            r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td></tr>", carbon
+        )
+    ]
     by_intensity = sorted(countries, key=lambda code: (countries[code]["g_per_kwh"], code))
+    assert [code for _, code, *_ in described] == [by_intensity[0], "USA", by_intensity[-1]]
     assert [code for code, *_ in shown] == [by_intensity[0], "USA", by_intensity[-1]]
     for code, per_mtok, per_response in shown:
         carbon = carbon_in(row, impacts["factors"], countries[code]["g_per_kwh"])
@@ -1008,8 +1018,7 @@ def test_each_diffusion_pick_has_a_card_of_measured_figures_and_the_audit_that_c
             html = _card(site, task, row)
             page = _card_page(site, task, row)
             figures = re.findall(
-                r'<td class="status">(\w+)</td><td>(\w+)</td><td>[^<]*</td>'
-                r'<td class="num">([^<]*)</td>',
+                r"<tr><td>(measured|estimated)</td><td>(\w+)</td><td>[^<]*</td><td>([^<]*)</td>",
                 html,
             )
             measured = [value for status, _, value in figures if status == "measured"]
