@@ -42,14 +42,23 @@ def page(tmp_path_factory: pytest.TempPathFactory, golden_index: Path) -> dict[s
 def shown(browser: Tab) -> list[dict[str, Any]]:
     return browser.tab.eval_on_selector_all(
         "#impacts-table tbody tr",
-        """rows => rows.map(tr => ({
-            rowId: tr.dataset.rowId,
-            status: tr.querySelector('.impact-status').textContent,
-            boundary: tr.querySelector('.impact-boundary').textContent,
-            figure: tr.querySelector('.impact-figure').textContent,
-            bar: tr.querySelector('.bar').getBoundingClientRect().width,
-            left: parseFloat(tr.querySelector('.bar').style.left),
-        }))""",
+        # Each cell found under its heading, as a reader finds it (the cells carry no class).
+        """rows => {
+            const heads = [...document.querySelectorAll('#impacts-table thead th')]
+                .map(th => th.textContent);
+            const at = (tr, head) => tr.cells[heads.indexOf(head)];
+            return rows.map(tr => {
+                const bar = at(tr, 'Interval (log scale)').querySelector('.bar');
+                return {
+                    rowId: tr.dataset.rowId,
+                    status: at(tr, 'Status').textContent,
+                    boundary: at(tr, 'Boundary').textContent,
+                    figure: at(tr, 'Figure').textContent,
+                    bar: bar.getBoundingClientRect().width,
+                    left: parseFloat(bar.style.left),
+                };
+            });
+        }""",
     )
 
 
@@ -84,6 +93,12 @@ def test_measured_by_default_each_figure_naming_its_status(page, tab):  # noqa: 
         assert (line["status"], line["boundary"]) == ("measured", "gpu")
         measured = rows[line["rowId"]]["measured"]["wh_per_million_output_tokens"]
         assert line["figure"] == f"{measured} Wh / M tokens"
+    # The GPUs and the figure are aligned as numbers by their column (page.css), the rest not.
+    aligned = tab.tab.eval_on_selector_all(
+        "#impacts-table tbody tr:first-child td",
+        "cells => cells.map(c => getComputedStyle(c).textAlign)",
+    )
+    assert aligned == ["left", "left", "right", "left", "left", "right", "left"]
     assert tab.messages == []
     assert tab.requests == [page["page"].as_uri()]
 

@@ -103,6 +103,7 @@ class Tab:
                 itl: cell(tr, 'median_itl_ms').textContent,
                 deciding: cell(tr, 'deciding_itl').textContent,
                 decidingHidden: cell(tr, 'deciding_itl').hidden,
+                status: tr.cells[tr.cells.length - 1].textContent,
               }));
             }""",
         )
@@ -132,6 +133,28 @@ def test_the_page_loads_with_no_console_message_and_no_request_beyond_itself(bui
 
 
 @needs_chromium
+def test_each_table_aligns_its_number_columns_and_only_those(built, tab):
+    """Issue 36: the numbers of the page's tables are aligned by their column (page.css), not
+    by a class on each cell. The index table's number columns are those whose heading names a
+    field; the sweep's are its deadlines; the calibration's all but the model."""
+    tab.open(built["page"])
+    aligned = """table => {
+      const row = table.tBodies[0].rows[0];
+      return [...table.tHead.rows[0].cells].map((th, i) => [
+        th.dataset.field !== undefined, getComputedStyle(row.cells[i]).textAlign]);
+    }"""
+    index = tab.tab.eval_on_selector("#index-table", aligned)
+    assert [align for _, align in index] == [
+        "right" if named else "left" for named, _ in index
+    ]  # fmt: skip
+    assert [align for _, align in index].count("right") >= 7
+    sweep = tab.tab.eval_on_selector("#sweep-table", aligned)
+    assert [align for _, align in sweep] == ["left", "left"] + ["right"] * (len(sweep) - 2)
+    calibration = tab.tab.eval_on_selector("#calibration-table", aligned)
+    assert [align for _, align in calibration] == ["left"] + ["right"] * (len(calibration) - 1)
+
+
+@needs_chromium
 def test_the_slider_gives_exactly_the_picks_of_deadlines_json(built, tab):
     sweep = json.loads(built["deadlines"].read_bytes())
     column = {d: i for i, d in enumerate(sweep["deadlines_ms"])}
@@ -150,6 +173,7 @@ def test_the_slider_gives_exactly_the_picks_of_deadlines_json(built, tab):
                 assert shown["wh"] == f"{expected['wh_per_million_output_tokens']:.2f}"
                 assert shown["itl"] == f"{expected['median_itl_ms']:.1f}"
         assert sum(r["changed"] for r in rows.values()) == changed, ms
+        assert all((r["status"] == "changed") == r["changed"] for r in rows.values()), ms
         assert (
             tab.tab.locator("#changed-count")
             .text_content()

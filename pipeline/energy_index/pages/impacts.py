@@ -92,11 +92,8 @@ def impacts_section(impacts: Mapping[str, Any]) -> str:
     lines = [
         f'<tr data-row="{number}" data-row-id="{escape(row["row_id"])}">'
         f"<td>{escape(row['model'])}</td><td>{escape(row['gpu'])}</td>"
-        f'<td class="num">{row["num_gpus"]}</td>'
-        '<td class="impact-status">measured</td><td class="impact-boundary">gpu</td>'
-        f'<td class="num impact-figure">{row["measured"]["wh_per_million_output_tokens"]} Wh / M '
-        'tokens</td><td class="interval"><span class="track"><span class="bar"></span></span></td>'
-        "</tr>"
+        f"<td>{row['num_gpus']}</td><td>measured</td><td>gpu</td>"
+        f"<td>{row['measured']['wh_per_million_output_tokens']} Wh / M tokens</td><td></td></tr>"
         for number, row in enumerate(impacts["rows"])
     ]
     carbon = impacts["carbon_source"]
@@ -158,10 +155,10 @@ def calibration_table(calibration: Mapping[str, Any]) -> str:
     methods = calibration["methods"]
     head = "".join(f"<th>{escape(m['name'])}: J / token (ratio)</th>" for m in methods.values())
     lines = [
-        f'<tr><td>{escape(row["model"])}</td><td class="num">{row["num_gpus"]}</td>'
-        f'<td class="num">measured: {row["measured"]["joules_per_output_token"]}</td>'
+        f"<tr><td>{escape(row['model'])}</td><td>{row['num_gpus']}</td>"
+        f"<td>measured: {row['measured']['joules_per_output_token']}</td>"
         + "".join(
-            f'<td class="num">estimated: {row[name]["joules_per_output_token"]} '
+            f"<td>estimated: {row[name]['joules_per_output_token']} "
             f"({row[name]['ratio_to_measured']}×)</td>"
             for name in methods
         )

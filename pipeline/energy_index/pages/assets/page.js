@@ -79,7 +79,7 @@ function updateTable() {
       }
       td.textContent = pick < 0 ? "—" : formatted(field, configurations[field][pick]);
     }
-    const status = tr.querySelector("td.status");
+    const status = tr.lastElementChild; // the pick's status, after the figures
     status.textContent = pick < 0 ? "none within the deadline" : changed ? "changed" : "";
   }
   const deciding = document.getElementById("deciding-itl");
