@@ -39,8 +39,10 @@ def page(tmp_path_factory: pytest.TempPathFactory, golden_index: Path) -> dict[s
     return {"page": out, "impacts": impacts, "index": json.loads(index_bytes)}
 
 
-def shown(browser: Tab) -> list[dict[str, Any]]:
-    return browser.tab.eval_on_selector_all(
+def shown(browser: Tab, page: dict[str, Any]) -> list[dict[str, Any]]:
+    """The impacts table's rows as shown, each named by the row_id of the impacts row it draws
+    (its data-row: the row's position in impacts.json's rows)."""
+    lines = browser.tab.eval_on_selector_all(
         "#impacts-table tbody tr",
         # Each cell found under its heading, as a reader finds it (the cells carry no class).
         """rows => {
@@ -50,7 +52,9 @@ def shown(browser: Tab) -> list[dict[str, Any]]:
             return rows.map(tr => {
                 const bar = at(tr, 'Interval (log scale)').querySelector('.bar');
                 return {
-                    rowId: tr.dataset.rowId,
+                    row: Number(tr.dataset.row),
+                    model: at(tr, 'Model').textContent,
+                    gpu: at(tr, 'GPU').textContent,
                     status: at(tr, 'Status').textContent,
                     boundary: at(tr, 'Boundary').textContent,
                     figure: at(tr, 'Figure').textContent,
@@ -60,6 +64,12 @@ def shown(browser: Tab) -> list[dict[str, Any]]:
             });
         }""",
     )
+    rows = page["impacts"]["rows"]
+    # Each row draws the impacts row of its model and GPU.
+    assert [(line["model"], line["gpu"]) for line in lines] == [
+        (rows[line["row"]]["model"], rows[line["row"]]["gpu"]) for line in lines
+    ]
+    return [{**line, "rowId": rows[line["row"]]["row_id"]} for line in lines]
 
 
 def figures(line: dict[str, Any]) -> tuple[float, float, str]:
@@ -87,7 +97,7 @@ def open_page(browser: Tab, page: dict[str, Any]) -> None:
 def test_measured_by_default_each_figure_naming_its_status(page, tab):  # noqa: F811
     open_page(tab, page)
     rows = {row["row_id"]: row for row in page["impacts"]["rows"]}
-    table = shown(tab)
+    table = shown(tab, page)
     assert len(table) == len(rows) == 32
     for line in table:
         assert (line["status"], line["boundary"]) == ("measured", "gpu")
@@ -109,14 +119,14 @@ def test_the_boundary_switch_shows_the_estimated_ranges(page, tab, boundary):  #
     open_page(tab, page)
     choose(tab, boundary)
     rows = {row["row_id"]: row for row in page["impacts"]["rows"]}
-    for line in shown(tab):
+    for line in shown(tab, page):
         expected = rows[line["rowId"]]["estimated"][boundary]["wh_per_million_output_tokens"]
         assert (line["status"], line["boundary"]) == ("estimated", boundary)
         assert figures(line) == (expected["low"], expected["high"], "Wh / M tokens")
         assert line["bar"] > 2  # an interval, not a point
     assert "estimated ranges" in tab.tab.locator("#impacts-caption").text_content()
     choose(tab, "gpu")
-    assert {line["status"] for line in shown(tab)} == {"measured"}
+    assert {line["status"] for line in shown(tab, page)} == {"measured"}
 
 
 # Countries whose carbon the page must show exactly as Python computes it: the extremes of
@@ -134,7 +144,7 @@ def test_the_country_selector_sets_the_carbon_ranges_python_computes(page, tab):
     seen = {}
     for country in (*COUNTRIES, by_intensity[0], by_intensity[-1]):
         choose(tab, "carbon", country)
-        table = shown(tab)
+        table = shown(tab, page)
         assert len(table) == len(index) == 32
         for line in table:
             carbon = carbon_in(

@@ -594,9 +594,12 @@ def rebuilt_curves(html: str) -> list[dict[str, Any]]:
                 tail = configurations["tails"].get(name)
                 point[f"{name}_itl_ms"] = tail[at] if tail else None
             points.append(point)
-        rest = {k: v for k, v in curve.items() if k not in ("group", "points")}
-        curves.append({**rest, "model_id": group["model_id"], "gpu": group["gpu"],
-                       "points": points})  # fmt: skip
+        curves.append({
+            "model": curve.get("model", group["model"]),
+            "model_id": group["model_id"], "gpu": group["gpu"],
+            **{k: v for k, v in curve.items() if k not in ("model", "group", "points")},
+            "points": points,
+        })  # fmt: skip
     return curves
 
 

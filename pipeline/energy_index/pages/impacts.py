@@ -45,7 +45,6 @@ def page_data(impacts: Mapping[str, Any]) -> dict[str, Any]:
         "default_country": DEFAULT_COUNTRY if DEFAULT_COUNTRY in countries else min(countries),
         "rows": [
             {
-                "row_id": row["row_id"],
                 "measured": row["measured"]["wh_per_million_output_tokens"],
                 "server": _pair(row["estimated"]["server"]["wh_per_million_output_tokens"]),
                 "facility": _pair(row["estimated"]["facility"]["wh_per_million_output_tokens"]),
@@ -90,8 +89,8 @@ def impacts_section(impacts: Mapping[str, Any]) -> str:
         for code, c in sorted(countries.items(), key=lambda item: item[1]["country"])
     )
     lines = [
-        f'<tr data-row="{number}" data-row-id="{escape(row["row_id"])}">'
-        f"<td>{escape(row['model'])}</td><td>{escape(row['gpu'])}</td>"
+        f'<tr data-row="{number}"><td>{escape(row["model"])}</td>'
+        f"<td>{escape(row['gpu'])}</td>"
         f"<td>{row['num_gpus']}</td><td>measured</td><td>gpu</td>"
         f"<td>{row['measured']['wh_per_million_output_tokens']} Wh / M tokens</td><td></td></tr>"
         for number, row in enumerate(impacts["rows"])

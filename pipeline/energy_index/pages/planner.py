@@ -50,7 +50,8 @@ def planner_data(
     already (issue 27). A curve names its (model, GPU) group there (``group``) and the script
     writes each point's row_id from the group's slug and GPU, the configuration's GPU count and
     max_num_seqs (4.3 of 11.6 MB at 10⁵, issue 36); a curve some of whose configurations'
-    slugs differ from their group's (one model_id, two nicknames) carries its row_ids.
+    slugs differ from their group's (one model_id, two nicknames) carries its row_ids, and one
+    whose model (nickname) is not its group's carries it.
     """
     # A configuration by its key (a row_id, made of the slug, may be shared by two models) and
     # its ITLs: a repeated run shares the key but not the ITLs, and a point named by the key
@@ -69,25 +70,31 @@ def planner_data(
         itls = (p["median_itl_ms"], *(p[f"{name}_itl_ms"] for name in tails))
         return curve["model_id"], curve["gpu"], curve["num_gpus"], p["max_num_seqs"], *itls
 
-    def columns(curve: Mapping[str, Any]) -> dict[str, list[Any]]:
+    def curve_data(curve: Mapping[str, Any]) -> dict[str, Any]:
+        # What the curve's group gives is not repeated: its model (nickname) and the points'
+        # row_ids, unless they are not the group's (one model_id under two nicknames).
+        group = group_of[curve["model_id"], curve["gpu"]]
+        named = configurations.groups[group]
         at = [position[point_key(curve, p)] for p in curve["points"]]
-        slug = configurations.groups[group_of[curve["model_id"], curve["gpu"]]]["slug"]
-        own = [] if all(configurations.rows[i]["slug"] == slug for i in at) else ["row_id"]
+        own = [] if all(configurations.rows[i]["slug"] == named["slug"] for i in at) else ["row_id"]
+        said = (
+            "model_id",
+            "gpu",
+            "points",
+            *(["model"] if curve["model"] == named["model"] else []),
+        )
         return {
-            "configuration": at,
-            **{name: [p[name] for p in curve["points"]] for name in (*own, *POINT_COLUMNS)},
+            "group": group,
+            **{key: value for key, value in curve.items() if key not in said},
+            "points": {
+                "configuration": at,
+                **{name: [p[name] for p in curve["points"]] for name in (*own, *POINT_COLUMNS)},
+            },
         }
 
     return {
         "tails": tails,
-        "curves": [
-            {
-                "group": group_of[curve["model_id"], curve["gpu"]],
-                **{k: v for k, v in curve.items() if k not in ("model_id", "gpu", "points")},
-                "points": columns(curve),
-            }
-            for curve in curves
-        ],
+        "curves": [curve_data(curve) for curve in curves],
         # The command's reading of a typed number and its limits, declared once (model.py,
         # settings.py, errors.py): the script refuses by them what the command refuses.
         "number_text": NUMBER_TEXT,

@@ -37,6 +37,7 @@ function points(curve, group) {
 }
 for (const curve of planner.curves) {
   const group = pageData.groups[curve.group];
+  curve.model ??= group.model; // carried only where it is not the group's
   curve.model_id = group.model_id;
   curve.gpu = group.gpu;
   curve.points = points(curve, group);
