@@ -331,11 +331,11 @@ def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: 
     assert failed.exit_code == 1
     assert "carbon_source.countries.FRA.g_per_kwh: published 12.0, rebuilt 56.039" in failed.output
     document = json.loads(impacts.read_bytes())
-    document["rows"][5]["estimated"]["carbon"]["factors"]["low"].pop()
+    document["rows"][5]["estimated"]["facility"]["factors"]["low"].pop()
     tampered.write_text(json.dumps(document))
     failed = invoke("audit", "--published", tampered, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert failed.exit_code == 1
-    assert "rows[5].estimated.carbon.factors.low" in failed.output
+    assert "rows[5].estimated.facility.factors.low" in failed.output
 
 
 def test_the_impacts_audit_compares_numbers_as_numbers(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from energy_index.documents.index import (
 )
 from energy_index.model import EXTRAS, UpstreamSnapshot, Variant, json_number
 
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "2"
 
 
 def _variant(keyword: str) -> Variant:

@@ -9,7 +9,8 @@ the cited factors and the carbon snapshot (status ``estimated``, boundary ``serv
 Format version 2 (issue 27) dropped each row's carbon by country and the site's per-country
 files ``impacts/<ISO3>.json`` (version 1): they grew with rows × countries. A row's carbon block
 keeps its status, boundary and factor bounds; the countries' intensities are listed once, in
-``carbon_source.countries``, and ``carbon_per_country`` says how they apply.
+``carbon_source.countries``, and ``carbon_per_country`` says how they apply. Format version 3
+(issue 36) names the carbon's factor bounds once, in the facility block they are taken from.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from energy_index.model import CarbonSnapshot
 from energy_index.settings import CARBON_PATH
 from energy_index.steps.carbon import GridIntensity
 
-FORMAT_VERSION = "2"
+FORMAT_VERSION = "3"
 
 
 def carbon_source(

@@ -87,6 +87,12 @@ RETIRED_KINDS = {
 # Versions of a kind this tool wrote once and no longer does (kind, version): validate and audit
 # say so in one sentence, not one schema violation per row.
 RETIRED_VERSIONS = {
+    ("impacts", "2"): "impacts format 2, each row's carbon block with the facility's factor "
+    "bounds again, no longer written since format 3: they are named once, in the facility "
+    "block; build --impacts writes format 3",
+    ("diffusion impacts", "1"): "the diffusion impacts format 1, each row's carbon block with "
+    "the facility's factor bounds again, no longer written since format 2: they are named "
+    "once, in the facility block; build --impacts writes format 2",
     ("impacts", "1"): "impacts format 1, each row's carbon by country, no longer written since "
     "format 2: impacts.json lists each country's grid intensity once (carbon_per_country says "
     "how it applies); build --impacts writes format 2",

@@ -148,7 +148,7 @@ def _token_card(
         for code in shown
         for figures_of in [carbon_in(index_row, impacts["factors"], countries[code]["g_per_kwh"])]
     )
-    factors = impacts_row["estimated"]["carbon"]["factors"]
+    factors = impacts_row["estimated"]["facility"]["factors"]
     bounds = "; ".join(f"{bound}: {', '.join(factors[bound])}" for bound in ("low", "high"))
     return card_section(
         index_row,
