@@ -96,7 +96,7 @@ class Tab:
                 document.querySelectorAll('#index-table thead th'), th => th.dataset.field);
               const cell = (tr, field) => tr.cells[fields.indexOf(field)];
               return rows.map(tr => ({
-                group: tr.dataset.group, gpu: tr.dataset.gpu, rowId: tr.dataset.rowId,
+                group: tr.dataset.group, gpu: tr.cells[2].textContent, rowId: tr.dataset.rowId,
                 hidden: tr.hidden, changed: tr.classList.contains('changed'),
                 model: tr.cells[0].textContent,
                 wh: cell(tr, 'wh_per_million_output_tokens').textContent,

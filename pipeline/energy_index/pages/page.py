@@ -352,7 +352,7 @@ def _index_table(configurations: Configurations, document: Mapping[str, Any]) ->
             else (escape(row["row_id"]), "", "")
         )
         return (
-            f'<tr data-group="{g}" data-gpu="{escape(group["gpu"])}" data-row-id="{row_id}"{none}>'
+            f'<tr data-group="{g}" data-row-id="{row_id}"{none}>'
             f"{''.join(cells)}<td>{status}</td></tr>"
         )
 
