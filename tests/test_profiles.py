@@ -165,7 +165,13 @@ def chat_document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def chat_profiles(chat_document: dict[str, Any]) -> dict[str, Any]:
     """The document with a record per pick, by statistic, deadline and (model, GPU) (the
     reference's order and the table's), and a record per GPU ratio."""
-    picks = [_records(group, PICK_KEYS) for group in chat_document["picks"]]
+    deadlines = chat_document["deadlines_ms"]  # each picks object's lists are over them
+    picks = [
+        _records(
+            {**{k: group[k] for k in PICK_KEYS}, "itl_deadline_ms": deadlines, **group}, PICK_KEYS
+        )
+        for group in chat_document["picks"]
+    ]
     by_deadline = [
         group[n]
         for statistic in chat_document["itl_statistics"]
@@ -262,15 +268,15 @@ def test_profiles_json_writes_each_model_and_gpu_s_picks_at_a_statistic_by_field
     (format 2; 497 KB for the chat task's record per pick, 241 KB so)."""
     deadlines = chat_document["deadlines_ms"]
     picks, ratios = chat_document["picks"], chat_document["gpu_ratios"]
-    assert chat_document["version"] == "2"
+    assert chat_document["version"] == "3"
     assert len(picks) == 4 * 32
     assert [(p["itl_statistic"], p["model_id"], p["gpu"]) for p in picks] == [
         (statistic, model_id, gpu)
         for statistic in ITL_STATISTICS
         for model_id, gpu in sorted({(p["model_id"], p["gpu"]) for p in picks})
     ]
-    for group in picks:
-        assert group["itl_deadline_ms"] == deadlines
+    for group in picks:  # over the document's deadlines_ms, not repeated (format 3)
+        assert "itl_deadline_ms" not in group
         assert all(len(group[key]) == len(deadlines) for key in group if key not in PICK_KEYS)
     assert [(r["itl_statistic"], r["model_id"]) for r in ratios] == sorted(
         {(r["itl_statistic"], r["model_id"]) for r in ratios},
@@ -301,8 +307,6 @@ def test_profiles_json_writes_each_model_and_gpu_s_picks_at_a_statistic_by_field
         (lambda d: d["gpu_ratios"].append(d["gpu_ratios"][0]), "a second object for "),
         (lambda d: d["picks"][7].update(gpu="A100"), '"A100"]\' is not one of unconstrained\'s '
          "(model_id, gpu) at median"),
-        (lambda d: d["picks"][0]["itl_deadline_ms"].reverse(), "$.picks[0].itl_deadline_ms "
-         "(Qwen/Qwen3-14B on B200 at median): '[500, 200"),
         (lambda d: d["gpu_ratios"][1]["energy_ratio"].append(1.0), "$.gpu_ratios[1]."
          "energy_ratio (Qwen/Qwen3-235B-A22B-Instruct-2507 at median): 5 values where its "
          "itl_deadline_ms has 4"),
@@ -351,6 +355,46 @@ def test_validate_says_a_file_of_a_format_1_written_by_field_since_is_no_longer_
     assert said in result.output
     assert "no longer written since format 2" in result.output
     assert result.output.count("$.") == 1, result.output  # one sentence, not a schema's list
+
+
+@pytest.mark.parametrize(
+    ("kind", "version", "said"),
+    [
+        (
+            "latency profiles",
+            "2",
+            "latency profiles format 2, each picks object with its deadlines",
+        ),
+        ("plan-grid", "2", "plan.json format 2, each (model, GPU)'s plans by field with the grid"),
+        ("impacts", "2", "impacts format 2, each row's carbon block with the facility's factor"),
+        ("diffusion impacts", "1", "the diffusion impacts format 1, each row's carbon block"),
+    ],
+)
+def test_validate_says_a_file_of_a_format_this_round_made_smaller_is_no_longer_written(
+    tmp_path, kind, version, said
+):
+    """Issue 36: profiles.json, plan.json and the impacts say once what they repeated; a file
+    of the earlier format gets one sentence naming what changed, not a schema's list."""
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"kind": kind, "version": version, "rows": []}))
+    result = CliRunner().invoke(main, ["validate", str(path)])
+    assert result.exit_code != 0
+    assert said in result.output, result.output
+    assert result.output.count("$.") == 1, result.output
+
+
+def test_a_step_s_picks_at_other_deadlines_than_the_document_s_are_the_package_s_error():
+    """Format 3 writes a pick's lists over the document's deadlines_ms alone: picks made at
+    other deadlines would be read at the wrong ones. A DerivationError naming the group."""
+    from energy_index.documents.index import _over_deadlines
+    from energy_index.errors import DerivationError
+
+    picks = [{"model_id": "o/m", "gpu": "H100", "itl_deadline_ms": [5, 10], "row_id": ["a", "b"]}]
+    assert _over_deadlines(picks, [5.0, 10.0]) == [
+        {"model_id": "o/m", "gpu": "H100", "row_id": ["a", "b"]}
+    ]
+    with pytest.raises(DerivationError, match=r"^the latency profiles of o/m on H100: "):
+        _over_deadlines(picks, [5.0, 20.0])
 
 
 def test_the_build_refuses_profiles_whose_lists_do_not_line_up_and_writes_nothing(

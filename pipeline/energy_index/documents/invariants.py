@@ -79,8 +79,8 @@ def diffusion_problems(document: Any) -> Problems:
 
 def profiles_problems(document: Any) -> Problems:
     """How a latency profiles document (schemas/profiles.schema.json) breaks its schema or what
-    its objects written by field must be beyond it. A pick's lists hold one value per deadline,
-    ``itl_deadline_ms`` the document's ``deadlines_ms`` themselves; a GPU ratio's lists are as
+    its objects written by field must be beyond it. A pick's lists hold one value per deadline
+    of the document's ``deadlines_ms``; a GPU ratio's lists are as
     long as its ``itl_deadline_ms``, the deadlines at which both its GPUs have a pick. At each
     statistic of ``itl_statistics`` (and no other) one picks object per (model, GPU) of
     ``unconstrained``, and one GPU ratio object per model whose two GPUs both pick at some
@@ -94,11 +94,6 @@ def profiles_problems(document: Any) -> Problems:
     for position, picks in enumerate(document["picks"]):
         at = f"$.picks[{position}]"
         named = f"{shown(picks['model_id'])} on {shown(picks['gpu'])} at {picks['itl_statistic']}"
-        if picks["itl_deadline_ms"] != deadlines:
-            rules.append(
-                f"{at}.itl_deadline_ms ({named}): {shown(picks['itl_deadline_ms'])} is not "
-                f"deadlines_ms ({shown(deadlines)})"
-            )
         rules += _uneven(picks, at=at, named=named, length=len(deadlines), holding="deadlines_ms")
     picked = {
         (p["model_id"], p["gpu"], p["itl_statistic"]): p["row_id"]

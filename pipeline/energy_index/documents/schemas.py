@@ -98,7 +98,10 @@ RETIRED_VERSIONS = {
     "how it applies); build --impacts writes format 2",
     ("latency profiles", "1"): "latency profiles format 1, a record per pick and per GPU "
     "ratio, no longer written since format 2: a list per field over the deadlines, per (model, "
-    "GPU) and statistic; build --profiles writes format 2",
+    "GPU) and statistic; build --profiles writes format 3",
+    ("latency profiles", "2"): "latency profiles format 2, each picks object with its "
+    "deadlines again, no longer written since format 3: a pick's lists are over the document's "
+    "deadlines_ms; build --profiles writes format 3",
     ("plan-grid", "1"): "plan.json format 1, an object per plan, no longer written since "
     "format 2: each (model, GPU)'s plans by field, a list per field over the grid's loads; "
     "site writes format 3",

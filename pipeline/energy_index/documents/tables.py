@@ -42,14 +42,15 @@ def rows_table_bytes(
     return _written(pl.DataFrame(rows, schema=_types(record_schema)), format=format)
 
 
-def profile_table_bytes(picks: list[dict[str, Any]], *, format: str) -> bytes:
-    """The latency profiles' picks (profiles.json's, by field) as CSV or Parquet: one row per
-    group, statistic and deadline, by statistic, deadline and group."""
+def profile_table_bytes(profiles: dict[str, Any], *, format: str) -> bytes:
+    """The latency profiles' picks (profiles.json's, by field, over its deadlines_ms) as CSV or
+    Parquet: one row per group, statistic and deadline, by statistic, deadline and group."""
     types = _types(schema_document(PROFILES_SCHEMA)["$defs"]["pick"])
+    deadlines = profiles["deadlines_ms"]
     by_statistic: dict[str, list[list[dict[str, Any]]]] = {}
-    for group in picks:
+    for group in profiles["picks"]:
         by_statistic.setdefault(group["itl_statistic"], []).append(
-            list(records_of(group, PICK_KEYS))
+            list(records_of(_over(group, deadlines), PICK_KEYS))
         )
     rows = [
         record
@@ -58,6 +59,11 @@ def profile_table_bytes(picks: list[dict[str, Any]], *, format: str) -> bytes:
         for record in at_deadline
     ]
     return _written(pl.DataFrame(rows, schema=types), format=format)
+
+
+def _over(group: dict[str, Any], deadlines: list[Any]) -> dict[str, Any]:
+    """A picks object with its deadlines, the document's, after its keys (the table's order)."""
+    return {**{key: group[key] for key in PICK_KEYS}, "itl_deadline_ms": deadlines, **group}
 
 
 def impacts_table_bytes(impacts: dict[str, Any], *, format: str) -> bytes:
@@ -71,7 +77,7 @@ def impacts_table_bytes(impacts: dict[str, Any], *, format: str) -> bytes:
 TABLES: dict[str, Callable[[dict[str, Any], str], bytes]] = {
     "formats": lambda index, format: table_bytes(index["rows"], format=format),
     "impacts": lambda impacts, format: impacts_table_bytes(impacts, format=format),
-    "profiles": lambda profiles, format: profile_table_bytes(profiles["picks"], format=format),
+    "profiles": lambda profiles, format: profile_table_bytes(profiles, format=format),
 }
 
 
