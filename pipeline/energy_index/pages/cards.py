@@ -166,7 +166,10 @@ def _token_card(
         after=f"<p>Facility bounds: {escape(bounds)}.</p>"
         f'<table class="card-carbon"><caption>{CARBON_CAPTION}</caption><thead><tr>'
         "<th>Country</th><th>gCO2e per million output tokens</th>"
-        f"<th>gCO2e per response (mean)</th></tr></thead><tbody>{by_country}</tbody></table>",
+        # carbon_in's response is the pick's average output length, not the mean of the
+        # per-model files' distribution that "Energy per response (mean)" is (a new user).
+        f"<th>gCO2e per response of {escape(str(index_row['avg_output_tokens']))} output tokens "
+        f"(the pick's average)</th></tr></thead><tbody>{by_country}</tbody></table>",
     )
 
 
