@@ -168,8 +168,8 @@ def _token_card(
         "<th>Country</th><th>gCO2e per million output tokens</th>"
         # carbon_in's response is the pick's average output length, not the mean of the
         # per-model files' distribution that "Energy per response (mean)" is (a new user).
-        f"<th>gCO2e per response of {escape(str(index_row['avg_output_tokens']))} output tokens "
-        f"(the pick's average)</th></tr></thead><tbody>{by_country}</tbody></table>",
+        f"<th>gCO2e per response ({escape(str(index_row['avg_output_tokens']))} output tokens)"
+        f"</th></tr></thead><tbody>{by_country}</tbody></table>",
     )
 
 
