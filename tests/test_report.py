@@ -630,7 +630,7 @@ def test_a_model_id_under_two_nicknames_keeps_its_points_row_ids(tmp_path: Path)
     from tests.test_upstream_versions import real_with
 
     def renamed(configuration: dict) -> None:
-        if configuration["model_id"] == "Qwen/Qwen3-8B" and configuration["max_num_seqs"] == 64:
+        if configuration["model_id"] == "Qwen/Qwen3-8B" and configuration["max_num_seqs"] == 8:
             configuration["nickname"] = "Qwen 3 8B (second name)"
 
     source = real_with(tmp_path, renamed)
@@ -643,10 +643,45 @@ def test_a_model_id_under_two_nicknames_keeps_its_points_row_ids(tmp_path: Path)
     stable = index_stages(source, settings=BuildSettings()).stability.stable
     expected = plan_curves(stable.to_dicts())
     assert rebuilt_curves(html) == expected
-    carried = [c for c in embedded_json(html, "planner-data")["curves"] if "row_id" in c["points"]]
+    curves = embedded_json(html, "planner-data")["curves"]
+    carried = [c for c in curves if "row_id" in c["points"]]
     assert carried and all(
         any(r.startswith("qwen-3-8b-second-name/") for r in c["points"]["row_id"]) for c in carried
     )
+    # A curve whose first configuration has the second name carries its model (nickname) too.
+    assert [c["model"] for c in curves if "model" in c] == ["Qwen 3 8B (second name)"] * 2
+
+
+def test_a_run_repeated_under_a_second_nickname_keeps_its_row_id(tmp_path: Path):
+    """A review's finding: a point is matched to the page's configuration by model_id, GPU, GPU
+    count, max_num_seqs and ITLs, not the nickname. Qwen3-8B's B200 max_num_seqs 8 run listed
+    again under a nickname whose slug sorts first named the group's configuration: the curve
+    carried no row_ids, and the page wrote qwen-3-8b/… for qwen-3-0b-alias/…. Whether a curve
+    carries its row_ids is now decided on the row_ids the script would write."""
+    import copy
+
+    from energy_index.steps.plan import plan_curves
+    from tests.conftest import INDEX_PATH, TASK_PATH
+    from tests.test_upstream_versions import write_snapshot
+
+    document = json.loads((GOLDEN / TASK_PATH).read_bytes())
+    (twin,) = [
+        copy.deepcopy(c) for c in document["configurations"]
+        if (c["model_id"], c["gpu_model"], c["max_num_seqs"]) == ("Qwen/Qwen3-8B", "B200", 8)
+    ]  # fmt: skip
+    twin["nickname"] = "Qwen 3 0B alias"
+    document["configurations"].append(twin)
+    source = write_snapshot(
+        tmp_path / "snapshot", json.dumps(document).encode(),
+        index_bytes=(GOLDEN / INDEX_PATH).read_bytes(),
+    )  # fmt: skip
+    out = tmp_path / "out" / "index.json"
+    assert invoke("build", "--from", source, "--out", out).exit_code == 0
+    page = tmp_path / "report.html"
+    code, output = report("--index", str(out), "--from", str(source), "--out", str(page))
+    assert code == 0, output
+    stable = index_stages(source, settings=BuildSettings()).stability.stable
+    assert rebuilt_curves(page.read_text("utf-8")) == plan_curves(stable.to_dicts())
 
 
 def test_the_contents_list_reaches_every_part_of_the_page_in_one_click(page: Path):

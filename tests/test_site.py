@@ -23,7 +23,7 @@ from energy_index.documents.index import serialized
 from energy_index.documents.plan import PAIR_KEYS
 from energy_index.documents.schemas import schema_problems
 from energy_index.flows.site import DIFFUSION_DOWNLOADS, DOWNLOADS
-from energy_index.pages.cards import ESTIMATED_RANGES, NOTES_LINK
+from energy_index.pages.cards import CARBON_BRIEF, ESTIMATED_RANGES, NOTES_LINK
 from energy_index.steps.derive import slug
 from energy_index.steps.impacts import carbon_in
 from tests.conftest import GOLDEN, REPO, TASK_PATH, changed_snapshot, invoke, sweep_cells
@@ -356,6 +356,8 @@ def test_every_pick_has_a_card_that_states_its_figures_status_and_provenance(sit
     assert escape(impacts["carbon_source"]["attribution"]) not in page
     assert escape(impacts["carbon_source"]["kind"]) not in page
     assert f'<a href="../index.html">{escape(NOTES_LINK)}</a>' in page
+    # ... but the carbon's assumption is named where the carbon is shown (a review's finding).
+    assert page.count(escape(CARBON_BRIEF)) == 1 and "location-based annual" in CARBON_BRIEF
     # Three countries, not 213: the lowest and highest intensity and the default, each range
     # steps.impacts.carbon_in's for this row.
     countries = impacts["carbon_source"]["countries"]
@@ -1241,9 +1243,18 @@ def test_a_pair_s_plans_of_other_gpu_figures_are_the_package_s_error():
         name: {"low": 1.0, "high": 2.0}
         for name in ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
     }}  # fmt: skip
-    plan = {key: 1 for key in PAIR_KEYS} | {"gpu_energy": energy}
-    written = _pair_plans([plan, plan])
+    plan = {key: 1 for key in PAIR_KEYS} | {"gpu_energy": energy, "status": "measured"}
+    at = [{**plan, "output_tokens_per_second": 100.0}, {**plan, "output_tokens_per_second": 200.0}]
+    written = _pair_plans(at, [100, 200])
     assert written["gpu_energy"]["boundary"] == "gpu"
     assert written["gpu_energy"]["power_watts"] == {"low": [1.0, 1.0], "high": [2.0, 2.0]}
-    with pytest.raises(DerivationError, match="GPU figures of other fields"):
-        _pair_plans([plan, {**plan, "gpu_energy": {**energy, "g_per_kwh": {}}}])
+    assert "status" not in written and "output_tokens_per_second" not in written
+    # What the file says once must be what each plan says (the review's hardening).
+    for broken, said in (
+        ({"gpu_energy": {**energy, "g_per_kwh": {}}}, "GPU figures of other fields"),
+        ({"gpu_energy": {**energy, "boundary": "server"}}, "another boundary than gpu"),
+        ({"status": "between_measured"}, "a plan's status is not its GPU figures'"),
+        ({"output_tokens_per_second": 500.0}, "not at the grid's loads"),
+    ):
+        with pytest.raises(DerivationError, match=said):
+            _pair_plans([at[0], {**at[1], **broken}], [100, 200])

@@ -183,22 +183,29 @@ def plan_grid_document(
         "by_model_and_gpu": [
             {
                 **{key: plans[0][key] for key in ("model", "model_id", "gpu")},
-                "plans": _pair_plans(plans),
+                "plans": _pair_plans(plans, [load for load, _, _ in by_load]),
             }
             for plans in by_pair
         ],
     }
 
 
-def _pair_plans(plans: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _pair_plans(plans: Sequence[Mapping[str, Any]], loads: Sequence[float]) -> dict[str, Any]:
     """A (model, GPU type)'s plans at the grid's loads, by field, without what the file says
     once (format 3): the loads (the grid's, in its order), the plan's status (its GPU figures'
     status, kept there), and the GPU figures' boundary (gpu, one value). They were 4.7 of
     plan.json's 23.4 MB at 10⁵ configurations."""
     energy = [plan["gpu_energy"] for plan in plans]
+    # What the file says once must be what each plan says: a step's bug is not written over.
     if {tuple(figures) for figures in energy} != {("status", "boundary", *_GPU_RANGES)}:
         raise DerivationError(f"plan.json: GPU figures of other fields than {_GPU_RANGES}")
-    (boundary,) = {figures["boundary"] for figures in energy}
+    if {figures["boundary"] for figures in energy} != {"gpu"}:
+        raise DerivationError("plan.json: GPU figures of another boundary than gpu")
+    if [plan["status"] for plan in plans] != [figures["status"] for figures in energy]:
+        raise DerivationError("plan.json: a plan's status is not its GPU figures'")
+    if [plan["output_tokens_per_second"] for plan in plans] != list(loads):
+        raise DerivationError("plan.json: a (model, GPU)'s plans are not at the grid's loads")
+    boundary = "gpu"
     # Each list made directly (by_field of the 71,344 plans of a 10⁵-configuration site took
     # 0.8 s of cpu): PAIR_KEYS in order, the GPU figures' ranges {low: [...], high: [...]}.
     return {

@@ -95,7 +95,7 @@ RETIRED_VERSIONS = {
     "once, in the facility block; build --impacts writes format 2",
     ("impacts", "1"): "impacts format 1, each row's carbon by country, no longer written since "
     "format 2: impacts.json lists each country's grid intensity once (carbon_per_country says "
-    "how it applies); build --impacts writes format 2",
+    "how it applies); build --impacts writes format 3",
     ("latency profiles", "1"): "latency profiles format 1, a record per pick and per GPU "
     "ratio, no longer written since format 2: a list per field over the deadlines, per (model, "
     "GPU) and statistic; build --profiles writes format 3",

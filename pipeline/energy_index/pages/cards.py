@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any, NamedTuple
 
+from energy_index.documents.factors import impact_factors
 from energy_index.pages.impacts import DEFAULT_COUNTRY
 from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.derive import slug
@@ -99,7 +100,7 @@ def card_html(
             written=impacts["index"],
         )
         + f"<p>{ESTIMATED_RANGES} <code>{row_api}/impacts.json</code> (with their sources), "
-        f"each card naming its facility bounds. "
+        f"each card naming its facility bounds. {escape(CARBON_BRIEF)} "
         f"{escape(_shown_words(len(countries), _described(countries, shown)))} {notes}</p>"
         + "".join(
             _token_card(index_row, impacts_row, impacts, shown=shown, statistic=statistic)
@@ -191,9 +192,10 @@ CARBON_CAPTION = "Carbon by country (estimated, facility boundary)"
 NOTES_NAME = "index.html"
 NOTES_FROM_CARD = f"../{NOTES_NAME}"
 NOTES_LINK = (
-    "What per response means, where the grid intensities come from (their kind, source and "
-    "licence), and how the carbon follows for any country"
+    "What per response means, the grid intensities' source and licence, and carbon in any country"
 )
+# The carbon's assumption, named on each page that shows carbon (its source: the notes').
+CARBON_BRIEF = impact_factors()["text"]["carbon"]["brief"]
 
 
 def notes_path(task: str) -> str:

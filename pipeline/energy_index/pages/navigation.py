@@ -72,7 +72,8 @@ SITE_STYLE = (
     "grid-template-columns:repeat(auto-fill,minmax(17rem,1fr))}"
     "ul.tasks li{border:1px solid #ddd;border-radius:6px;background:#fafafa;padding:.7rem 1rem}"
     "ul.tasks a{font-weight:600}nav.back{font-size:14px;margin-bottom:.4rem}"
-    "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}td.status{font-weight:600}"
+    "pre{background:#f4f4f4;padding:.6rem;overflow-x:auto}"
+    "table.card-figures td:first-child{font-weight:600}"
 )
 
 

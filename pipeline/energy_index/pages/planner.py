@@ -76,7 +76,11 @@ def planner_data(
         group = group_of[curve["model_id"], curve["gpu"]]
         named = configurations.groups[group]
         at = [position[point_key(curve, p)] for p in curve["points"]]
-        own = [] if all(configurations.rows[i]["slug"] == named["slug"] for i in at) else ["row_id"]
+        # The row_ids plan.js would write, against the points' own: a run repeated under a second
+        # nickname names the configuration of the first (its key and ITLs), not its own slug.
+        prefix = f"{named['slug']}/{named['gpu']}/{curve['num_gpus']}/"
+        written = [f"{prefix}{configurations.rows[i]['max_num_seqs']}" for i in at]
+        own = [] if written == [p["row_id"] for p in curve["points"]] else ["row_id"]
         said = (
             "model_id",
             "gpu",
