@@ -565,6 +565,16 @@ def embedded_json(html: str, element_id: str) -> Any:
     return json.loads(found.group(1))
 
 
+def built_page(tmp_path: Path, source: Path) -> str:
+    """The report page of the index built from ``source`` (both written under ``tmp_path``)."""
+    out = tmp_path / "out" / "index.json"
+    assert invoke("build", "--from", source, "--out", out).exit_code == 0
+    written = tmp_path / "report.html"
+    code, output = report("--index", str(out), "--from", str(source), "--out", str(written))
+    assert code == 0, output
+    return written.read_text("utf-8")
+
+
 def rebuilt_curves(html: str) -> list[dict[str, Any]]:
     """The planner's curves rebuilt from a page as assets/plan.js rebuilds them: a curve's
     model_id and GPU its group's, each point the page's configuration it names (its max_num_seqs
@@ -634,12 +644,7 @@ def test_a_model_id_under_two_nicknames_keeps_its_points_row_ids(tmp_path: Path)
             configuration["nickname"] = "Qwen 3 8B (second name)"
 
     source = real_with(tmp_path, renamed)
-    out = tmp_path / "out" / "index.json"
-    assert invoke("build", "--from", source, "--out", out).exit_code == 0
-    written = tmp_path / "report.html"
-    code, output = report("--index", str(out), "--from", str(source), "--out", str(written))
-    assert code == 0, output
-    html = written.read_text("utf-8")
+    html = built_page(tmp_path, source)
     stable = index_stages(source, settings=BuildSettings()).stability.stable
     expected = plan_curves(stable.to_dicts())
     assert rebuilt_curves(html) == expected
@@ -675,13 +680,8 @@ def test_a_run_repeated_under_a_second_nickname_keeps_its_row_id(tmp_path: Path)
         tmp_path / "snapshot", json.dumps(document).encode(),
         index_bytes=(GOLDEN / INDEX_PATH).read_bytes(),
     )  # fmt: skip
-    out = tmp_path / "out" / "index.json"
-    assert invoke("build", "--from", source, "--out", out).exit_code == 0
-    page = tmp_path / "report.html"
-    code, output = report("--index", str(out), "--from", str(source), "--out", str(page))
-    assert code == 0, output
     stable = index_stages(source, settings=BuildSettings()).stability.stable
-    assert rebuilt_curves(page.read_text("utf-8")) == plan_curves(stable.to_dicts())
+    assert rebuilt_curves(built_page(tmp_path, source)) == plan_curves(stable.to_dicts())
 
 
 def test_the_contents_list_reaches_every_part_of_the_page_in_one_click(page: Path):
@@ -710,12 +710,7 @@ def test_the_planner_offers_only_the_statistics_the_task_file_has(tmp_path: Path
             del configuration[name]
 
     source = real_with(tmp_path, no_tails)
-    out = tmp_path / "out" / "index.json"
-    assert invoke("build", "--from", source, "--out", out).exit_code == 0
-    written = tmp_path / "report.html"
-    code, output = report("--index", str(out), "--from", str(source), "--out", str(written))
-    assert code == 0, output
-    markup = written.read_text("utf-8")
+    markup = built_page(tmp_path, source)
     planner = re.search(r'<select id="plan-statistic">(.*?)</select>', markup)
     assert planner and planner.group(1) == '<option value="median" selected>median</option>'
     assert embedded_json(markup, "planner-data")["tails"] == []
