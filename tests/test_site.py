@@ -943,12 +943,44 @@ def test_validate_knows_the_site_s_own_files_by_their_kind(site: Path):
     files = {
         next(site.glob("api/v1/models/*.json")): "schemas/model.schema.json and the curves' rules",
         site / "api/v1/tasks/gpqa/impacts.json": "schemas/impacts.schema.json",
-        site / "api/v1/tasks/gpqa/plan.json": "schemas/plan-grid.schema.json",
+        site / "api/v1/tasks/gpqa/plan.json": "schemas/plan-grid.schema.json and the plan grid's "
+        "rules",
     }
     for path, schema in files.items():
         result = invoke("validate", path)
         assert result.exit_code == 0, (path, result.output)
         assert result.stdout == f"{path}: valid against {schema}\n"
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda d: d["by_model_and_gpu"][0]["plans"]["gpus"].__setitem__(3, 999),
+         "$.by_model_and_gpu[0].plans[3]: gpus 999 is not replicas × num_gpus ("),
+        (lambda d: d["by_model_and_gpu"][1]["plans"]["high_utilization"].__setitem__(0, True),
+         "$.by_model_and_gpu[1].plans[0]: high_utilization true with utilization "),
+        (lambda d: d["loads"][2]["plan"].update(gpus=d["loads"][2]["plan"]["gpus"] + 1),
+         "$.loads[2].plan: gpus "),
+        (lambda d: d["loads"][4]["alternative"].update(output_tokens_per_second=1.0),
+         "$.loads[4].alternative.output_tokens_per_second: 1.0 is not the load's (2000)"),
+        (lambda d: d["loads"][12]["with_headroom"]["plan"].update(utilization=0.95),
+         "$.loads[12].with_headroom.plan.utilization: 0.95 is above its max_utilization (0.8)"),
+        (lambda d: d["by_model_and_gpu"].reverse(),
+         "$.by_model_and_gpu: not one per (model_id, gpu), in that order"),
+    ],
+)  # fmt: skip
+def test_validate_holds_plan_json_s_plans_to_their_counts(site: Path, tmp_path: Path, change, said):
+    """A new user set a pair's gpus to 999 and validate passed: the schema holds each value, not
+    how they agree. A plan's GPUs are its replicas × GPUs per server, it is high_utilization
+    exactly from PLAN_HIGH_UTILIZATION, at its load, the headroom plan within its limit."""
+    document = json.loads((site / "api/v1/tasks/gpqa/plan.json").read_bytes())
+    change(document)
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(document))
+    result = invoke("validate", path)
+    assert result.exit_code == 1, result.output
+    assert "schemas/plan-grid.schema.json and the plan grid's rules" in result.output
+    assert said in result.output, result.output
 
 
 def test_validate_says_the_per_country_files_are_no_longer_written(tmp_path: Path):

@@ -516,7 +516,10 @@ def validate(path: Path) -> None:
     no deadline. Curves and the site's model files are held to the rules of their points by
     field: a curve's lists as long as each other, in the order of max_num_seqs (batch size),
     each pareto flag what the points make it; curves one per family, in order; a model file's
-    rows and curves its model's. A kind this tool does not write is refused, and so is one it
+    rows and curves its model's. The site's plan files are held to their plans' counts: each
+    plan at its load, its gpus its replicas × num_gpus, high_utilization exactly where the
+    planner calls a utilization high, the plan with headroom within its limit, the (model, GPU)
+    pairs one each, in order. A kind this tool does not write is refused, and so is one it
     writes without a schema (plan --json, audit --json, the changelogs, datapackage.json),
     named as such. A file that breaks its schema is told which schema first, then each problem.
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from energy_index.documents.schemas import (
     DIFFUSION_INDEX_SCHEMA,
+    PLAN_GRID_SCHEMA,
     PROFILES_SCHEMA,
     Problems,
     index_schema,
@@ -20,7 +21,7 @@ from energy_index.documents.schemas import (
 )
 from energy_index.errors import shown
 from energy_index.model import ITL_STATISTICS
-from energy_index.settings import DEFAULT_ITL_STATISTIC, GPU_RATIO
+from energy_index.settings import DEFAULT_ITL_STATISTIC, GPU_RATIO, PLAN_HIGH_UTILIZATION
 from energy_index.steps.derive import unprintable_characters
 from energy_index.steps.row_fields import ROW
 
@@ -131,6 +132,71 @@ def profiles_problems(document: Any) -> Problems:
         every=paired, of=f"the models picking on both {numerator} and {denominator}",
     )  # fmt: skip
     return Problems(rules, total=len(rules))
+
+
+def plan_grid_problems(document: Any) -> Problems:
+    """How a plan grid (the site's plan.json, schemas/plan-grid.schema.json) breaks its schema
+    or what its plans must be beyond it: at each load the plans are at that load, each plan's
+    GPUs are its replicas × GPUs per server and it is high_utilization exactly when its
+    utilization is at least PLAN_HIGH_UTILIZATION, the plan with headroom within its
+    max_utilization; the pairs come once per (model_id, gpu), in that order, each plan at each
+    load held to the same. A schema holds each value, not how values agree (a new user changed
+    a pair's gpus to 999 and validate passed)."""
+    problems = schema_problems(document, schema=PLAN_GRID_SCHEMA)
+    if problems.total:  # the rules read fields the schema did not vouch for
+        return problems
+    rules: list[str] = []
+    for position, at in enumerate(document["loads"]):
+        load = at["output_tokens_per_second"]
+        headroom = at["with_headroom"]
+        for name, plan in (("plan", at["plan"]), ("alternative", at["alternative"]),
+                           ("with_headroom.plan", headroom["plan"])):  # fmt: skip
+            if plan is None:
+                continue
+            where = f"$.loads[{position}].{name}"
+            if plan["output_tokens_per_second"] != load:
+                rules.append(
+                    f"{where}.output_tokens_per_second: "
+                    f"{shown(plan['output_tokens_per_second'])} is not the load's ({shown(load)})"
+                )
+            rules += _plan_counts(plan, at=where)
+        if headroom["plan"] is not None and (
+            headroom["plan"]["utilization"] > headroom["max_utilization"]
+        ):
+            rules.append(
+                f"$.loads[{position}].with_headroom.plan.utilization: "
+                f"{shown(headroom['plan']['utilization'])} is above its max_utilization "
+                f"({shown(headroom['max_utilization'])})"
+            )
+    pairs = [(pair["model_id"], pair["gpu"]) for pair in document["by_model_and_gpu"]]
+    if pairs != sorted(set(pairs)):
+        rules.append("$.by_model_and_gpu: not one per (model_id, gpu), in that order")
+    for position, pair in enumerate(document["by_model_and_gpu"]):
+        plans = pair["plans"]
+        for i in range(len(document["loads"])):
+            plan = {key: plans[key][i] for key in _COUNTED}
+            rules += _plan_counts(plan, at=f"$.by_model_and_gpu[{position}].plans[{i}]")
+    return Problems(rules, total=len(rules))
+
+
+_COUNTED = ("num_gpus", "replicas", "gpus", "utilization", "high_utilization")
+
+
+def _plan_counts(plan: dict[str, Any], *, at: str) -> list[str]:
+    """A plan's GPUs against its replicas and GPUs per server, its high_utilization against its
+    utilization."""
+    rules = []
+    if plan["gpus"] != plan["replicas"] * plan["num_gpus"]:
+        rules.append(
+            f"{at}: gpus {shown(plan['gpus'])} is not replicas × num_gpus "
+            f"({shown(plan['replicas'])} × {shown(plan['num_gpus'])})"
+        )
+    if plan["high_utilization"] != (plan["utilization"] >= PLAN_HIGH_UTILIZATION):
+        rules.append(
+            f"{at}: high_utilization {shown(plan['high_utilization'])} with utilization "
+            f"{shown(plan['utilization'])} (high from {PLAN_HIGH_UTILIZATION})"
+        )
+    return rules
 
 
 def _both_pick(

@@ -75,6 +75,7 @@ RULES = {
     EXTENDED_SCHEMA: "the index rules",
     DIFFUSION_INDEX_SCHEMA: "the index rules",
     PROFILES_SCHEMA: "the latency profiles' rules",
+    PLAN_GRID_SCHEMA: "the plan grid's rules",
     **dict.fromkeys(SWEEP_SCHEMAS, "the deadline sweep's rules"),
     **dict.fromkeys(CURVES_SCHEMAS, "the curves' rules"),
 }

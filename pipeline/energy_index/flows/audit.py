@@ -24,6 +24,7 @@ from energy_index.documents.invariants import (
     curves_problems,
     diffusion_problems,
     index_problems,
+    plan_grid_problems,
     profiles_problems,
     sweep_problems,
 )
@@ -34,6 +35,7 @@ from energy_index.documents.schemas import (
     EXTENDED_SCHEMA,
     IMPACTS_SCHEMA,
     KIND_SCHEMAS,
+    PLAN_GRID_SCHEMA,
     PROFILES_SCHEMA,
     REPORT_SCHEMA,
     RETIRED_KINDS,
@@ -391,6 +393,8 @@ def file_problems(path: Path) -> tuple[str, Problems]:
         return schema, diffusion_problems(document)
     if schema == PROFILES_SCHEMA:
         return schema, profiles_problems(document)
+    if schema == PLAN_GRID_SCHEMA:
+        return schema, plan_grid_problems(document)
     if schema is not None and schema in SWEEP_SCHEMAS:
         return schema, sweep_problems(document, schema=schema)
     if schema is not None and schema in CURVES_SCHEMAS:

@@ -55,7 +55,7 @@ from energy_index.documents.index import (
     curves_by_field,
     serialized,
 )
-from energy_index.documents.invariants import curves_problems
+from energy_index.documents.invariants import curves_problems, plan_grid_problems
 from energy_index.documents.schemas import (
     DIFFUSION_EXTRA_SCHEMAS,
     DIFFUSION_INDEX_SCHEMA,
@@ -65,7 +65,6 @@ from energy_index.documents.schemas import (
     PLAN_GRID_SCHEMA,
     REPORT_SCHEMA,
     SCHEMAS,
-    checked,
     refused,
     schema_document,
     schema_path,
@@ -214,7 +213,7 @@ def site_files(
             curves=plan_curves,  # the page's planner's: the same stages' curves
         )
         del plan_curves  # a dict per stable configuration, as the page's were
-        checked(plans, schema=PLAN_GRID_SCHEMA)
+        refused(plan_grid_problems(plans), schema=PLAN_GRID_SCHEMA)
         files[f"{base}/{PLAN_NAME}"] = serialized(plans, compact=True)
         shown = shown_countries(impacts["carbon_source"]["countries"])
         for path, model_picks in card_pages(task, document["rows"], impacts["rows"]):
