@@ -323,6 +323,11 @@ def test_audit_of_an_impacts_file_passes_and_a_tampered_country_fails(tmp_path: 
     passed = invoke("audit", "--published", impacts, "--from", GOLDEN, "--carbon", CARBON_FIXTURE)
     assert passed.exit_code == 0, passed.output
     assert "impacts: identical" in passed.output
+    # It names all three inputs it rebuilt from (a new user read the leaderboard's alone).
+    assert (
+        f"rebuilt from {GOLDEN}, the cited factors (energy_index/documents/factors.json) and the "
+        f"carbon snapshot {CARBON_FIXTURE}"
+    ) in passed.output
     document = json.loads(impacts.read_bytes())
     document["carbon_source"]["countries"]["FRA"]["g_per_kwh"] = 12.0
     tampered = tmp_path / "tampered.json"

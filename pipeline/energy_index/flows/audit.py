@@ -110,7 +110,13 @@ def audited(
         given = source if source is not None else str(vendored)
         rebuild = audited_impacts if document["kind"] == "impacts" else audited_diffusion_impacts
         impacts = rebuild(published, document, source=given, carbon=carbon, access=access)
-        return replace(impacts, basis=f"{published} compared with impacts rebuilt from {given}")
+        # Rebuilt from three inputs, each named: the factors and the carbon snapshot are compared
+        # too (a new user read the line as naming the leaderboard's snapshot alone).
+        return replace(
+            impacts,
+            basis=f"{published} compared with impacts rebuilt from {given}, the cited factors "
+            f"(energy_index/documents/factors.json) and the carbon snapshot {carbon}",
+        )
     if document.get("kind") == DIFFUSION_KIND:
         return audited_diffusion(
             published, document, source=source, at=at, vendored=vendored, access=access
