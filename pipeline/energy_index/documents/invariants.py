@@ -22,7 +22,7 @@ from energy_index.documents.schemas import (
 from energy_index.errors import shown
 from energy_index.model import ITL_STATISTICS
 from energy_index.settings import DEFAULT_ITL_STATISTIC, GPU_RATIO, PLAN_HIGH_UTILIZATION
-from energy_index.steps.derive import unprintable_characters
+from energy_index.steps.derive import row_id_of, unprintable_characters
 from energy_index.steps.row_fields import ROW
 
 ORDER = "by wh_per_million_output_tokens, then row_id"
@@ -542,7 +542,7 @@ def _diffusion_row_id(row: dict[str, Any]) -> str:
 
 
 def _token_row_id(row: dict[str, Any]) -> str:
-    return f"{row['slug']}/{row['gpu']}/{row['num_gpus']}/{row.get('max_num_seqs')}"
+    return row_id_of(row["slug"], row["gpu"], row["num_gpus"], row.get("max_num_seqs"))
 
 
 def _is_row(row: Any, energy: str = "wh_per_million_output_tokens") -> bool:

@@ -30,6 +30,7 @@ from energy_index.settings import (
     PLAN_NEAR_TIE,
     PLAN_SAME_THROUGHPUT,
 )
+from energy_index.steps.derive import row_id_of
 
 DEFAULT_LOAD = 2000  # output tokens/s the panel opens with: the example of docs/plan.md
 
@@ -49,9 +50,9 @@ def planner_data(
     configurations carried 31 MB of planner points, mostly keys and ITLs the page held once
     already (issue 27). A curve names its (model, GPU) group there (``group``) and the script
     writes each point's row_id from the group's slug and GPU, the configuration's GPU count and
-    max_num_seqs (4.3 of 11.6 MB at 10⁵, issue 36); a curve some of whose configurations'
-    slugs differ from their group's (one model_id, two nicknames) carries its row_ids, and one
-    whose model (nickname) is not its group's carries it.
+    max_num_seqs (4.3 of 11.6 MB at 10⁵, issue 36) as page.js's ``rowId`` does; a curve
+    whose points' own row_ids are not those (a model_id measured under two nicknames) carries
+    them, and one whose model (nickname) is not its group's carries it.
     """
     # A configuration by its key (a row_id, made of the slug, may be shared by two models) and
     # its ITLs: a repeated run shares the key but not the ITLs, and a point named by the key
@@ -78,8 +79,15 @@ def planner_data(
         at = [position[point_key(curve, p)] for p in curve["points"]]
         # The row_ids plan.js would write, against the points' own: a run repeated under a second
         # nickname names the configuration of the first (its key and ITLs), not its own slug.
-        prefix = f"{named['slug']}/{named['gpu']}/{curve['num_gpus']}/"
-        written = [f"{prefix}{configurations.rows[i]['max_num_seqs']}" for i in at]
+        written = [
+            row_id_of(
+                named["slug"],
+                named["gpu"],
+                curve["num_gpus"],
+                configurations.rows[i]["max_num_seqs"],
+            )
+            for i in at
+        ]
         own = [] if written == [p["row_id"] for p in curve["points"]] else ["row_id"]
         said = (
             "model_id",

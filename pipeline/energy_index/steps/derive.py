@@ -53,7 +53,13 @@ def slug(nickname: str) -> str:
 def row_id(configuration: Mapping[str, Any]) -> str:
     """``slug/gpu/num_gpus/max_num_seqs``: a row's name, from its configuration."""
     c = configuration
-    return f"{slug(c['nickname'])}/{c['gpu_model']}/{c['num_gpus']}/{c['max_num_seqs']}"
+    return row_id_of(slug(c["nickname"]), c["gpu_model"], c["num_gpus"], c["max_num_seqs"])
+
+
+def row_id_of(slug: str, gpu: str, num_gpus: Any, max_num_seqs: Any) -> str:
+    """A row's name from its parts, ``slug/gpu/num_gpus/max_num_seqs`` (a published row's, a
+    configuration's, the page planner's point's: one format)."""
+    return f"{slug}/{gpu}/{num_gpus}/{max_num_seqs}"
 
 
 def slugs(frame: pl.DataFrame) -> pl.Expr:

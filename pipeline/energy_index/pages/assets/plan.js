@@ -10,18 +10,16 @@ const pageData = JSON.parse(document.getElementById("page-data").textContent);
 
 // The curves as steps/plan.py's plan_curves has them, from what is embedded (pages/planner.py):
 // a curve's model_id and GPU are its group's; a point's ITLs and max_num_seqs are the page's
-// configuration it names, its row_id written from them unless the curve carries its own (a
-// model_id under two nicknames), its throughput power ÷ energy as plan_curves divides it (the
-// same IEEE quotient).
-function points(curve, group) {
+// configuration it names, its row_id that configuration's as page.js writes it (rowId, which
+// runs first) unless the curve carries its own (a model_id under two nicknames), its
+// throughput power ÷ energy as plan_curves divides it (the same IEEE quotient).
+function points(curve) {
   const configurations = pageData.configurations;
   const columns = curve.points;
   return columns.configuration.map((at, i) => {
     const maxNumSeqs = configurations.max_num_seqs[at];
     const point = {
-      row_id: columns.row_id
-        ? columns.row_id[i]
-        : `${group.slug}/${group.gpu}/${curve.num_gpus}/${maxNumSeqs}`,
+      row_id: columns.row_id ? columns.row_id[i] : window.energyIndex.rowId(curve.group, at),
       max_num_seqs: maxNumSeqs,
       output_tokens_per_second: columns.avg_power_watts[i] / columns.energy_per_token_joules[i],
       avg_power_watts: columns.avg_power_watts[i],
@@ -40,7 +38,7 @@ for (const curve of planner.curves) {
   curve.model ??= group.model; // carried only where it is not the group's
   curve.model_id = group.model_id;
   curve.gpu = group.gpu;
-  curve.points = points(curve, group);
+  curve.points = points(curve);
 }
 const HOURS_PER_YEAR = 8760;
 const JOULES_PER_WH = 3600;
