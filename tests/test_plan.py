@@ -39,8 +39,10 @@ from energy_index.steps.impacts import significant
 from energy_index.steps.plan import (
     ASSUMED_UPPER_BOUND,
     BETWEEN_MEASURED,
+    GPU_RANGES,
     MEASURED,
     MEASURED_PER_SERVER,
+    PairPlan,
     Planned,
     fewest,
     first_kept_below,
@@ -1476,9 +1478,16 @@ def test_the_first_kept_below_holds_on_ties_of_total_power(curves, load, tighter
     _same_plan(first_kept_below(ranking, tight), _first_at(curves, tight, at))
 
 
-def _pair_part(planned: Planned) -> dict[str, Any]:
+def _pair_part(planned: Planned) -> PairPlan:
+    """What plan.json keeps of plan_figures' plan for its (model, GPU type), as pair_figures
+    gives it: the names, PAIR_KEYS but the GPU figures, then the GPU figures' ranges flat."""
     figures = plan_figures(planned)
-    return {key: figures[key] for key in ("model", "model_id", "gpu", *PAIR_KEYS)}
+    energy = figures["gpu_energy"]
+    assert list(energy) == ["status", "boundary", *GPU_RANGES]
+    assert (energy["status"], energy["boundary"]) == (figures["status"], "gpu")
+    names = [key for key in ("model", "model_id", "gpu", *PAIR_KEYS) if key != "gpu_energy"]
+    ranges = tuple(energy[name][bound] for name in GPU_RANGES for bound in ("low", "high"))
+    return PairPlan(*(figures[key] for key in names), ranges)
 
 
 def test_a_pair_s_figures_are_the_plan_s_figures_that_plan_json_keeps():

@@ -16,6 +16,7 @@ from energy_index.errors import DerivationError
 from energy_index.model import Load, Target, json_number
 from energy_index.settings import PLAN_HIGH_UTILIZATION, PLAN_NEAR_TIE
 from energy_index.steps.impacts import significant
+from energy_index.steps.plan import GPU_RANGES, PairPlan
 
 FORMAT_VERSION = "1"
 # plan.json's: 2 since its pairs' plans are written by field (``by_field``).
@@ -156,7 +157,7 @@ def plan_grid_document(
     task: str,
     source: Mapping[str, Any],
     target: Target,
-    by_pair: Sequence[Sequence[Mapping[str, Any]]],
+    by_pair: Sequence[Sequence[PairPlan]],
     kept_below: tuple[float, Sequence[tuple[int, Sequence[Mapping[str, Any]]]]],
 ) -> dict[str, Any]:
     """The plans at each load of the site's grid (output tokens/s): how many families carry
@@ -182,7 +183,9 @@ def plan_grid_document(
         ],
         "by_model_and_gpu": [
             {
-                **{key: plans[0][key] for key in ("model", "model_id", "gpu")},
+                "model": plans[0].model,
+                "model_id": plans[0].model_id,
+                "gpu": plans[0].gpu,
                 "plans": _pair_plans(plans, [load for load, _, _ in by_load]),
             }
             for plans in by_pair
@@ -190,42 +193,35 @@ def plan_grid_document(
     }
 
 
-def _pair_plans(plans: Sequence[Mapping[str, Any]], loads: Sequence[float]) -> dict[str, Any]:
+def _pair_plans(plans: Sequence[PairPlan], loads: Sequence[float]) -> dict[str, Any]:
     """A (model, GPU type)'s plans at the grid's loads, by field, without what the file says
     once (format 3): the loads (the grid's, in its order), the plan's status (its GPU figures'
     status, kept there), and the GPU figures' boundary (gpu, one value). They were 4.7 of
     plan.json's 23.4 MB at 10⁵ configurations."""
-    energy = [plan["gpu_energy"] for plan in plans]
+    columns = dict(zip(PairPlan._fields, zip(*plans, strict=True), strict=True))
     # What the file says once must be what each plan says: a step's bug is not written over.
-    if {tuple(figures) for figures in energy} != {("status", "boundary", *_GPU_RANGES)}:
-        raise DerivationError(f"plan.json: GPU figures of other fields than {_GPU_RANGES}")
-    if {figures["boundary"] for figures in energy} != {"gpu"}:
-        raise DerivationError("plan.json: GPU figures of another boundary than gpu")
-    if [plan["status"] for plan in plans] != [figures["status"] for figures in energy]:
-        raise DerivationError("plan.json: a plan's status is not its GPU figures'")
-    if [plan["output_tokens_per_second"] for plan in plans] != list(loads):
+    if list(columns["output_tokens_per_second"]) != list(loads):
         raise DerivationError("plan.json: a (model, GPU)'s plans are not at the grid's loads")
-    # Each list made directly (by_field of the 126,828 plans of a 10⁵-configuration site, 9,756
-    # pairs at 13 loads, took 0.8 s of cpu): PAIR_KEYS in order, the GPU figures' ranges
-    # {low: [...], high: [...]}.
+    # Each list made from the flat plans (by_field of the 126,828 plans of a
+    # 10⁵-configuration site, 9,756 pairs at 13 loads, took 0.8 s of cpu): PAIR_KEYS in order,
+    # the GPU figures' ranges {low: [...], high: [...]}.
+    ranges = list(zip(*columns["gpu_ranges"], strict=True))
     return {
-        **{key: [plan[key] for plan in plans] for key in PAIR_KEYS if key not in _SAID_ONCE},
+        **{key: list(columns[key]) for key in PAIR_KEYS if key not in _SAID_ONCE},
         "gpu_energy": {
-            "status": [figures["status"] for figures in energy],
+            "status": list(columns["status"]),
             "boundary": "gpu",
             **{
-                name: {bound: [figures[name][bound] for figures in energy] for bound in _BOUNDS}
-                for name in _GPU_RANGES
+                name: {"low": list(ranges[2 * i]), "high": list(ranges[2 * i + 1])}
+                for i, name in enumerate(GPU_RANGES)
             },
         },
     }
 
 
-# What a pair's plans do not repeat (the grid's loads, the plan's status: its GPU figures'),
-# and the GPU figures' ranges, in steps.plan._gpu_energy's order.
+# What a pair's plans do not repeat: the grid's loads, the plan's status (its GPU figures'),
+# the GPU figures (written as their ranges).
 _SAID_ONCE = ("output_tokens_per_second", "status", "gpu_energy")
-_GPU_RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
-_BOUNDS = ("low", "high")
 
 
 def _slim(plan: Mapping[str, Any]) -> dict[str, Any]:

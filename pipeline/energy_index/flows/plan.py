@@ -30,6 +30,7 @@ from energy_index.model import (
 from energy_index.settings import PLAN_GRID_MAX_UTILIZATION, PLAN_GRID_TOKENS_PER_SECOND
 from energy_index.steps.carbon import GridIntensity, grid_intensities
 from energy_index.steps.plan import (
+    PairPlan,
     Planned,
     first_kept_below,
     ordered_plans,
@@ -237,7 +238,7 @@ def plan_grid(
     assert headroom.max_utilization <= target.max_utilization
     by_load: list[tuple[float, int, list[dict[str, Any]]]] = []
     kept_below: list[tuple[int, list[dict[str, Any]]]] = []
-    pairs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    pairs: dict[tuple[str, str], list[PairPlan]] = {}
     try:
         ordered = ordered_plans(curves, target, loads, scope="the task's families")
         for load, planned in zip(PLAN_GRID_TOKENS_PER_SECOND, ordered, strict=True):

@@ -457,14 +457,6 @@ def _range(low: float | None, high: float) -> dict[str, float | None]:
     return {"low": None if low is None else significant(low), "high": significant(high)}
 
 
-def _joules(joules: Mapping[str, float | None]) -> dict[str, float | None]:
-    """Energy per output token as the index publishes it (7 places): a measured plan's is the
-    index figure."""
-    rounded = ROW["joules_per_output_token"].rounded
-    low = joules["low"]
-    return {"low": None if low is None else rounded(low), "high": rounded(joules["high"])}
-
-
 def _scaled(power: Mapping[str, float | None], factor: float) -> dict[str, float | None]:
     low = power["low"]
     return _range(None if low is None else low * factor, float(power["high"]) * factor)  # type: ignore[arg-type]
@@ -531,52 +523,83 @@ def _gpu_energy(
 ) -> tuple[dict[str, float | None], dict[str, Any]]:
     """A plan's energy per output token (unrounded: the estimates start from it) and its GPU
     figures as published (``gpu_energy``)."""
-    n, replica = plan["replicas"], plan["power_watts"]
-    total = {
-        "low": None if replica["low"] is None else n * replica["low"],
-        "high": n * replica["high"],
-    }
-    if plan["status"] in MEASURED_STATUSES:  # the measured column, not power ÷ a load near it
-        (point,) = plan["configurations"]
-        joules = {"low": point["energy_per_token_joules"], "high": point["energy_per_token_joules"]}
-    else:
-        joules = {
-            "low": None if total["low"] is None else total["low"] / load,
-            "high": total["high"] / load,
-        }
-    return joules, {
+    joules, ranges = _gpu_ranges(plan, load=load, tokens_per_request=tokens_per_request)
+    return {"low": joules[0], "high": joules[1]}, {
         "status": plan["status"],
         "boundary": "gpu",
-        "power_watts": _range(total["low"], total["high"]),
-        "joules_per_output_token": _joules(joules),
-        "wh_per_response": _scaled(joules, tokens_per_request / JOULES_PER_WH),
-        "mwh_per_year": _scaled(total, HOURS_PER_YEAR / 1e6),
+        **{
+            name: {"low": ranges[2 * i], "high": ranges[2 * i + 1]}
+            for i, name in enumerate(GPU_RANGES)
+        },
     }
 
 
-def pair_figures(planned: Planned) -> dict[str, Any]:
-    """The figures of a family's plan that plan.json keeps for each (model, GPU type): its
-    names and ``documents.plan.PAIR_KEYS``, as ``plan_figures`` gives them, without the
-    configurations read, the ITL bound and the request length, which the 126,867 plans of a
-    10⁵-configuration site each computed for plan.json to drop."""
+# A plan's GPU figures that are ranges, in the order published: ``_gpu_ranges`` gives their
+# low and high in it.
+GPU_RANGES = ("power_watts", "joules_per_output_token", "wh_per_response", "mwh_per_year")
+_ROUNDED_JOULES = ROW["joules_per_output_token"].rounded
+
+
+def _gpu_ranges(
+    plan: Mapping[str, Any], *, load: float, tokens_per_request: float
+) -> tuple[tuple[float | None, float], tuple[float | None, ...]]:
+    """A plan's energy per output token (low, high; unrounded) and its GPU figures' ranges as
+    published, flat: each of GPU_RANGES' low then high (None: no lower bound). Flat, as
+    plan.json's pairs list them: the nested ranges of 126,828 pairs' plans at 10⁵
+    configurations were a third of plan.json's cpu."""
+    n, replica = plan["replicas"], plan["power_watts"]
+    low = None if replica["low"] is None else n * replica["low"]
+    high = n * replica["high"]
+    if plan["status"] in MEASURED_STATUSES:  # the measured column, not power ÷ a load near it
+        (point,) = plan["configurations"]
+        joules_low = joules_high = point["energy_per_token_joules"]
+    else:
+        joules_low, joules_high = None if low is None else low / load, high / load
+    per_response, per_year = tokens_per_request / JOULES_PER_WH, HOURS_PER_YEAR / 1e6
+    return (joules_low, joules_high), (
+        None if low is None else significant(low),
+        significant(high),
+        None if joules_low is None else _ROUNDED_JOULES(joules_low),
+        _ROUNDED_JOULES(joules_high),
+        None if joules_low is None else significant(float(joules_low) * per_response),
+        significant(float(joules_high) * per_response),
+        None if low is None else significant(float(low) * per_year),
+        significant(float(high) * per_year),
+    )
+
+
+class PairPlan(NamedTuple):
+    """A family's plan at one load as plan.json keeps it for its (model, GPU type), flat
+    (``pair_figures``): the names, documents.plan.PAIR_KEYS' values, and the GPU figures'
+    ranges (``_gpu_ranges``' order)."""
+
+    model: str
+    model_id: str
+    gpu: str
+    output_tokens_per_second: float
+    num_gpus: int
+    replicas: int
+    gpus: int
+    utilization: float
+    high_utilization: bool
+    status: str
+    assumption_contradicted: bool
+    gpu_ranges: tuple[float | None, ...]
+
+
+def pair_figures(planned: Planned) -> PairPlan:
+    """The figures of a family's plan that plan.json keeps for each (model, GPU type), as
+    ``plan_figures`` gives them, without the configurations read, the ITL bound and the request
+    length, which the 126,828 plans of a 10⁵-configuration site each computed for plan.json to
+    drop."""
     curve, plan, load = planned.curve, planned.plan, planned.carried
-    n, share = plan["replicas"], utilization(plan, {})
-    return {
-        "model": curve["model"],
-        "model_id": curve["model_id"],
-        "gpu": curve["gpu"],
-        "output_tokens_per_second": load,
-        "num_gpus": curve["num_gpus"],
-        "replicas": n,
-        "gpus": n * curve["num_gpus"],
-        "utilization": share["utilization"],
-        "high_utilization": share["high_utilization"],
-        "status": plan["status"],
-        "assumption_contradicted": plan["assumption_contradicted"],
-        "gpu_energy": _gpu_energy(plan, load=load, tokens_per_request=planned.tokens_per_request)[
-            1
-        ],
-    }
+    n, share = plan["replicas"], plan["utilization"]
+    return PairPlan(
+        curve["model"], curve["model_id"], curve["gpu"], load, curve["num_gpus"], n,
+        n * curve["num_gpus"], share, share >= PLAN_HIGH_UTILIZATION, plan["status"],
+        plan["assumption_contradicted"],
+        _gpu_ranges(plan, load=load, tokens_per_request=planned.tokens_per_request)[1],
+    )  # fmt: skip
 
 
 def _value(factors: Mapping[str, Any], name: str) -> float:
