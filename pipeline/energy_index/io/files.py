@@ -16,6 +16,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import functools
 import glob
 import hashlib
 import os
@@ -26,7 +27,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -266,6 +267,44 @@ def _staged_copy(target: Path, data: bytes) -> str:
     return temporary
 
 
+def _synced(folder: Path) -> None:
+    """Everything written under ``folder`` on disk: a syncfs of its filesystem, one call for a
+    tree. An fsync per file was 1.3 s more cpu and 3 s more wall for the 11,009 files of a
+    10⁵-configuration site (ext4 without a journal writes each file's inode block and its
+    folder apart; one syncfs writes them together). It also puts the folders' entries on disk,
+    which an fsync of each file does not promise."""
+    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _syncfs(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _fsynced(path: Path) -> None:
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _syncfs(descriptor: int) -> None:
+    syncfs = _syncfs_call()
+    assert syncfs is not None
+    if syncfs(descriptor) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+
+
+@functools.cache
+def _syncfs_call() -> Callable[[int], int] | None:
+    """Linux's syncfs(2) (which reports a writeback error since Linux 5.8), or None where the
+    system has none: then each file of a tree is synced on its own."""
+    if sys.platform != "linux":
+        return None
+    return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+
+
 _RENAME_EXCHANGE = 2  # linux/fs.h: swap two paths atomically
 
 
@@ -315,6 +354,7 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
         raise unwritable(target, error) from None
     relative = ""
     made = {staging}  # folders made: a mkdir per file was 11,009 calls for 5,500 folders
+    whole = _syncfs_call() is not None
     try:
         for relative, data in files.items():
             path = staging / relative
@@ -323,8 +363,20 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
                 made.add(path.parent)
             with open(path, "wb") as handle:
                 handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
+                if not whole:
+                    handle.flush()
+                    os.fsync(handle.fileno())
+        relative = ""
+        if whole:
+            try:
+                _synced(staging)
+            except OSError:
+                # A full disk found at writeback: each file synced on its own, the error names
+                # the first that fails (its error is unseen by any descriptor: Linux's errseq).
+                for relative in files:
+                    _fsynced(staging / relative)
+                relative = ""
+                raise
         os.chmod(staging, 0o755)
     except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
