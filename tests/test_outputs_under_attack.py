@@ -464,25 +464,29 @@ def test_without_syncfs_each_file_of_a_tree_is_synced(tmp_path, monkeypatch):
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="syncfs is Linux's")
-def test_a_failed_sync_of_a_tree_names_its_first_failing_file_or_the_tree(tmp_path, monkeypatch):
-    """A syncfs that fails (a full disk found at writeback) is followed by an fsync of each
-    file, so that the error names the first that fails; where none does, the tree. Either
-    way nothing is written and no temporary is left."""
+def test_a_failed_sync_of_a_tree_falls_back_to_each_file(tmp_path, monkeypatch):
+    """A syncfs that fails (a writeback error anywhere on the filesystem, another program's
+    too, or a system that refuses the call) is followed by an fsync of each file: where none
+    fails, the tree is on disk and written; where one does (a full disk found at writeback),
+    the error names it, nothing is written and no temporary is left."""
     from energy_index.errors import OutputError
 
     site = tmp_path / "site"
     calls = _sync_calls(monkeypatch, syncfs_fails=True)
-    with pytest.raises(OutputError) as caught:
-        energy_index.io.files.write_directory(site, TREE, manifest="files.json")
-    assert str(caught.value) == f"{site}: cannot be written (Input/output error)"
-    assert len(calls["fsync"]) == len(TREE)  # each tried, none failed
-    _full_disk(monkeypatch, from_output="site")
+    energy_index.io.files.write_directory(site, TREE, manifest="files.json")
+    assert len(calls["syncfs"]) == 1
+    assert len(calls["fsync"]) == len(TREE)  # each synced, none failed
+    assert files_under(site) == TREE
+    monkeypatch.undo()
+    other = tmp_path / "other"
+    _full_disk(monkeypatch, from_output="other")
     monkeypatch.setattr(energy_index.io.files, "_syncfs", _failing_syncfs)
     with pytest.raises(OutputError) as caught:
-        energy_index.io.files.write_directory(site, TREE, manifest="files.json")
+        energy_index.io.files.write_directory(other, TREE, manifest="files.json")
     monkeypatch.undo()
-    assert str(caught.value) == f"{site / 'a.json'}: cannot be written (No space left on device)"
-    assert [p.name for p in tmp_path.iterdir()] == []
+    assert str(caught.value) == f"{other / 'a.json'}: cannot be written (No space left on device)"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert files_under(site) == TREE
 
 
 def _failing_syncfs(descriptor: int) -> None:

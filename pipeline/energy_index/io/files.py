@@ -371,12 +371,13 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
             try:
                 _synced(staging)
             except OSError:
-                # A full disk found at writeback: each file synced on its own, the error names
-                # the first that fails (its error is unseen by any descriptor: Linux's errseq).
+                # A writeback error anywhere on the filesystem (another program's file too), or
+                # a system that refuses the call: each file synced on its own, an error then
+                # names the first that fails (its own is unseen by any descriptor: Linux's
+                # errseq); where none does, the tree is on disk.
                 for relative in files:
                     _fsynced(staging / relative)
                 relative = ""
-                raise
         os.chmod(staging, 0o755)
     except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
