@@ -545,8 +545,8 @@ def _gpu_ranges(
 ) -> tuple[tuple[float | None, float], tuple[float | None, ...]]:
     """A plan's energy per output token (low, high; unrounded) and its GPU figures' ranges as
     published, flat: each of GPU_RANGES' low then high (None: no lower bound). Flat, as
-    plan.json's pairs list them: the nested ranges of 126,828 pairs' plans at 10⁵
-    configurations were a third of plan.json's cpu."""
+    plan.json's pairs list them: made nested for the 126,828 pairs' plans of 10⁵
+    configurations and taken apart again, plan_grid took 3.65 s of cpu, flat 2.99 s."""
     n, replica = plan["replicas"], plan["power_watts"]
     low = None if replica["low"] is None else n * replica["low"]
     high = n * replica["high"]
