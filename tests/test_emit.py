@@ -109,6 +109,27 @@ def test_a_manifest_name_outside_its_folder_is_refused_unread(tmp_path: Path, na
     ), said
 
 
+@pytest.mark.parametrize("name", ["sub/leak", "sub/link/secret"])
+def test_a_link_beside_a_file_already_checked_in_its_folder_is_refused(tmp_path, name):
+    """Each folder is checked for links once (a site's 11,009 files are in 5,500 folders), then
+    only the file's own name: a link in a folder whose other file passed is still refused."""
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"not the folder's")
+    folder = tmp_path / "site"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "sub" / "ok.html").write_text("page\n")
+    if name == "sub/leak":  # a listed file that is a link out of the folder
+        (folder / "sub" / "leak").symlink_to(secret)
+    else:  # a link the manifest lists through, to the folder's parent
+        (folder / "sub" / "link").symlink_to(tmp_path, target_is_directory=True)
+    digest = hashlib.sha256(b"page\n").hexdigest()
+    listing = {"files": {"sub/ok.html": digest, name: digest}}  # the good one first
+    (folder / "files.json").write_text(json.dumps(listing))
+    with pytest.raises(UsageError) as refused:
+        writable_directory(folder, manifest="files.json", keep_edits=True)
+    assert f"files.json lists '{name}', a name outside the folder" in str(refused.value)
+
+
 @pytest.mark.parametrize("name", ["a\u0000b", "\ud800", "dir/\ud800.json"])
 def test_a_manifest_name_no_file_can_have_is_refused_by_name(tmp_path: Path, name: str):
     """A NUL or a lone surrogate in a listed name: one refusal naming it, not a traceback."""

@@ -470,13 +470,15 @@ def _entries(directory: Path) -> list[str]:
     """Every path under ``directory``, relative, without following links. A loop, not
     ``os.walk``: that recurses, and a folder nested a thousand deep stopped it."""
     found = []
-    pending = [directory]
+    pending = [""]  # relative paths of the folders to list, "" the directory itself
     while pending:
-        with os.scandir(pending.pop()) as entries:
+        folder = pending.pop()
+        with os.scandir(directory / folder) as entries:
             for entry in entries:
-                found.append(Path(entry.path).relative_to(directory).as_posix())
+                relative = f"{folder}/{entry.name}" if folder else entry.name
+                found.append(relative)
                 if entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
+                    pending.append(relative)
     return sorted(found)
 
 
@@ -497,7 +499,8 @@ def _listing(folder: Path, *, manifest: str) -> tuple[SnapshotManifest | None, s
 def _edited(target: Path, listing: SnapshotManifest, *, manifest: str) -> list[str]:
     """The files ``listing`` (``target``'s ``manifest``) lists whose bytes now differ from their
     sha256; a listed file since removed is not an edit to keep."""
-    paths = {name: _inside(target, name, manifest=manifest) for name in listing.files}
+    safe = {""}  # folders under target found to be no link, each checked once
+    paths = {name: _inside(target, name, manifest=manifest, safe=safe) for name in listing.files}
     edited = []
     for name, path in paths.items():  # every name checked before any file is read
         if not os.path.lexists(path):
@@ -511,16 +514,20 @@ def _edited(target: Path, listing: SnapshotManifest, *, manifest: str) -> list[s
     return sorted(edited)
 
 
-def _inside(target: Path, name: str, *, manifest: str) -> Path:
+def _inside(target: Path, name: str, *, manifest: str, safe: set[str]) -> Path:
     """``target / name``, refused (UsageError) when a symbolic link is on the way: the manifest
     is anyone's to edit (its names were checked as it was read), and a name through a link
-    could have any readable file hashed."""
-    if link_on_the_way(target, name) is not None:
+    could have any readable file hashed. ``safe``: the folders (relative) already found to be
+    no link on the way, added to (a site's 11,009 files are in 5,500 folders)."""
+    folder = name.rpartition("/")[0]
+    path = target / name
+    if os.path.islink(path) if folder in safe else link_on_the_way(target, name) is not None:
         raise UsageError(
             f"{shown(target, path=True)}: {manifest} lists {shown(name, quote=True)}, a name "
             "outside the folder (through a link); refused, nothing read"
         )
-    return target / name
+    safe.add(folder)
+    return path
 
 
 def _cut(name: str) -> str:
