@@ -35,7 +35,7 @@ from energy_index.settings import (
     PLAN_GRID_TOKENS_PER_SECOND,
     PLAN_SAME_THROUGHPUT,
 )
-from energy_index.steps.impacts import significant
+from energy_index.steps.impacts import energy_bounds, significant
 from energy_index.steps.plan import (
     ASSUMED_UPPER_BOUND,
     BETWEEN_MEASURED,
@@ -790,6 +790,15 @@ def test_the_estimated_figures_are_the_gpu_figures_units_at_facility_energy(
     )
     ends = ("low", "high") if tokens_per_second == 2000 else ("high",)
     for end in ends:
+        # Each end is the impacts' facility bound of the GPU range's end of the same side: the
+        # energy per token of that end's total power at the load, a replica's power.
+        row = {
+            "joules_per_output_token": gpu["power_watts"][end] / tokens_per_second,
+            "num_gpus": plan["num_gpus"],
+            "gpu_power_watts_total": gpu["power_watts"][end] / plan["replicas"],
+        }
+        facility = energy_bounds(row, impact_factors()["factors"])[end]["facility"]
+        assert estimated["joules_per_output_token"][end] == pytest.approx(facility, rel=1e-12)
         ratio = estimated["wh_per_response"][end] / gpu["wh_per_response"][end]
         assert estimated["mwh_per_year"][end] / gpu["mwh_per_year"][end] == pytest.approx(
             ratio, rel=1e-9

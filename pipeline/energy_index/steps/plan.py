@@ -441,6 +441,12 @@ def _scope(model: str | None, gpu: str | None) -> str:
     return ", ".join(n for n in named if n) or "any model and GPU"
 
 
+def is_high(utilization: float) -> bool:
+    """Whether a server's utilization leaves little room for a burst: PLAN_HIGH_UTILIZATION or
+    more (``utilization`` and ``pair_figures`` say it from here)."""
+    return utilization >= PLAN_HIGH_UTILIZATION
+
+
 def utilization(plan: Mapping[str, Any], fastest: Mapping[str, Any]) -> dict[str, Any]:
     """A plan's utilization (each replica's load ÷ the fastest point meeting the target, every
     digit), whether it is high (PLAN_HIGH_UTILIZATION or more: little room for a burst) and
@@ -448,7 +454,7 @@ def utilization(plan: Mapping[str, Any], fastest: Mapping[str, Any]) -> dict[str
     share = plan["utilization"]
     return {
         "utilization": share,
-        "high_utilization": share >= PLAN_HIGH_UTILIZATION,
+        "high_utilization": is_high(share),
         "fastest_configuration": dict(fastest),
     }
 
@@ -596,7 +602,7 @@ def pair_figures(planned: Planned) -> PairPlan:
     n, share = plan["replicas"], plan["utilization"]
     return PairPlan(
         curve["model"], curve["model_id"], curve["gpu"], load, curve["num_gpus"], n,
-        n * curve["num_gpus"], share, share >= PLAN_HIGH_UTILIZATION, plan["status"],
+        n * curve["num_gpus"], share, is_high(share), plan["status"],
         plan["assumption_contradicted"],
         _gpu_ranges(plan, load=load, tokens_per_request=planned.tokens_per_request)[1],
     )  # fmt: skip
