@@ -60,7 +60,7 @@ def _full_disk(monkeypatch, *, from_output: str | None = None) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real_fsync(descriptor)
 
-    def syncfs(descriptor: int) -> None:  # a tree's files, synced at once (io.files._synced)
+    def syncfs(descriptor: int) -> None:  # a tree's files, synced at once (io.files._syncfs)
         fsync(descriptor)
 
     real_fsync = os.fsync
@@ -450,6 +450,50 @@ def test_a_tree_is_synced_once_before_it_is_swapped_in(tmp_path, monkeypatch):
     (synced,) = calls["syncfs"]
     assert Path(synced).name.startswith(f".site.{TEMPORARY_MARK}-")
     assert files_under(tmp_path / "site") == TREE
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="syncfs is Linux's")
+def test_the_folder_syncfs_reads_was_opened_before_any_file_was_written(tmp_path, monkeypatch):
+    """syncfs reports the writeback errors since its descriptor was opened: opened after the
+    writes, an error another program's syncfs saw first was lost, and a tree never written
+    was swapped in (the review's repro on a failing disk)."""
+    opened: dict[int, list[str]] = {}
+    real_open = os.open
+
+    def recording_open(path, flags, *args, **kwargs):
+        descriptor = real_open(path, flags, *args, **kwargs)
+        if flags & os.O_DIRECTORY:
+            opened[descriptor] = os.listdir(path)
+        return descriptor
+
+    calls = _sync_calls(monkeypatch)
+    real_syncfs = energy_index.io.files._syncfs
+    monkeypatch.setattr(os, "open", recording_open)
+    seen = []
+    monkeypatch.setattr(
+        energy_index.io.files, "_syncfs", lambda fd: seen.append(opened[fd]) or real_syncfs(fd)
+    )
+    energy_index.io.files.write_directory(tmp_path / "site", TREE, manifest="files.json")
+    monkeypatch.undo()
+    assert seen == [[]] and len(calls["syncfs"]) == 1
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="syncfs is Linux's")
+@pytest.mark.parametrize(
+    ("release", "used"),
+    [("4.19.0", False), ("5.7.19", False), ("5.8.0", True), ("6.18.44-fc-v1300", True)],
+)
+def test_syncfs_is_used_from_linux_5_8_on(monkeypatch, release, used):
+    """Before 5.8 syncfs did not report a file's writeback error: each file is synced."""
+    now = os.uname()
+    named = os.uname_result((now.sysname, now.nodename, release, now.version, now.machine))
+    monkeypatch.setattr(os, "uname", lambda: named)
+    energy_index.io.files._syncfs_call.cache_clear()
+    try:
+        assert (energy_index.io.files._syncfs_call() is not None) == used
+    finally:
+        monkeypatch.undo()
+        energy_index.io.files._syncfs_call.cache_clear()
 
 
 def test_without_syncfs_each_file_of_a_tree_is_synced(tmp_path, monkeypatch):

@@ -267,28 +267,13 @@ def _staged_copy(target: Path, data: bytes) -> str:
     return temporary
 
 
-def _synced(folder: Path) -> None:
-    """Everything written under ``folder`` on disk: a syncfs of its filesystem, one call for a
-    tree. An fsync per file was 1.3 s more cpu and 3 s more wall for the 11,009 files of a
-    10⁵-configuration site (ext4 without a journal writes each file's inode block and its
-    folder apart; one syncfs writes them together). It also puts the folders' entries on disk,
-    which an fsync of each file does not promise."""
-    descriptor = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        _syncfs(descriptor)
-    finally:
-        os.close(descriptor)
-
-
-def _fsynced(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def _syncfs(descriptor: int) -> None:
+    """Everything written on the filesystem of ``descriptor`` on disk, and any writeback error
+    since the descriptor was opened raised: one call for a tree. An fsync per file was 1.3 s
+    more cpu and 3 s more wall for the 11,009 files of a 10⁵-configuration site (ext4 without a
+    journal writes each file's inode block and its folder apart; one syncfs writes them
+    together), and it puts the folders' entries on disk too. It also writes what other programs
+    left unwritten on that filesystem: wall time, not this process's cpu."""
     syncfs = _syncfs_call()
     assert syncfs is not None
     if syncfs(descriptor) != 0:
@@ -298,9 +283,10 @@ def _syncfs(descriptor: int) -> None:
 
 @functools.cache
 def _syncfs_call() -> Callable[[int], int] | None:
-    """Linux's syncfs(2) (which reports a writeback error since Linux 5.8), or None where the
-    system has none: then each file of a tree is synced on its own."""
-    if sys.platform != "linux":
+    """Linux's syncfs(2), or None where the system has none, or one that does not report a
+    file's writeback error (before Linux 5.8): then each file of a tree is synced on its own."""
+    release = re.match(r"(\d+)\.(\d+)", os.uname().release) if sys.platform == "linux" else None
+    if release is None or (int(release[1]), int(release[2])) < (5, 8):
         return None
     return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
 
@@ -354,8 +340,10 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
         raise unwritable(target, error) from None
     relative = ""
     made = {staging}  # folders made: a mkdir per file was 11,009 calls for 5,500 folders
-    whole = _syncfs_call() is not None
-    try:
+
+    def write(each: bool) -> None:
+        """Every file written; with ``each``, synced on the descriptor that wrote it."""
+        nonlocal relative
         for relative, data in files.items():
             path = staging / relative
             if path.parent not in made:
@@ -363,27 +351,36 @@ def _staged_tree(target: Path, files: Mapping[str, bytes]) -> Path:
                 made.add(path.parent)
             with open(path, "wb") as handle:
                 handle.write(data)
-                if not whole:
+                if each:
                     handle.flush()
                     os.fsync(handle.fileno())
         relative = ""
-        if whole:
+
+    folder = None
+    try:
+        if _syncfs_call() is not None:
+            # Opened before any file is written: syncfs reports the writeback errors since its
+            # descriptor was opened, even one that another program's syncfs saw first.
+            folder = os.open(staging, os.O_RDONLY | os.O_DIRECTORY)
+        write(each=folder is None)
+        if folder is not None:
             try:
-                _synced(staging)
+                _syncfs(folder)
             except OSError:
-                # A writeback error anywhere on the filesystem (another program's file too), or
-                # a system that refuses the call: each file synced on its own, an error then
-                # names the first that fails (its own is unseen by any descriptor: Linux's
-                # errseq); where none does, the tree is on disk.
-                for relative in files:
-                    _fsynced(staging / relative)
-                relative = ""
+                # A writeback error (ours, or another program's on the filesystem) or a system
+                # that refuses the call: every file written again and synced on the descriptor
+                # that wrote it, which reports its own error (a new descriptor's fsync misses
+                # one once the file has left memory); where none fails, the tree is on disk.
+                write(each=True)
         os.chmod(staging, 0o755)
     except BaseException as error:
         shutil.rmtree(staging, ignore_errors=True)
         if isinstance(error, OSError):
             raise unwritable(target / relative, error) from None
         raise
+    finally:
+        if folder is not None:
+            os.close(folder)
     return staging
 
 
