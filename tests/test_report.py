@@ -32,6 +32,7 @@ from tests.conftest import (
     sweep_cells,
     write_snapshot,
 )
+from tests.test_impacts import CARBON_FIXTURE
 
 NASTY = "Evil $x^2$ </script><script>alert(1)</script> \"q\" 'a' & <b>b</b>"
 
@@ -356,6 +357,18 @@ def test_a_page_or_picture_inside_the_snapshot_it_reads_is_refused(tmp_path, gol
     assert f"{inside}: inside the snapshot" in output
     assert {p: p.read_bytes() for p in sorted(snapshot.rglob("*")) if p.is_file()} == before
     assert not (tmp_path / "report.html").exists()
+
+
+def test_a_page_inside_the_carbon_snapshot_it_reads_is_refused(tmp_path, golden_index):
+    carbon = tmp_path / "carbon"
+    shutil.copytree(CARBON_FIXTURE, carbon)
+    before = {p: p.read_bytes() for p in sorted(carbon.rglob("*")) if p.is_file()}
+    out = carbon / "report.html"
+    code, output = report("--index", str(golden_index), "--from", GOLDEN, "--carbon",
+                          str(carbon), "--out", str(out))  # fmt: skip
+    assert code == 2, output
+    assert f"report page {out}: inside the snapshot {carbon} it is built from" in output
+    assert {p: p.read_bytes() for p in sorted(carbon.rglob("*")) if p.is_file()} == before
 
 
 def test_the_same_index_gives_the_same_page_from_any_path(tmp_path: Path, golden_index):

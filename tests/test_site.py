@@ -195,6 +195,24 @@ def test_site_never_replaces_the_snapshot_it_reads(tmp_path: Path, golden_index:
     assert {p: p.read_bytes() for p in snapshot.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.parametrize("into", ["snap/site", "snap/public/site", "carbon/site"])
+def test_a_site_inside_a_snapshot_it_reads_is_refused(tmp_path: Path, golden_index, into):
+    """A new user wrote the site into the vendored leaderboard and carbon snapshots, exit 0
+    (.gitignore's site/ hid it): refused now, as build and report refuse an output there,
+    before anything is read or written."""
+    snapshot, carbon = tmp_path / "snap", tmp_path / "carbon"
+    shutil.copytree(GOLDEN, snapshot)
+    shutil.copytree(CARBON_FIXTURE, carbon)
+    before = {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+    out = tmp_path / into
+    result = invoke("site", "--index", golden_index, "--from", snapshot, "--carbon", carbon,
+                    "--out", out)  # fmt: skip
+    assert result.exit_code == 2, result.output
+    inside = carbon if into.startswith("carbon") else snapshot
+    assert f"site {out}: inside the snapshot {inside} it is built from" in result.output
+    assert {p: p.read_bytes() for p in sorted(tmp_path.rglob("*")) if p.is_file()} == before
+
+
 def test_a_site_can_be_written_again_over_the_one_it_wrote(tmp_path: Path, golden_index: Path):
     out = tmp_path / "site"
     index = golden_index

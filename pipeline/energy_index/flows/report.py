@@ -227,6 +227,7 @@ def write_report_page(
             raise UsageError(missing, parameter="png")
     if not fetched(source):  # the more telling refusal, before the fetch writes the cache
         refuse_outputs_inside(Path(source), outputs)
+    refuse_outputs_inside(carbon, outputs)
     refuse_foreign_outputs(outputs, force=force)
     report = index_beside(index).report
     task = report["parameters"]["task"]

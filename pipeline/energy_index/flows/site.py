@@ -81,6 +81,7 @@ from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.diffusion_extras import diffusion_curves_of
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
 from energy_index.flows.impacts import impacts_built
+from energy_index.flows.outputs import fetched, refuse_outputs_inside
 from energy_index.flows.plan import plan_grid
 from energy_index.flows.records import BuildSettings, DiffusionStages, Stages
 from energy_index.flows.report import (
@@ -665,7 +666,12 @@ def write_site(
     file of the previous site changed by hand is not overwritten (UsageError) unless ``force``.
     """
     tasks = every_task(editorial_text())
+    outputs = {"site": out}
+    if not fetched(source):  # the more telling refusal, before a fetch writes the cache
+        refuse_outputs_inside(Path(source), outputs)
+    refuse_outputs_inside(carbon, outputs)
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
+    refuse_outputs_inside(snapshot, outputs)
     with _collector_paused():
         files = site_files(index, snapshot, carbon=carbon)
     write_directory(out, files, manifest=SITE_MANIFEST, keep_edits=not force)
