@@ -132,7 +132,8 @@ def main() -> None:
             "",
             "The real index's site has every task; a generated snapshot holds one task. cpu s: "
             "into a new folder; replacing: over the site it wrote before, "
-            f"{arguments.settle:g} s after anything was deleted (see `bench/report.py`).",
+            f"{arguments.settle:g} s after anything was deleted (this disk passes over inodes "
+            "freed in the last minute: docs/performance.md). Peak RSS: the largest of both.",
             "",
             "| input | index rows | cpu s | replacing, cpu s | peak RSS MiB | site MiB | files |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
