@@ -69,7 +69,8 @@ EXIT_CODES = """\b
 Exit codes:
   0  success (regenerate: unchanged, or changed without --exit-code)
   1  data or validation failure (bad input, schema violation, audit difference)
-  2  usage error (unknown option, bad value)
+  2  usage error (unknown option, bad value), or an output refused (not written by this
+     tool, changed by hand since, or inside an input)
   3  network failure after retries (the message names the URL and the last error)
   10 regenerate --exit-code: the index changed
   130 interrupted (Ctrl-C): nothing replaced
