@@ -82,6 +82,15 @@ def refuse_outputs_inside(source: Path, outputs: Mapping[str, Path]) -> None:
         )
 
 
+def refuse_outputs_inside_inputs(source: str, carbon: Path, outputs: Mapping[str, Path]) -> None:
+    """Before anything is read or written: an output inside the snapshot folder ``source``
+    names (not one a fetch resolves: its cache is checked once resolved) or inside the carbon
+    snapshot, refused as ``refuse_outputs_inside`` refuses it (report and site)."""
+    if not fetched(source):  # the more telling refusal, before a fetch writes the cache
+        refuse_outputs_inside(Path(source), outputs)
+    refuse_outputs_inside(carbon, outputs)
+
+
 def refuse_outputs(outputs: Mapping[str, Path], *, force: bool, inside: Path | None = None) -> None:
     """Every refusal of the output paths made before anything is read or written: a path that
     cannot be a file (``checked_targets``), an output inside the snapshot directory ``inside``

@@ -29,7 +29,11 @@ from energy_index.flows.build import index_stages, inputs_of
 from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.diffusion_extras import diffusion_impacts_of, diffusion_sweep_of
 from energy_index.flows.impacts import impacts_built
-from energy_index.flows.outputs import fetched, refuse_foreign_outputs, refuse_outputs_inside
+from energy_index.flows.outputs import (
+    refuse_foreign_outputs,
+    refuse_outputs_inside,
+    refuse_outputs_inside_inputs,
+)
 from energy_index.flows.records import BuildSettings, DiffusionStages, Stages
 from energy_index.io.files import checked_targets, write_files
 from energy_index.io.local import MAX_LOCAL_BYTES, json_value, local_bytes
@@ -225,9 +229,7 @@ def write_report_page(
         missing = png_renderer_problem()
         if missing:  # before anything is read or written
             raise UsageError(missing, parameter="png")
-    if not fetched(source):  # the more telling refusal, before the fetch writes the cache
-        refuse_outputs_inside(Path(source), outputs)
-    refuse_outputs_inside(carbon, outputs)
+    refuse_outputs_inside_inputs(source, carbon, outputs)
     refuse_foreign_outputs(outputs, force=force)
     report = index_beside(index).report
     task = report["parameters"]["task"]

@@ -81,7 +81,7 @@ from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.diffusion_extras import diffusion_curves_of
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
 from energy_index.flows.impacts import impacts_built
-from energy_index.flows.outputs import fetched, refuse_outputs_inside
+from energy_index.flows.outputs import refuse_outputs_inside, refuse_outputs_inside_inputs
 from energy_index.flows.plan import plan_grid
 from energy_index.flows.records import BuildSettings, DiffusionStages, Stages
 from energy_index.flows.report import (
@@ -667,9 +667,7 @@ def write_site(
     """
     tasks = every_task(editorial_text())
     outputs = {"site": out}
-    if not fetched(source):  # the more telling refusal, before a fetch writes the cache
-        refuse_outputs_inside(Path(source), outputs)
-    refuse_outputs_inside(carbon, outputs)
+    refuse_outputs_inside_inputs(source, carbon, outputs)
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     refuse_outputs_inside(snapshot, outputs)
     with _collector_paused():
