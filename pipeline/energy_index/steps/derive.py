@@ -71,12 +71,10 @@ def slugs(frame: pl.DataFrame) -> pl.Expr:
     )
 
 
-def row_ids(frame: pl.DataFrame, *, slug: pl.Expr | None = None) -> pl.Expr:
-    """``row_id`` of each configuration of ``frame``, as an expression over it; ``slug``: its
-    slugs, where a column holds them already (``slugs`` maps every distinct nickname again:
-    at 10⁶ configurations 55,000 of them)."""
+def row_ids(frame: pl.DataFrame) -> pl.Expr:
+    """``row_id`` of each configuration of ``frame``, as an expression over it."""
     return pl.concat_str(
-        slugs(frame) if slug is None else slug, "gpu_model", pl.col("num_gpus").cast(pl.String),
+        slugs(frame), "gpu_model", pl.col("num_gpus").cast(pl.String),
         pl.col("max_num_seqs").cast(pl.String), separator="/",
     ).alias("row_id")  # fmt: skip
 
@@ -127,9 +125,7 @@ def _rows_and_frame(
     labels = pl.col("weight_precision").replace_strict(
         list(precision_labels), list(precision_labels.values()), return_dtype=pl.String
     )
-    columns = columns.with_columns(slugs(columns).alias("slug"))
-    slug = pl.col("slug")
-    computed = {"slug": slug, "precision": labels, "row_id": row_ids(columns, slug=slug)}
+    computed = {"slug": slugs(columns), "precision": labels, "row_id": row_ids(columns)}
     fields = [f for f in ROW_FIELDS if not f.optional or f.name == deciding]
     frame = columns.select(
         **{
