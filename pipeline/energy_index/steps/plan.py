@@ -215,14 +215,7 @@ def _plan_on(
     # does, so the points from the fastest down give them in order, and once even the lowest
     # power that many times is no better than the best, no larger count is.
     for limit in reversed(limits):
-        # max(fewest(load, limit), least), written out (880,000 candidates at 10⁵
-        # configurations): a count that carries the load at a limit carries it with one replica
-        # more, so counting up from least, or from fewest's start if that is more, ends alike.
-        n = math.ceil(load / limit) - 1
-        if n < least:
-            n = least
-        while load / n > limit:
-            n += 1
+        n = max(fewest(load, limit), least)
         if n * lowest >= best:
             break
         # The upper bound of power alone, what the count is chosen on (``_placed``'s "high",
@@ -231,7 +224,7 @@ def _plan_on(
         share = load / n
         above = bisect_left(limits, share)  # every candidate carries its share: a point does
         high = powers[above]
-        if above and powers[above - 1] > high and not is_measured(throughputs[above], share):
+        if above and not is_measured(throughputs[above], share) and powers[above - 1] > high:
             high = powers[above - 1]  # bracketed: the larger of the two
         total = n * high
         if total < best:  # the first is: its total is finite
