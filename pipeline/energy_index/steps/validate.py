@@ -24,7 +24,6 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from functools import cache
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
@@ -419,13 +418,15 @@ def _chunk_columns(
     """The keys every configuration of a chunk has, and the used ones as columns; None when a
     key is absent from some only, or a required one from all."""
     present, series = [], []
-    first = configurations[0]
-    for name, kind in _READ_TYPES.items():
-        if getattr(first, name) is msgspec.UNSET and name in _MAY_BE_ABSENT:
+    for (name, kind), values in zip(
+        _READ_TYPES.items(),
+        zip(*map(msgspec.structs.astuple, configurations), strict=True),
+        strict=True,
+    ):
+        if values[0] is msgspec.UNSET and name in _MAY_BE_ABSENT:
             # Taken as absent from the chunk: had some rows the key after all, the file's quotes
             # would be more than the count allows (nothing makes them fewer than a clean file's).
             continue
-        values = list(map(attrgetter(name), configurations))
         try:  # polars refuses UNSET (a key absent from this row) and an integer beyond Int64
             column = pl.Series(name, values, dtype=kind, strict=True)
         except (TypeError, ValueError, OverflowError):  # Overflow: from 2**128
