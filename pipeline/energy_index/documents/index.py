@@ -357,7 +357,8 @@ def _encoded(value: Any, depth: int = 0) -> bytes:
     if isinstance(value, dict | list | tuple):
         try:
             text = msgspec.json.encode(value)
-            if not _NON_FINITE.search(msgspec.msgpack.encode(value)):
+            # NaN and the infinities are written as null: without one, there is none to find.
+            if b"null" not in text or not _NON_FINITE.search(msgspec.msgpack.encode(value)):
                 rewritten = _python_floats(text)
                 if rewritten is not None:
                     return rewritten
