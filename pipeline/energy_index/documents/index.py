@@ -391,7 +391,8 @@ def _python_floats(text: bytes) -> bytes | None:
         return text
     if b'\\"' in text:
         return None
-    pieces, done, counted, in_string = [], 0, 0, False
+    pieces: list[bytes] = []
+    done, counted, in_string = 0, 0, False
     for start, end in spans:
         if text[start - 1] == _QUOTE and text.startswith(b'":', end):
             return None  # the whole of a key
