@@ -40,10 +40,8 @@ taken from the snapshot, as ``energy-index build --all-tasks`` would.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -76,7 +74,7 @@ from energy_index.documents.tables import (
     table_bytes,
 )
 from energy_index.errors import SourceError, shown
-from energy_index.flows.build import assembled, index_stages, inputs_of
+from energy_index.flows.build import assembled, collector_paused, index_stages, inputs_of
 from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.diffusion_extras import diffusion_curves_of
 from energy_index.flows.extras import profile_deadlines, profiles_of, responses_of
@@ -670,22 +668,7 @@ def write_site(
     refuse_outputs_inside_inputs(source, carbon, outputs)
     snapshot = resolved_snapshot(source, tasks=tasks, access=access)
     refuse_outputs_inside(snapshot, outputs)
-    with _collector_paused():
+    with collector_paused():
         files = site_files(index, snapshot, carbon=carbon)
     write_directory(out, files, manifest=SITE_MANIFEST, keep_edits=not force)
     return files
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while the site's files are made, as it was after:
-    its passes over the millions of containers a task's stages, pages and plans hold were 6 s
-    of the site's 33 s of user cpu at 10⁵ many-groups configurations (issue 36), for the same
-    peak RSS."""
-    running = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if running:
-            gc.enable()
