@@ -333,7 +333,8 @@ _READ_TYPES: dict[str, Any] = {
 }
 assert set(_READ_TYPES) == set(SCHEMA) | set(_OPTIONAL) | UNUSED_COLUMNS
 # gc=False: a struct of numbers and text holds no cycle, and a chunk of tracked structs would
-# set the collector off for nothing.
+# set the collector off for nothing. The tuples they are read as still would: the build parses
+# with the collector paused (flows.build.collector_paused).
 _Configuration = msgspec.defstruct(
     "_Configuration",
     [
