@@ -130,6 +130,32 @@ def test_a_link_beside_a_file_already_checked_in_its_folder_is_refused(tmp_path,
     assert f"files.json lists '{name}', a name outside the folder" in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    ("good", "name"),
+    [
+        ("sub/ok.html", "sub/inner/link/secret"),  # a link two folders below a checked one
+        ("a/link/ok.html", "link/secret"),  # a link at the top named as a checked folder ends
+        ("a/b/ok.html", "a/link/secret"),  # beside a checked folder, under its checked parent
+    ],
+)
+def test_a_link_below_or_beside_folders_already_checked_is_refused(tmp_path, good, name):
+    """Only the parts below the deepest folder already found to be no link are looked at: every
+    part below it still is, and a folder is known by its whole path, not its last name."""
+    folder = tmp_path / "site"
+    (folder / good).parent.mkdir(parents=True)
+    (folder / good).write_text("page\n")
+    link = folder / name.rpartition("/")[0]
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(tmp_path, target_is_directory=True)  # to the folder's parent
+    (tmp_path / "secret").write_text("page\n")
+    digest = hashlib.sha256(b"page\n").hexdigest()
+    listing = {"files": {good: digest, name: digest}}  # the good one first
+    (folder / "files.json").write_text(json.dumps(listing))
+    with pytest.raises(UsageError) as refused:
+        writable_directory(folder, manifest="files.json", keep_edits=True)
+    assert f"files.json lists '{name}', a name outside the folder" in str(refused.value)
+
+
 @pytest.mark.parametrize("name", ["a\u0000b", "\ud800", "dir/\ud800.json"])
 def test_a_manifest_name_no_file_can_have_is_refused_by_name(tmp_path: Path, name: str):
     """A NUL or a lone surrogate in a listed name: one refusal naming it, not a traceback."""

@@ -459,7 +459,15 @@ def _unlisted(entries: list[str], listing: SnapshotManifest, *, manifest: str) -
     """The ``entries`` a listing does not account for: neither the manifest, nor a listed file,
     nor a folder on the way to one."""
     names = set(listing.files)
-    allowed = names | {manifest} | {str(p) for path in names for p in Path(path).parents}
+    # A listed name's folders are its text up to each "/": a manifest's names have no empty,
+    # "." or ".." part (manifest.name_problem). Path(name).parents took 0.3 s for a site's 11,009.
+    folders: set[str] = set()
+    for name in names:
+        end = name.rfind("/")
+        while end > 0 and name[:end] not in folders:  # its own folders were added with it
+            folders.add(name[:end])
+            end = name.rfind("/", 0, end)
+    allowed = names | folders | {manifest}
     return [entry for entry in entries if entry not in allowed]
 
 
@@ -515,16 +523,22 @@ def _inside(target: Path, name: str, *, manifest: str, safe: set[str]) -> Path:
     """``target / name``, refused (UsageError) when a symbolic link is on the way: the manifest
     is anyone's to edit (its names were checked as it was read), and a name through a link
     could have any readable file hashed. ``safe``: the folders (relative) already found to be
-    no link on the way, added to (a site's 11,009 files are in 5,500 folders)."""
-    folder = name.rpartition("/")[0]
-    path = target / name
-    if os.path.islink(path) if folder in safe else link_on_the_way(target, name) is not None:
+    no link on the way, added to; only the parts of ``name`` below the deepest of them are
+    looked at (a site's 11,009 files are in 5,500 folders)."""
+    known = name.rpartition("/")[0]
+    while known not in safe:  # "" (``target`` itself) is
+        known = known.rpartition("/")[0]
+    below = name[len(known) + 1 :] if known else name
+    if link_on_the_way(target / known, below) is not None:
         raise UsageError(
             f"{shown(target, path=True)}: {manifest} lists {shown(name, quote=True)}, a name "
             "outside the folder (through a link); refused, nothing read"
         )
-    safe.add(folder)
-    return path
+    folder = name.rpartition("/")[0]
+    while folder not in safe:
+        safe.add(folder)
+        folder = folder.rpartition("/")[0]
+    return target / name
 
 
 def _cut(name: str) -> str:

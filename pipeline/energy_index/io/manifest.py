@@ -268,7 +268,10 @@ def _unsafe_name(name: Any) -> str | None:
         return "not a file name (empty, a NUL or a lone surrogate)"
     if "\\" in name or any(part in ("", ".", "..") for part in name.split("/")):
         return "a name outside the folder (absolute, or with '..', '.', '\\' or '//')"
-    if any(unicodedata.category(character) in ("Cc", "Cf") for character in name):
+    # Printable text holds neither (str.isprintable: no "Other", no separator but the space).
+    if not name.isprintable() and any(
+        unicodedata.category(character) in ("Cc", "Cf") for character in name
+    ):
         return "not a file name (a control or format character)"
     if any(len(os.fsencode(part)) > _NAME_MAX for part in name.split("/")):
         return f"not a file name (a part longer than {_NAME_MAX} bytes)"
