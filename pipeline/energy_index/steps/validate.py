@@ -406,6 +406,10 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
     if quotes != 2 * (keys + strings):
         return None  # a key repeated somewhere: the careful path names it
     frame = pl.concat([columns for _, columns in parts], rechunk=True)
+    # msgspec rounds an integer beyond the largest float down to it (an unused column's does not
+    # matter). One query for the frame: a chunk's each, 0.27 s of a 10⁶-configuration build.
+    if sys.float_info.max in frame.select(pl.col(pl.Float64).abs().max()).row(0):
+        return None
 
     def row_name(position: int) -> str:
         return _row_name(frame.row(position, named=True), position)
@@ -432,8 +436,6 @@ def _chunk_columns(
             column = pl.Series(name, values, dtype=kind, strict=True)
         except (TypeError, ValueError, OverflowError):  # Overflow: from 2**128
             return None
-        if kind is pl.Float64 and column.abs().max() == sys.float_info.max:
-            return None  # msgspec rounds an integer beyond the largest float down to it
         present.append(name)
         if name not in UNUSED_COLUMNS:
             series.append(column)
@@ -446,15 +448,27 @@ def _chunk_columns(
 # columns hold, and more by at least two for each key they dropped: one count (a pass at memory
 # speed) vouches for the file. Anything more (a repeated key, an unknown key, a \" in a name)
 # goes the careful way, which names a repeated key.
-_COUNTED_BYTES = 1 << 24  # of a mapped file, copied and counted a slice at a time
+_COUNTED_BYTES = 1 << 24  # of a mapped file, counted a slice at a time
+# bytes.count looks at one byte per cycle, numpy at 32: at 830 MB, 0.54 s of cpu (a copied slice
+# at a time) against 0.10 s read in place. Importing numpy costs 0.1 s, which pays from here on.
+_COUNTED_BY_NUMPY_FROM_BYTES = 192 << 20
 
 
 def _quotes(content: bytes, *, release: bool = True) -> int:
     if not isinstance(content, mmap.mmap):
         return content.count(b'"')
     total = 0
-    for start in range(0, len(content), _COUNTED_BYTES):
-        total += content[start : start + _COUNTED_BYTES].count(b'"')
+    if len(content) >= _COUNTED_BY_NUMPY_FROM_BYTES:
+        import numpy as np
+
+        for start in range(0, len(content), _COUNTED_BYTES):
+            count = min(_COUNTED_BYTES, len(content) - start)
+            part = np.frombuffer(content, np.uint8, count=count, offset=start)
+            total += int(np.count_nonzero(part == ord('"')))
+            del part  # a view of the map left alive would keep it from being closed
+    else:
+        for start in range(0, len(content), _COUNTED_BYTES):
+            total += content[start : start + _COUNTED_BYTES].count(b'"')
     if release:
         _release_pages(content)
     return total
