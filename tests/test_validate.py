@@ -680,13 +680,9 @@ def test_a_number_where_text_goes_is_refused_though_an_unknown_key_evens_the_quo
     assert [f.column for f in caught.value.failures] == ["nickname"]
 
 
-@pytest.mark.parametrize("by_numpy_from", [0, 1 << 62], ids=["by numpy", "by bytes.count"])
-def test_a_mapped_task_file_counted_a_slice_at_a_time_parses_as_its_bytes(
-    tmp_path, monkeypatch, by_numpy_from
-):
+def test_a_mapped_task_file_counted_a_slice_at_a_time_parses_as_its_bytes(tmp_path, monkeypatch):
     # A snapshot's file of 1 MiB or more comes mapped (io/snapshots.py); its quotes are counted
-    # a slice at a time (here slices of 7 bytes, so that a slice ends inside strings), by numpy
-    # in a large file.
+    # a slice at a time (here slices of 7 bytes, so that a slice ends inside strings).
     import mmap
 
     from energy_index.steps import validate as v
@@ -695,7 +691,6 @@ def test_a_mapped_task_file_counted_a_slice_at_a_time_parses_as_its_bytes(
     path = tmp_path / "task.json"
     path.write_bytes(content)
     monkeypatch.setattr(v, "_COUNTED_BYTES", 7)
-    monkeypatch.setattr(v, "_COUNTED_BY_NUMPY_FROM_BYTES", by_numpy_from)
     with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
         assert v._quotes(mapped) == content.count(b'"')
         assert v._quick_parse(upstream_file(mapped)) is not None
