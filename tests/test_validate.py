@@ -847,6 +847,18 @@ def test_int64s_lowest_is_an_integer_on_both_paths_and_one_below_is_not(
     assert ("must be an integer" in str(outcome(content))) == refused
 
 
+def test_an_unused_column_beyond_a_float_is_refused_as_the_careful_parse_refuses_it(monkeypatch):
+    # msgspec reads it as the largest float; the careful parse refuses any number beyond one, in
+    # a column the index uses or not.
+    content = once(
+        b'"output_throughput_tokens_per_sec": 1086.7107231801174,',
+        b'"output_throughput_tokens_per_sec": %d,' % (int(sys.float_info.max) + 1),
+    )
+    assert validate._quick_parse(upstream_file(content)) is None
+    assert outcome(content) == careful_outcome(content, monkeypatch)
+    assert outcome(content)[0] == "refused"
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_the_quick_parse_declines_what_it_cannot_vouch_for(name):
     assert validate._quick_parse(upstream_file(CASES[name])) is None
