@@ -422,8 +422,9 @@ def _quick_parse(task_file: UpstreamFile, *, chunk: int = _CHUNK) -> _Parsed | N
 def _chunk_columns(
     configurations: list[Any],
 ) -> tuple[tuple[str, ...], pl.DataFrame] | None:
-    """The keys every configuration of a chunk has, and the used ones as columns; None when a
-    key is absent from some only, or a required one from all."""
+    """The keys every configuration of a chunk has, and as columns the used ones and the unused
+    floats (whose range ``_quick_parse`` asks); None when a key is absent from some only, or a
+    required one from all."""
     present, series = [], []
     for (name, kind), values in zip(
         _READ_TYPES.items(),
