@@ -28,7 +28,7 @@ from energy_index.model import json_number
 from energy_index.settings import GPU_RATIO
 from energy_index.steps.derive import row_id
 from energy_index.steps.row_fields import ROW
-from energy_index.steps.selection import selected_configurations
+from energy_index.steps.selection import selected_at
 
 Group = tuple[str, str]
 
@@ -47,18 +47,14 @@ def latency_profiles(
     ``statistics`` maps a statistic's name to its column; a column the frame lacks is skipped
     (an older upstream version publishes the median only).
     """
-    free = _by_group(selected_configurations(stable, itl_deadline_ms=math.inf).selected)
+    free = _by_group(selected_at(stable, itl_deadline_ms=math.inf))
     picks: list[dict[str, Any]] = []
     chosen: dict[tuple[str, float], dict[Group, dict[str, Any]]] = {}
     for name, column in statistics.items():
         if column not in stable.columns:
             continue
         for deadline in deadlines_ms:
-            by_group = _by_group(
-                selected_configurations(
-                    stable, itl_deadline_ms=deadline, itl_column=column
-                ).selected
-            )
+            by_group = _by_group(selected_at(stable, itl_deadline_ms=deadline, itl_column=column))
             chosen[(name, deadline)] = by_group
             for group in sorted(free):
                 picks.append(

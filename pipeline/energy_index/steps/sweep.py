@@ -16,7 +16,7 @@ import polars as pl
 from energy_index.model import ITL_STATISTICS, json_number
 from energy_index.settings import DEFAULT_ITL_STATISTIC
 from energy_index.steps.derive import index_rows
-from energy_index.steps.selection import selected_configurations
+from energy_index.steps.selection import selected_at
 
 NO_CONFIGURATION = "no configuration meets it"
 
@@ -31,11 +31,7 @@ def deadline_sweep(
     """Per (model, GPU): for each deadline on ``itl_column`` (the index's statistic), the
     selected row (or none) and whether it binds."""
     return grid_by_group(
-        lambda deadline: (
-            selected_configurations(
-                stable, itl_deadline_ms=deadline, itl_column=itl_column
-            ).selected
-        ),
+        lambda deadline: selected_at(stable, itl_deadline_ms=deadline, itl_column=itl_column),
         lambda selected: _rows_by_group(selected, precision_labels, itl_column),
         deadlines_ms,
         latency=itl_column,
