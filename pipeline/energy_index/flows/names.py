@@ -7,7 +7,7 @@ from typing import Any
 
 from energy_index.documents.editorial import editorial_text, every_task, is_diffusion
 from energy_index.documents.names import names_document
-from energy_index.flows.build import index_stages
+from energy_index.flows.build import index_stages, planner_curves
 from energy_index.flows.diffusion import diffusion_stages
 from energy_index.flows.plan import source_of
 from energy_index.flows.records import BuildSettings
@@ -17,7 +17,6 @@ from energy_index.io.source import resolved_snapshot
 from energy_index.model import Access
 from energy_index.steps.diffusion_plan import diffusion_plan_curves
 from energy_index.steps.names import names_of
-from energy_index.steps.plan import plan_curves
 
 
 def snapshot_names(source: str, *, task: str | None, access: Access) -> dict[str, Any]:
@@ -38,6 +37,6 @@ def snapshot_names(source: str, *, task: str | None, access: Access) -> dict[str
             curves = diffusion_plan_curves(stages.configurations.to_dicts())
         else:
             stages = index_stages(snapshot, settings=settings, editorial=editorial)
-            curves = plan_curves(stages.stability.stable.to_dicts())
+            curves = planner_curves(stages)
         tasks[name], origin = names_of(curves), source_of(stages)
     return names_document(tasks, source=origin, location=str(snapshot))

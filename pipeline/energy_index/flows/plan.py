@@ -13,7 +13,12 @@ from energy_index.documents.editorial import editorial_text, is_diffusion
 from energy_index.documents.factors import impact_factors
 from energy_index.documents.plan import plan_document, plan_grid_document
 from energy_index.errors import DerivationError, UsageError, shown
-from energy_index.flows.build import index_stages, refuse_diffusion_settings, refuse_unbuildable
+from energy_index.flows.build import (
+    index_stages,
+    planner_curves,
+    refuse_diffusion_settings,
+    refuse_unbuildable,
+)
 from energy_index.flows.diffusion import refuse_token_settings
 from energy_index.flows.records import NO_EXTRAS, BuildSettings, DiffusionStages, Stages
 from energy_index.io.snapshots import carbon_snapshot
@@ -35,7 +40,6 @@ from energy_index.steps.plan import (
     first_kept_below,
     ordered_plans,
     pair_figures,
-    plan_curves,
     plan_figures,
     ranked_plans,
 )
@@ -127,7 +131,7 @@ def plan_at(
     refuse_unbuildable(stages, settings)
     grid = _grid(carbon, countries)
     ((_, plans),) = ranked_plans(
-        plan_curves(stages.stability.stable.to_dicts()), target, [load], model=model, gpu=gpu,
+        planner_curves(stages), target, [load], model=model, gpu=gpu,
         factors=impact_factors()["factors"], grid=grid,
     )  # fmt: skip
     return plan_document(
