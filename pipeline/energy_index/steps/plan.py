@@ -215,15 +215,7 @@ def _plan_on(
     # does, so the points from the fastest down give them in order, and once even the lowest
     # power that many times is no better than the best, no larger count is.
     for limit in reversed(limits):
-        # fewest(load, limit), at least ``least``, written out: 858,504 calls at 10⁵
-        # configurations (plan.json's 13 loads × 11,585 families × the counts weighed).
-        n = math.ceil(load / limit) - 1
-        if n < 1:
-            n = 1
-        while load / n > limit:
-            n += 1
-        if n < least:
-            n = least
+        n = max(fewest(load, limit), least)
         if n * lowest >= best:
             break
         # The upper bound of power alone, what the count is chosen on (``_placed``'s "high",
