@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import re
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from decimal import Decimal
@@ -864,6 +865,30 @@ def test_the_fewest_replicas_that_carry_a_load_at_the_edge_of_their_limit(
     assert plan["replicas"] == replicas
     limit = throughput * (1 + PLAN_SAME_THROUGHPUT)
     assert load / replicas <= limit and (replicas == 1 or limit < load / (replicas - 1))
+
+
+@pytest.mark.parametrize(
+    "throughput", [2.6676047418472752e-21, 7.339112384472733e-22, 3.0825498292055515e-21]
+)
+def test_a_plan_past_two_to_the_53_replicas_ends_with_a_count_that_carries_the_load(throughput):
+    # Past 2**53 a count and the next can be one float: where the quotient's float is one short,
+    # a search stepping by one crossed a float's step, 2**47 counts at 10**30 replicas, and never
+    # ended (found by review; 962 of 20,000 throughputs from 1e-22 to 1e-20 tokens/s at a load
+    # of 1e9, these three among them). The alarm fails the test, not CI.
+    def stop(signum: int, frame: Any) -> None:
+        raise TimeoutError("fewest did not end")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(10)
+    try:
+        (plan,) = planned([one_point_curve(throughput)], tokens_per_second=1e9)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    replicas, limit = plan["replicas"], throughput * (1 + PLAN_SAME_THROUGHPUT)
+    assert 1e9 / limit > 2**53
+    assert 1e9 / replicas <= limit
+    assert abs(replicas - 1e9 / limit) <= 2 * math.ulp(1e9 / limit)
 
 
 def test_one_more_than_a_points_fewest_replicas_is_a_candidate_at_a_multiple_of_a_limit():

@@ -171,11 +171,13 @@ def fewest(load: float, limit: float) -> int:
     """The fewest replicas each carrying at most ``limit`` of ``load``, as the division is
     computed: from one under the rounded quotient's ceiling, which can be one over (13.000…02:
     14, where 13 carry it) or one short (12.99…98: 13, where 13 × the limit is past the load
-    by a last digit), up to the first count that carries it."""
+    by a last digit), up to the first count that carries it. Past 2**53 replicas a count and the
+    next can be one float, so the search steps a float at a time there: by one, it took a float's
+    step of counts (2**47 at 10**30 replicas, a family of 1e-21 tokens/s at a load of 1e9)."""
     # At least 1: the load is at least MIN_PLAN_TOKENS_PER_SECOND, the limit a float.
     n = max(1, math.ceil(load / limit) - 1)
     while load / n > limit:
-        n += 1
+        n = max(n + 1, int(math.nextafter(n, math.inf)))
     return n
 
 
