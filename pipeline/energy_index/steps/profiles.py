@@ -79,14 +79,14 @@ def latency_profiles(
     }
 
 
-# What a pick's record reads of its configuration, with its statistic's column: a dict of all
-# 20 columns was twice the cost (15 against 31 ms a deadline at 10⁵ many-groups).
-_READ = ("model_id", "gpu_model", "nickname", "num_gpus", "max_num_seqs", "energy_per_token_joules",
-         "median_itl_ms")  # fmt: skip
+# What a pick's record reads of its configuration, beside its statistic's column (the median's
+# for the pick with no deadline): a dict of all 20 columns was twice the cost (15 against 31 ms
+# a deadline at 10⁵ many-groups).
+_READ = ("model_id", "gpu_model", "nickname", "num_gpus", "max_num_seqs", "energy_per_token_joules")
 
 
 def _by_group(selected: pl.DataFrame, column: str) -> dict[Group, dict[str, Any]]:
-    read = selected.select(list(dict.fromkeys((*_READ, column))))
+    read = selected.select(*_READ, column)
     return {(c["model_id"], c["gpu_model"]): c for c in read.iter_rows(named=True)}
 
 
