@@ -249,7 +249,8 @@ def plan_grid(
             by_load.append(
                 (load, len(planned), [plan_figures(p, factors=factors) for p in planned[:2]])
             )
-            kept_below.append((len(planned), [plan_figures(first_kept_below(planned, headroom))]))
+            kept, first = first_kept_below(planned, headroom)
+            kept_below.append((kept, [] if first is None else [plan_figures(first)]))
             best: dict[tuple[str, str], Planned] = {}
             for entry in planned:
                 best.setdefault((entry.curve["model_id"], entry.curve["gpu"]), entry)

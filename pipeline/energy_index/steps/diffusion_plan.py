@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from energy_index.errors import UsageError
-from energy_index.model import json_number
-from energy_index.settings import DEFAULT_MAX_UTILIZATION
+from energy_index.model import OUTPUT_LOADS, json_number
+from energy_index.settings import DEFAULT_MAX_UTILIZATION, MAX_PLAN_REPLICAS
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.diffusion import (
     ENERGY,
@@ -153,7 +153,16 @@ def ranked_diffusion_plans(
                 )
                 # Two families of one model, GPU and GPU count tie on the rest: the curves come
                 # in layout order (``diffusion_plan_curves``), which the stable sort keeps.
-                plans.append((_rank(curve, plan), curve, plan))
+                if plan is not None:
+                    plans.append((_rank(curve, plan), curve, plan))
+        if not plans and any(family is not None for _, family in families):
+            raise UsageError(
+                f"no family ({_scope(model, gpu)}) carries {load_words(load, output)} with at "
+                f"most {MAX_PLAN_REPLICAS:.0e} replicas, the most a plan has: each with a "
+                f"configuration within the batch latency deadline of {json_number(deadline_s)} "
+                "s is measured too slow for it",
+                parameter=OUTPUT_LOADS[output.noun][0],
+            )
         if not plans:
             raise UsageError(
                 f"no family ({_scope(model, gpu)}) has a configuration within the batch "
