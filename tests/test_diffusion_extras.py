@@ -15,6 +15,7 @@ from energy_index.documents.editorial import editorial_text
 from energy_index.documents.factors import impact_factors
 from energy_index.errors import UsageError
 from energy_index.model import UpstreamFile
+from energy_index.settings import MIN_PLANNED_THROUGHPUT
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.diffusion import (
     Output,
@@ -366,3 +367,22 @@ def test_at_each_golden_picks_throughput_the_plan_is_the_index_figure():
             )
             checked += 1
     assert checked == len(rows) == 14
+
+
+def test_a_family_slower_than_the_planner_takes_carries_nothing():
+    # As the token planner (tests/test_plan.py): an image every 28 hours is planned on, slower is
+    # not, and the refusal says so, in the unit the load is given in.
+    at_floor = [point(1, 500.0 / MIN_PLANNED_THROUGHPUT, 1 / MIN_PLANNED_THROUGHPUT)]
+    slower = [point(1, 1e9, 1e6)]  # 1e-6 images/s at 1,000 W
+    # The largest load the planner takes (MAX_PLAN_OUTPUTS_PER_SECOND), the least utilization.
+    families, (plan,) = plans(at_floor, 1e6, deadline=1e6, max_utilization=0.1)
+    assert families == 1 and 9.9e11 < plan["replicas"] <= 10**12
+    with pytest.raises(UsageError) as refused:
+        plans(slower, 1.0, deadline=1e6)
+    assert str(refused.value) == (
+        "no family (any model and GPU) has a configuration within the batch latency "
+        "deadline of 1000000 s at 1e-05 images per second or more, the slowest the planner takes, "
+        "so none carries 1 images per second"
+    )
+    with pytest.raises(UsageError, match=r"deadline of 1 s, so none carries 1 images per second"):
+        plans(slower, 1.0, deadline=1.0)

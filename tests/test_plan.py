@@ -31,9 +31,10 @@ from energy_index.errors import UsageError
 from energy_index.flows.build import BuildSettings, index_stages
 from energy_index.model import Load, Target
 from energy_index.settings import (
-    MAX_PLAN_REPLICAS,
     MAX_PLAN_TOKENS_PER_SECOND,
+    MIN_MAX_UTILIZATION,
     MIN_PLAN_TOKENS_PER_SECOND,
+    MIN_PLANNED_THROUGHPUT,
     PLAN_GRID_TOKENS_PER_SECOND,
     PLAN_SAME_THROUGHPUT,
 )
@@ -868,21 +869,24 @@ def test_the_fewest_replicas_that_carry_a_load_at_the_edge_of_their_limit(
     assert load / replicas <= limit and (replicas == 1 or limit < load / (replicas - 1))
 
 
-# A family that needs more than MAX_PLAN_REPLICAS to carry a load does not carry it. Past 2**53 a
-# count and the next can be one float, where a search by one never ended (a review found these
-# three of 20,000 throughputs from 1e-22 to 1e-20 tokens/s at a load of 1e9): the cap keeps every
-# count exact, here and in the page's JavaScript. The alarm fails a test that hangs, not CI.
-_BEYOND_THE_CAP = [2.6676047418472752e-21, 7.339112384472733e-22, 3.0825498292055515e-21, 5e-324]
-_CAP_REFUSAL = (
-    r"^no family \(any model and GPU\) carries 1e\+09 output tokens/s with at most 1e\+15 "
-    r"replicas, the most a plan has: each that meets the median ITL target of 500 ms is "
-    r"measured too slow for it$"
+# The planner takes no configuration slower than MIN_PLANNED_THROUGHPUT: a throughput of power ÷
+# energy per token can come out 0 or under 1e-299 (ZeroDivisionError, OverflowError), and past
+# 2**53 replicas a count and the next can be one float, where a search by one never ended (a
+# review found the first three of 20,000 throughputs from 1e-22 to 1e-20 tokens/s at a load of
+# 1e9). The alarm fails a test that hangs, not CI.
+_SLOWER_THAN_PLANNED = [
+    2.6676047418472752e-21, 7.339112384472733e-22, 3.0825498292055515e-21, 1e-300, 5e-324,
+    math.nextafter(MIN_PLANNED_THROUGHPUT, 0.0),
+]  # fmt: skip
+_SLOWER_REFUSAL = (
+    r"^no family \(any model and GPU\) meets the median ITL target of 500 ms at 1e-05 output "
+    r"tokens/s or more, the slowest the planner takes, so none carries 1e\+09 output tokens/s$"
 )
 
 
 def _within_seconds(seconds: int, call: Any) -> Any:
     def stop(signum: int, frame: Any) -> None:
-        raise TimeoutError(f"{call} did not end in {seconds} s")
+        raise TimeoutError(f"not done in {seconds} s")
 
     previous = signal.signal(signal.SIGALRM, stop)
     signal.alarm(seconds)
@@ -893,63 +897,71 @@ def _within_seconds(seconds: int, call: Any) -> Any:
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.parametrize("throughput", _BEYOND_THE_CAP)
-def test_a_family_that_needs_more_than_the_most_replicas_a_plan_has_carries_nothing(throughput):
-    assert 1e9 / (throughput * (1 + PLAN_SAME_THROUGHPUT)) > MAX_PLAN_REPLICAS
-    with pytest.raises(UsageError, match=_CAP_REFUSAL) as refused:
-        _within_seconds(10, lambda: planned([one_point_curve(throughput)], tokens_per_second=1e9))
-    assert refused.value.parameter == "tokens_per_second"
-    # By requests, the flag that gave the load is named.
-    with pytest.raises(UsageError, match="carries 1e\\+07 requests/s") as refused:
-        planned([one_point_curve(throughput)], requests_per_second=1e7)
-    assert refused.value.parameter == "requests_per_second"
+def _with_throughputs(name: str, *points: tuple[float, float]) -> dict[str, Any]:
+    """_family's, with each point's throughput set after: 0.0 too (power ÷ energy underflowed)."""
+    curve = _family(name, *((1.0, power) for _, power in points))
+    for point, (speed, _) in zip(curve["points"], points, strict=True):
+        point["output_tokens_per_second"] = speed
+    return curve
 
 
-def test_a_family_carries_a_load_up_to_the_most_replicas_a_plan_has_and_not_past_it():
-    limit = 1e9 / MAX_PLAN_REPLICAS
-    at_cap = limit / (1 + PLAN_SAME_THROUGHPUT)
-    while 1e9 / (at_cap * (1 + PLAN_SAME_THROUGHPUT)) > MAX_PLAN_REPLICAS:
-        at_cap = math.nextafter(at_cap, math.inf)
-    (plan,) = planned([one_point_curve(at_cap)], tokens_per_second=1e9)
-    assert MAX_PLAN_REPLICAS - 2 <= plan["replicas"] <= MAX_PLAN_REPLICAS + 1
-    assert 1e9 / plan["replicas"] <= at_cap * (1 + PLAN_SAME_THROUGHPUT)
-    past = math.nextafter(at_cap, 0.0)
-    assert 1e9 / (past * (1 + PLAN_SAME_THROUGHPUT)) > MAX_PLAN_REPLICAS
-    with pytest.raises(UsageError, match=_CAP_REFUSAL):
-        planned([one_point_curve(past)], tokens_per_second=1e9)
-    assert fewest(1e9, past * (1 + PLAN_SAME_THROUGHPUT)) is None
-    assert fewest(1e9, 0.0) is None  # a throughput that underflowed to 0
+@pytest.mark.parametrize("throughput", [*_SLOWER_THAN_PLANNED, 0.0])
+def test_a_family_slower_than_the_planner_takes_carries_nothing(throughput):
+    curve = _with_throughputs("M", (throughput, 500.0))
+    with pytest.raises(UsageError, match=_SLOWER_REFUSAL) as refused:
+        _within_seconds(10, lambda: planned([curve], tokens_per_second=1e9))
+    assert refused.value.parameter == "itl_deadline_ms"
+    # No point meeting the latency target at all: the target is what is said.
+    late = replace(TARGET, itl_deadline_ms=5.0)
+    with pytest.raises(UsageError, match=r"ITL target of 5 ms, so none carries 1e\+09"):
+        planned([curve], late, tokens_per_second=1e9)
 
 
-def test_a_family_too_slow_for_a_load_leaves_the_others_and_its_own_faster_points():
-    # A throughput of power ÷ energy per token can underflow to 0 (1e-200 W ÷ 1e200 J) or come out
-    # under 1e-299, where the count's quotient is infinite: such a point is no candidate, the
-    # family's fast point still is, and a family with no other point drops out of the ranking.
-    slow = _family("Slow", (1.0, 400.0))
-    fast = _family("Fast", (1.0, 1.0), (5e-324, 10.0), (1e-300, 100.0), (50.0, 400.0))
-    slow["points"][0]["output_tokens_per_second"] = 0.0  # as plan_curves' division gives it
-    fast["points"][0]["output_tokens_per_second"] = 0.0
+def test_the_slowest_family_the_planner_takes_has_every_count_exact_at_its_largest_load():
+    # At MIN_PLANNED_THROUGHPUT, a load of 10⁹ tokens/s and the least utilization (0.1): about
+    # 10¹⁵ replicas, the fewest that carry it, one fewer does not.
+    least = replace(TARGET, max_utilization=MIN_MAX_UTILIZATION)
+    curve = _with_throughputs("M", (MIN_PLANNED_THROUGHPUT, 500.0))
+    (plan,) = _within_seconds(10, lambda: planned([curve], least, tokens_per_second=1e9))
+    n, limit = plan["replicas"], MIN_MAX_UTILIZATION * MIN_PLANNED_THROUGHPUT * (1 + 1e-9)
+    assert 9.9e14 < n <= 10**15 < 2**53
+    assert 1e9 / n <= limit < 1e9 / (n - 1)
+
+
+def test_a_family_s_points_too_slow_to_plan_leave_its_faster_ones_and_the_other_families():
+    slow = _with_throughputs("Slow", (0.0, 400.0), (1e-9, 450.0))
+    fast = _with_throughputs("Fast", (0.0, 1.0), (5e-324, 10.0), (1e-300, 100.0), (50.0, 400.0))
     plans = _within_seconds(10, lambda: planned([slow, fast], tokens_per_second=1e3))
-    assert [(p["model"], p["replicas"]) for p in plans] == [("Fast", 20)]
-    assert plans[0]["status"] == MEASURED_PER_SERVER
-    # Under a tighter limit too, where the plan.json headroom re-plans the ranking.
+    assert [(p["model"], p["replicas"], p["status"]) for p in plans] == [
+        ("Fast", 20, MEASURED_PER_SERVER)
+    ]
+    # Below the fastest: read as the lightest point taken (no bracket with a slower one).
+    (plan,) = planned([slow, fast], tokens_per_second=10.0)
+    assert (plan["replicas"], plan["status"]) == (1, ASSUMED_UPPER_BOUND)
     ranking = next(ordered_plans([slow, fast], TARGET, [Load(tokens_per_second=1e3)], scope="x"))
-    families, kept = first_kept_below(ranking, replace(TARGET, max_utilization=0.5))
-    assert families == 1 and kept is not None and kept.plan["replicas"] == 40
+    kept = first_kept_below(ranking, replace(TARGET, max_utilization=0.5))
+    assert kept.plan["replicas"] == 40
 
 
-def test_the_first_kept_below_counts_only_the_families_that_carry_the_load_within_it():
-    # At 1e9 tokens/s, a point of 1.1e-6 tokens/s needs 9.1e14 replicas at most 100 % of it, and
-    # 1.1e15 at most 80 %: past MAX_PLAN_REPLICAS, so under plan.json's headroom it carries nothing.
-    slow, fast = one_point_curve(1.1e-6), one_point_curve(1.2e-6)
+def test_plan_json_leaves_out_a_family_too_slow_to_plan_at_every_load():
+    # A review's case against a cap on counts (each load its own): 5e-10 tokens/s needs 2 × 10¹¹
+    # replicas at 100 tokens/s and 2 × 10¹⁵ at 10⁶, and plan.json's pairs are at every load.
+    from types import SimpleNamespace
+
+    from energy_index.flows.plan import plan_grid
+
+    stages = SimpleNamespace(snapshot=SimpleNamespace(
+        task="lm-arena-chat", repository="ml-energy/leaderboard", commit="0" * 40,
+        task_file=SimpleNamespace(path="public/data/tasks/lm-arena-chat.json", sha256="0" * 64),
+    ))  # fmt: skip
+    slow, fast = one_point_curve(5e-10), one_point_curve(100.0)
     fast["model"], fast["model_id"] = "Fast", "org/fast"
-    at = Load(tokens_per_second=1e9)
-    ranking = next(ordered_plans([slow, fast], TARGET, [at], scope="x"))
-    assert len(ranking) == 2
-    families, kept = first_kept_below(ranking, replace(TARGET, max_utilization=0.85))
-    assert families == 1 and kept is not None and kept.curve["model"] == "Fast"
-    families, kept = first_kept_below(ranking, replace(TARGET, max_utilization=0.8))
-    assert (families, kept) == (0, None)
+    grid = plan_grid(stages, TARGET, curves=[slow, fast])  # type: ignore[arg-type]
+    assert [load["families"] for load in grid["loads"]] == [1] * len(PLAN_GRID_TOKENS_PER_SECOND)
+    assert {load["plan"]["model"] for load in grid["loads"]} == {"Fast"}
+    assert [pair["model"] for pair in grid["by_model_and_gpu"]] == ["Fast"]
+    grid = plan_grid(stages, TARGET, curves=[slow])  # type: ignore[arg-type]
+    assert [load["families"] for load in grid["loads"]] == [0] * len(PLAN_GRID_TOKENS_PER_SECOND)
 
 
 def test_one_more_than_a_points_fewest_replicas_is_a_candidate_at_a_multiple_of_a_limit():
@@ -1531,8 +1543,7 @@ def test_the_first_kept_below_a_tighter_limit_is_the_first_of_ranking_again(loos
     for value in PLAN_GRID_TOKENS_PER_SECOND:
         load = Load(tokens_per_second=value)
         ranking = next(ordered_plans(curves, loose, [load], scope="the golden families"))
-        (families, kept), first = first_kept_below(ranking, tight), _first_at(curves, tight, load)
-        assert families == len(ranking)
+        kept, first = first_kept_below(ranking, tight), _first_at(curves, tight, load)
         _same_plan(kept, first)
         differs += kept.plan != ranking[0].plan
     assert differs > 0 or looser == tighter  # somewhere the tighter limit changes the plan
@@ -1571,9 +1582,7 @@ def test_the_first_kept_below_holds_on_ties_of_total_power(curves, load, tighter
     at = Load(tokens_per_second=load)
     ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
     tight = replace(TARGET, max_utilization=tighter)
-    families, kept = first_kept_below(ranking, tight)
-    assert families == len(ranking)
-    _same_plan(kept, _first_at(curves, tight, at))
+    _same_plan(first_kept_below(ranking, tight), _first_at(curves, tight, at))
 
 
 def _pair_part(planned: Planned) -> PairPlan:
@@ -1627,7 +1636,7 @@ def test_a_family_tied_at_the_tighter_limit_is_weighed_after_the_best_found():
     at, tight = Load(tokens_per_second=10.0), replace(TARGET, max_utilization=0.3)
     ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
     assert [p.curve["model"] for p in ranking] == ["M1", "M0"]
-    _, kept = first_kept_below(ranking, tight)
+    kept = first_kept_below(ranking, tight)
     assert (kept.curve["model"], kept.plan["replicas"], kept.rank[:1]) == ("M0", 1, (120.0,))
     _same_plan(kept, _first_at(curves, tight, at))
 
@@ -1669,7 +1678,7 @@ def test_the_first_kept_below_is_exact_where_a_share_falls_a_float_step_past_a_l
     at, tight = Load(tokens_per_second=load), replace(TARGET, max_utilization=0.8)
     ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
     assert [p.curve["model"] for p in ranking] == ["B", "A"]
-    _, kept = first_kept_below(ranking, tight)
+    kept = first_kept_below(ranking, tight)
     assert kept.curve["model"] == "A"
     _same_plan(kept, _first_at(curves, tight, at))
 
@@ -1686,6 +1695,6 @@ def test_the_early_stop_compares_upper_bounds_not_a_lower_one():
     at, tight = Load(tokens_per_second=100.0), replace(TARGET, max_utilization=0.5)
     ranking = next(ordered_plans(curves, TARGET, [at], scope="the test's families"))
     assert [(p.curve["model"], p.rank[0]) for p in ranking] == [("X", 120.0), ("Y", 130.0)]
-    _, kept = first_kept_below(ranking, tight)
+    kept = first_kept_below(ranking, tight)
     assert (kept.curve["model"], kept.rank[:2]) == ("Y", (140.0, 140.0))
     _same_plan(kept, _first_at(curves, tight, at))

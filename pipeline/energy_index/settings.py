@@ -52,12 +52,13 @@ MIN_PLAN_TOKENS_PER_SECOND = 1e-3
 # images a second is a thousand times the largest measured family's at a thousand replicas.
 MAX_PLAN_OUTPUTS_PER_SECOND = 1e6
 MIN_PLAN_OUTPUTS_PER_SECOND = 1e-6
-# The most replicas a plan has: a family that needs more to carry a load does not carry it. No
-# deployment has so many servers, and below 2**53 every count is exact in a float, as the page's
-# planner counts them (JavaScript's numbers); past it a search by one stepped nowhere. A family
-# measured at 10⁻⁶ output tokens/s needs more at the planner's largest load, and so does one
-# whose throughput (power ÷ energy per token, each a positive float upstream) underflows to 0.
-MAX_PLAN_REPLICAS = 10**15
+# The slowest configuration the planners plan on, per second (output tokens, images, videos):
+# one a day. At the largest load a planner takes and the least utilization, a family that slow
+# needs 10¹⁵ servers, below 2**53, so every count is exact in a float, as the page's planner
+# counts (JavaScript's numbers): past it a count and the next can be one float, and a search by
+# one never ended. A throughput (power ÷ energy per output, each a positive float upstream) can
+# also come out 0 or under 10⁻²⁹⁹, where a count is no finite number.
+MIN_PLANNED_THROUGHPUT = 1e-5
 # A load within this relative difference of a measured throughput is that throughput (status
 # measured): upstream's output_throughput_tokens_per_sec and avg_power_watts ÷
 # energy_per_token_joules differ in the last binary digit (3e-16), and a user types either.

@@ -249,8 +249,7 @@ def plan_grid(
             by_load.append(
                 (load, len(planned), [plan_figures(p, factors=factors) for p in planned[:2]])
             )
-            kept, first = first_kept_below(planned, headroom)
-            kept_below.append((kept, [] if first is None else [plan_figures(first)]))
+            kept_below.append((len(planned), [plan_figures(first_kept_below(planned, headroom))]))
             best: dict[tuple[str, str], Planned] = {}
             for entry in planned:
                 best.setdefault((entry.curve["model_id"], entry.curve["gpu"]), entry)

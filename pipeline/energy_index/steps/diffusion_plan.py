@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from energy_index.errors import UsageError
-from energy_index.model import OUTPUT_LOADS, json_number
-from energy_index.settings import DEFAULT_MAX_UTILIZATION, MAX_PLAN_REPLICAS
+from energy_index.model import json_number
+from energy_index.settings import DEFAULT_MAX_UTILIZATION, MIN_PLANNED_THROUGHPUT
 from energy_index.steps.carbon import GridIntensity
 from energy_index.steps.diffusion import (
     ENERGY,
@@ -106,12 +106,17 @@ def _adapted(point: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _within(points: Sequence[Mapping[str, Any]], deadline_s: float) -> list[Mapping[str, Any]]:
+    return [p for p in points if p["batch_latency_s"] <= deadline_s]
+
+
 def _eligible(curve: Mapping[str, Any], deadline_s: float) -> _Family | None:
-    """The curve's points within the deadline (inclusive, as the index's rule), as the token
-    planner's family."""
+    """The curve's points within the deadline (inclusive, as the index's rule) at
+    MIN_PLANNED_THROUGHPUT outputs per second or more, as the token planner's family."""
     points: list[Mapping[str, Any]] = [
-        _adapted(p) for p in curve["points"] if p["batch_latency_s"] <= deadline_s
-    ]
+        _adapted(p) for p in _within(curve["points"], deadline_s)
+        if p["outputs_per_second"] >= MIN_PLANNED_THROUGHPUT
+    ]  # fmt: skip
     if not points:
         return None
     throughputs = [p["output_tokens_per_second"] for p in points]
@@ -153,21 +158,15 @@ def ranked_diffusion_plans(
                 )
                 # Two families of one model, GPU and GPU count tie on the rest: the curves come
                 # in layout order (``diffusion_plan_curves``), which the stable sort keeps.
-                if plan is not None:
-                    plans.append((_rank(curve, plan), curve, plan))
-        if not plans and any(family is not None for _, family in families):
-            raise UsageError(
-                f"no family ({_scope(model, gpu)}) carries {load_words(load, output)} with at "
-                f"most {MAX_PLAN_REPLICAS:.0e} replicas, the most a plan has: each with a "
-                f"configuration within the batch latency deadline of {json_number(deadline_s)} "
-                "s is measured too slow for it",
-                parameter=OUTPUT_LOADS[output.noun][0],
-            )
+                plans.append((_rank(curve, plan), curve, plan))
         if not plans:
+            slower = any(_within(curve["points"], deadline_s) for curve, _ in families)
+            floor = load_words(MIN_PLANNED_THROUGHPUT, output)
             raise UsageError(
                 f"no family ({_scope(model, gpu)}) has a configuration within the batch "
-                f"latency deadline of {json_number(deadline_s)} s, so none carries "
-                f"{load_words(load, output)}",
+                f"latency deadline of {json_number(deadline_s)} s"
+                + (f" at {floor} or more, the slowest the planner takes," if slower else ",")
+                + f" so none carries {load_words(load, output)}",
                 parameter="deadline_s",
             )
         plans.sort(key=lambda found: found[0])

@@ -48,9 +48,9 @@ from energy_index.model import (
     json_number,
 )
 from energy_index.settings import (
-    MAX_PLAN_REPLICAS,
     MAX_PLAN_TOKENS_PER_SECOND,
     MIN_PLAN_TOKENS_PER_SECOND,
+    MIN_PLANNED_THROUGHPUT,
     PLAN_HIGH_UTILIZATION,
     PLAN_SAME_THROUGHPUT,
 )
@@ -168,14 +168,12 @@ def is_measured(throughput: float, load: float) -> bool:
     return abs(load - throughput) <= throughput * PLAN_SAME_THROUGHPUT
 
 
-def fewest(load: float, limit: float) -> int | None:
+def fewest(load: float, limit: float) -> int:
     """The fewest replicas each carrying at most ``limit`` of ``load``, as the division is
     computed: from one under the rounded quotient's ceiling, which can be one over (13.000…02:
     14, where 13 carry it) or one short (12.99…98: 13, where 13 × the limit is past the load
-    by a last digit), up to the first count that carries it. None past MAX_PLAN_REPLICAS (a
-    limit of 0 too): no plan has so many, and every count below it is exact in a float."""
-    if not (limit > 0 and load / limit <= MAX_PLAN_REPLICAS):
-        return None
+    by a last digit), up to the first count that carries it. Every count is exact in a float:
+    a limit is at least MIN_PLANNED_THROUGHPUT's share, so at most 10¹⁵ replicas (``_eligible``)."""
     # At least 1: the load is at least MIN_PLAN_TOKENS_PER_SECOND, the limit a float.
     n = max(1, math.ceil(load / limit) - 1)
     while load / n > limit:
@@ -195,7 +193,13 @@ class _Family(NamedTuple):
 
 
 def _eligible(curve: Mapping[str, Any], target: Target) -> _Family | None:
-    points = meeting_target(curve["points"], target)
+    """The family of the curve's points that meet the target at MIN_PLANNED_THROUGHPUT or more;
+    None if there is none."""
+    points = [
+        p
+        for p in meeting_target(curve["points"], target)
+        if p["output_tokens_per_second"] >= MIN_PLANNED_THROUGHPUT
+    ]
     if not points:
         return None
     throughputs = [p["output_tokens_per_second"] for p in points]
@@ -205,14 +209,12 @@ def _eligible(curve: Mapping[str, Any], target: Target) -> _Family | None:
 
 def _plan_on(
     family: _Family, load: float, *, itl_statistic: str, max_utilization: float
-) -> dict[str, Any] | None:
+) -> dict[str, Any]:
     """The replicas of ``family`` that carry ``load`` with the lowest upper bound of total power,
     none beyond ``max_utilization`` of the fastest point (within its limit), and where each
-    replica falls; None if it takes more than MAX_PLAN_REPLICAS."""
+    replica falls."""
     throughputs, limits, powers = family.throughputs, family.limits, family.powers
     least, lowest = fewest(load, max_utilization * limits[-1]), min(powers)
-    if least is None:
-        return None
     best, replicas = math.inf, 0
     # The candidate counts, ascending: for each measured throughput the fewest replicas each
     # carrying at most it, and at least the fewest within the utilization a server may reach.
@@ -221,10 +223,7 @@ def _plan_on(
     # does, so the points from the fastest down give them in order, and once even the lowest
     # power that many times is no better than the best, no larger count is.
     for limit in reversed(limits):
-        count = fewest(load, limit)
-        if count is None:  # past MAX_PLAN_REPLICAS, and so is every slower point's
-            break
-        n = max(count, least)
+        n = max(fewest(load, limit), least)
         if n * lowest >= best:
             break
         # The upper bound of power alone, what the count is chosen on (``_placed``'s "high",
@@ -332,46 +331,37 @@ def _ranked(
                 family, carried, itl_statistic=target.itl_statistic,
                 max_utilization=target.max_utilization,
             )  # fmt: skip
-            if plan is not None:
-                plans.append(
-                    Planned(
-                        _rank(curve, plan), curve, plan, carried, tokens_per_request, given, family
-                    )
-                )
-    if not plans:
-        if any(family is not None for _, family in families):
-            raise UsageError(
-                f"no family ({scope}) carries {_what(load)} with at most "
-                f"{MAX_PLAN_REPLICAS:.0e} replicas, the most a plan has: each that meets the "
-                f"{target.itl_statistic} ITL target of {target.itl_deadline_ms:g} ms is measured "
-                "too slow for it",
-                parameter=_load_parameter(load),
+            plans.append(
+                Planned(_rank(curve, plan), curve, plan, carried, tokens_per_request, given, family)
             )
+    if not plans:
+        slower = any(meeting_target(curve["points"], target) for curve, _ in families)
         raise UsageError(
             f"no family ({scope}) meets the {target.itl_statistic} ITL target of "
-            f"{target.itl_deadline_ms:g} ms, so none carries {_what(load)}",
+            f"{target.itl_deadline_ms:g} ms"
+            + (f" at {MIN_PLANNED_THROUGHPUT:g} output tokens/s or more, the slowest the "
+               "planner takes," if slower else ",")
+            + f" so none carries {_what(load)}",
             parameter="itl_deadline_ms",
-        )
+        )  # fmt: skip
     plans.sort(key=lambda ranked: ranked.rank)
     return plans
 
 
-def first_kept_below(planned: Sequence[Planned], target: Target) -> tuple[int, Planned | None]:
+def first_kept_below(planned: Sequence[Planned], target: Target) -> Planned:
     """The first of one load's ranking (``ordered_plans``' at a max_utilization of at least
     ``target``'s) once each family keeps its servers within ``target.max_utilization``: the
     first of ``ordered_plans`` at ``target``, without planning every family again (plan.json's
-    headroom planned 11,585 families a load at 10⁵ configurations for one plan). With how many
-    families carry the load within it: fewer only where one would take more than
-    MAX_PLAN_REPLICAS (then the first is None if all would)."""
+    headroom planned 11,585 families a load at 10⁵ configurations for one plan)."""
     if not planned:
         raise ValueError("first_kept_below: an empty ranking (ordered_plans refuses one)")
 
-    def kept(entry: Planned) -> Planned | None:
+    def kept(entry: Planned) -> Planned:
         plan = _plan_on(
             entry.family, entry.carried, itl_statistic=target.itl_statistic,
             max_utilization=target.max_utilization,
         )  # fmt: skip
-        return None if plan is None else entry._replace(rank=_rank(entry.curve, plan), plan=plan)
+        return entry._replace(rank=_rank(entry.curve, plan), plan=plan)
 
     # A tighter limit leaves a family fewer counts to choose from, none with less total power:
     # a family whose total at the looser limit is above the best found already is above it
@@ -380,19 +370,15 @@ def first_kept_below(planned: Sequence[Planned], target: Target) -> tuple[int, P
     # read as bracketed, and the share of one replica more as measured at that point, only
     # from some 5 × 10⁸ replicas on (a point under 2 × 10⁻³ tokens/s at the grid's 10⁶).
     if max(_most_replicas(entry, target) for entry in planned) >= _STOP_EARLY_BELOW:
-        found = [entry for entry in map(kept, planned) if entry is not None]
-        return len(found), min(found, key=lambda entry: entry.rank) if found else None
-    # Below it every count is within MAX_PLAN_REPLICAS: each family keeps a plan.
+        return min((kept(entry) for entry in planned), key=lambda entry: entry.rank)
     best = kept(planned[0])
-    assert best is not None
     for entry in planned[1:]:
         if entry.rank[0] > best.rank[0]:
             break
         candidate = kept(entry)
-        assert candidate is not None
         if candidate.rank < best.rank:
             best = candidate
-    return len(planned), best
+    return best
 
 
 # Replicas below which the early stop of ``first_kept_below`` is exact: a share then moves by
@@ -405,8 +391,7 @@ def _most_replicas(entry: Planned, target: Target) -> float:
     ``target``'s limit or a looser one: the fewest that carry it at its lightest point's limit,
     or at ``target``'s share of its fastest, whichever is more, and one."""
     limits = entry.family.limits
-    least_limit = min(limits[0], target.max_utilization * limits[-1])
-    return entry.carried / least_limit + 1 if least_limit > 0 else math.inf
+    return entry.carried / min(limits[0], target.max_utilization * limits[-1]) + 1
 
 
 def plan_figures(
@@ -427,11 +412,11 @@ def plan_figures(
 def _carried(load: Load, tokens_per_request: float) -> float:
     """The output tokens/s a family carries: the load's, or its requests × the tokens per
     request; refused beyond or below what the planner takes."""
-    parameter = _load_parameter(load)
     if load.tokens_per_second is not None:
-        carried = load.tokens_per_second
+        carried, parameter = load.tokens_per_second, "tokens_per_second"
     else:
         carried = load.requests_per_second * tokens_per_request  # type: ignore[operator]
+        parameter = "requests_per_second"
     if carried > MAX_PLAN_TOKENS_PER_SECOND:
         raise UsageError(
             f"{json_number(carried)} output tokens per second is beyond the "
@@ -455,11 +440,6 @@ def _rank(curve: Mapping[str, Any], plan: Mapping[str, Any]) -> tuple[Any, ...]:
     low = n * power["low"] if power["low"] is not None else math.inf
     return (n * power["high"], low, n * curve["num_gpus"], curve["model_id"], curve["gpu"],
             curve["num_gpus"])  # fmt: skip
-
-
-def _load_parameter(load: Load) -> str:
-    """The keyword (and flag) the load was given by."""
-    return "tokens_per_second" if load.tokens_per_second is not None else "requests_per_second"
 
 
 def _what(load: Load) -> str:

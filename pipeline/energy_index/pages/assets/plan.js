@@ -123,23 +123,21 @@ function placed(points, load, statistic) {
 }
 
 // steps/plan.py's fewest: the fewest replicas each carrying at most limit of the load, from one
-// under the rounded quotient's ceiling (which can be one over or one short) up; null past the
-// most replicas a plan has (and a limit of 0), below which every count is exact here.
+// under the rounded quotient's ceiling (which can be one over or one short) up.
 function fewest(load, limit) {
-  if (!(limit > 0 && load / limit <= planner.max_replicas)) return null;
   let n = Math.max(1, Math.ceil(load / limit) - 1);
   while (load / n > limit) n += 1;
   return n;
 }
 
 function familyPlan(curve, load, statistic, deadline, maxUtilization) {
-  const points = meetingTarget(curve.points, statistic, deadline);
+  // steps/plan.py's _eligible: none slower than the planner takes, so every count is exact here.
+  const points = meetingTarget(curve.points, statistic, deadline)
+    .filter((p) => p.output_tokens_per_second >= planner.min_planned_throughput);
   if (!points.length) return null;
   const limits = points.map((p) => p.output_tokens_per_second * (1 + SAME));
   const least = fewest(load, maxUtilization * limits[limits.length - 1]);
-  if (least === null) return null;
-  const counts = new Set(limits.map((limit) => fewest(load, limit))
-    .filter((count) => count !== null).map((count) => Math.max(count, least)));
+  const counts = new Set(limits.map((limit) => Math.max(fewest(load, limit), least)));
   let best = null;
   for (const n of [...counts].sort((a, b) => a - b)) {
     const place = placed(points, load / n, statistic);
@@ -430,23 +428,20 @@ function read(loadText, deadlineText, utilizationText) {
 // steps/plan.py's plan of a load read, and its refusal of a target no family meets.
 function plan(load, statistic, deadline, model, gpu, maxUtilization) {
   const plans = [];
-  let meeting = 0;
+  let slower = false;  // a family meets the target only slower than the planner takes
   for (const curve of planner.curves) {
     if ((model && curve.model_id !== model) || (gpu && curve.gpu !== gpu)) continue;
-    if (meetingTarget(curve.points, statistic, deadline).length) meeting += 1;
     const best = familyPlan(curve, load, statistic, deadline, maxUtilization);
     if (best) plans.push(figures(curve, best, load));
+    slower = slower || meetingTarget(curve.points, statistic, deadline).length > 0;
   }
   if (!plans.length) {
     const named = [model ? `model ${model}` : "", gpu ? `GPU ${gpu}` : ""].filter(Boolean);
-    if (meeting) {
-      return { error: `no family (${named.join(", ") || "any model and GPU"}) carries ` +
-        `${g(load)} output tokens/s with at most ${planner.max_replicas_text} replicas, the ` +
-        `most a plan has: each that meets the ${statistic} ITL target of ${g(deadline)} ms is ` +
-        "measured too slow for it" };
-    }
+    const floor = slower ? ` at ${planner.min_planned_throughput_text} output tokens/s or ` +
+      "more, the slowest the planner takes," : ",";
     return { error: `no family (${named.join(", ") || "any model and GPU"}) meets the ` +
-      `${statistic} ITL target of ${g(deadline)} ms, so none carries ${g(load)} output tokens/s` };
+      `${statistic} ITL target of ${g(deadline)} ms${floor} so none carries ${g(load)} ` +
+      "output tokens/s" };
   }
   plans.sort(compare);
   return { plans };
