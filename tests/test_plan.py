@@ -1698,3 +1698,18 @@ def test_the_early_stop_compares_upper_bounds_not_a_lower_one():
     kept = first_kept_below(ranking, tight)
     assert (kept.curve["model"], kept.rank[:2]) == ("Y", (140.0, 140.0))
     _same_plan(kept, _first_at(curves, tight, at))
+
+
+def test_a_plan_table_whose_first_plan_has_no_lower_bound_types_each_column_from_its_values():
+    # At 3000 tokens/s within 10 % of the fastest point, the golden plan is an assumed upper
+    # bound (no low figures, no low factors) and its alternative is bracketed: a table typed from
+    # its first row's values read each null as a number, and the alternative's factors' text
+    # then failed in polars (a ComputeError traceback from `plan --csv` and Plan.csv()).
+    args = ("plan", "--from", GOLDEN, "--tokens-per-second", 3000, "--max-utilization", 0.1)
+    result = invoke(*args, "--csv")
+    assert result.exit_code == 0, result.output
+    plan, alternative = csv.DictReader(io.StringIO(result.output))
+    assert (plan["status"], alternative["status"]) == (ASSUMED_UPPER_BOUND, BETWEEN_MEASURED)
+    assert plan["estimated_facility_factors_low"] == plan["gpu_power_watts_low"] == ""
+    assert alternative["estimated_facility_factors_low"].startswith("host_power_per_gpu.low=")
+    assert float(alternative["gpu_power_watts_low"]) > 0

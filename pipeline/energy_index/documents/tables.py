@@ -92,13 +92,18 @@ DIFFUSION_TABLES: dict[str, Callable[[dict[str, Any], str], bytes]] = {
 def records_table_bytes(
     rows: list[dict[str, Any]], *, format: str, counts: tuple[str, ...] = ("num_gpus",)
 ) -> bytes:
-    """Flat records as CSV or Parquet, typed from the first row's values: the ``counts`` columns
-    Int64, a yes or no Boolean, text String, every other (a figure, maybe null) Float64."""
+    """Flat records as CSV or Parquet, each column typed from its first value that is not null
+    (the first row's can be: a plan with no lower bound has no low factors): the ``counts``
+    columns Int64, a yes or no Boolean, text String, every other (a figure) Float64."""
     types = {
-        name: pl.Int64 if name in counts else _TYPES[_KINDS.get(type(value), "number")]
-        for name, value in (rows[0] if rows else {}).items()
+        name: pl.Int64 if name in counts else _TYPES[_KINDS.get(type(_first(rows, name)), "number")]
+        for name in (rows[0] if rows else {})
     }
     return _written(pl.DataFrame(rows, schema=types), format=format)
+
+
+def _first(rows: list[dict[str, Any]], name: str) -> Any:
+    return next((row[name] for row in rows if row[name] is not None), None)
 
 
 def _written(frame: pl.DataFrame, *, format: str) -> bytes:
