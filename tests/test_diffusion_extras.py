@@ -381,8 +381,23 @@ def test_a_family_slower_than_the_planner_takes_carries_nothing():
         plans(slower, 1.0, deadline=1e6)
     assert str(refused.value) == (
         "no family (any model and GPU) has a configuration within the batch latency "
-        "deadline of 1000000 s at 1e-05 images per second or more, the slowest the planner takes, "
+        "deadline of 1000000 s at 1e-05 images per second per GPU or more, the slowest the planner "
+        "takes, "
         "so none carries 1 images per second"
     )
     with pytest.raises(UsageError, match=r"deadline of 1 s, so none carries 1 images per second"):
         plans(slower, 1.0, deadline=1.0)
+
+
+def test_a_video_family_slower_than_the_planner_takes_is_refused_per_hour():
+    curves = diffusion_plan_curves(golden(VIDEO).to_dicts())
+    for curve in curves:
+        for each in curve["points"]:
+            each["outputs_per_second"] = 1e-6 * curve["num_gpus"]
+    with pytest.raises(UsageError) as refused:
+        ranked_diffusion_plans(curves, 300, [1 / 3600], output=VIDEO)
+    assert str(refused.value) == (
+        "no family (any model and GPU) has a configuration within the batch latency deadline of "
+        "300 s at 0.036 videos per hour per GPU or more, the slowest the planner takes, so none "
+        "carries 1 videos per hour"
+    )

@@ -880,7 +880,8 @@ _SLOWER_THAN_PLANNED = [
 ]  # fmt: skip
 _SLOWER_REFUSAL = (
     r"^no family \(any model and GPU\) meets the median ITL target of 500 ms at 1e-05 output "
-    r"tokens/s or more, the slowest the planner takes, so none carries 1e\+09 output tokens/s$"
+    r"tokens/s per GPU or more, the slowest the planner takes, so none carries 1e\+09 output "
+    r"tokens/s$"
 )
 
 
@@ -926,6 +927,44 @@ def test_the_slowest_family_the_planner_takes_has_every_count_exact_at_its_large
     n, limit = plan["replicas"], MIN_MAX_UTILIZATION * MIN_PLANNED_THROUGHPUT * (1 + 1e-9)
     assert 9.9e14 < n <= 10**15 < 2**53
     assert 1e9 / n <= limit < 1e9 / (n - 1)
+
+
+def test_the_slowest_throughput_planned_is_per_gpu_so_that_a_count_of_gpus_is_exact_too():
+    # Eleven GPUs a server (validation takes any count): 10⁻⁵ tokens/s a server would need 10¹⁵
+    # servers, 1.1 × 10¹⁶ GPUs, past 2**53, where the page's product of the two was one off.
+    least = replace(TARGET, max_utilization=MIN_MAX_UTILIZATION)
+    curve = _with_throughputs("M", (MIN_PLANNED_THROUGHPUT * 11, 500.0))
+    curve["num_gpus"] = 11
+    (plan,) = planned([curve], least, tokens_per_second=1e9)
+    assert plan["gpus"] == plan["replicas"] * 11 <= 10**15 + 11 < 2**53
+    curve["points"][0]["output_tokens_per_second"] = math.nextafter(11 * MIN_PLANNED_THROUGHPUT, 0)
+    with pytest.raises(UsageError, match="at 1e-05 output tokens/s per GPU or more"):
+        planned([curve], least, tokens_per_second=1e9)
+
+
+def test_a_caller_of_the_steps_past_what_the_commands_take_still_gets_a_count():
+    # ranked_plans takes any Target (the commands, a utilization of 0.1 or more): at 1e-12, a
+    # family at the slowest planned throughput needs 10²⁶ replicas, where a search by one found
+    # no next float and never ended (a review's case).
+    throughput = 1.0729759385446254e-05
+    tiny = replace(TARGET, max_utilization=1e-12)
+    curve = _with_throughputs("M", (throughput, 500.0))
+    (plan,) = _within_seconds(10, lambda: planned([curve], tiny, tokens_per_second=1e9))
+    assert plan["replicas"] > 2**53
+    assert 1e9 / plan["replicas"] <= 1e-12 * throughput * (1 + PLAN_SAME_THROUGHPUT)
+
+
+def test_a_refusal_says_the_slowest_planned_only_of_the_families_it_was_asked_of():
+    # Out of scope (--model o/Late), a family meets the target only too slowly; in scope none
+    # meets it: the target is what is said.
+    slow, late = _with_throughputs("Slow", (1e-9, 400.0)), _family("Late", (50.0, 400.0))
+    late["points"][0]["median_itl_ms"] = 900.0
+    with pytest.raises(UsageError, match=r"^no family \(model o/Late\) meets the median ITL "
+                       r"target of 500 ms, so none carries 100 output tokens/s$"):  # fmt: skip
+        planned([slow, late], tokens_per_second=100.0, model="o/Late")
+    with pytest.raises(UsageError, match=r"^no family \(model o/Slow\) meets the median ITL "
+                       r"target of 500 ms at 1e-05"):  # fmt: skip
+        planned([slow, late], tokens_per_second=100.0, model="o/Slow")
 
 
 def test_a_family_s_points_too_slow_to_plan_leave_its_faster_ones_and_the_other_families():

@@ -52,11 +52,11 @@ MIN_PLAN_TOKENS_PER_SECOND = 1e-3
 # images a second is a thousand times the largest measured family's at a thousand replicas.
 MAX_PLAN_OUTPUTS_PER_SECOND = 1e6
 MIN_PLAN_OUTPUTS_PER_SECOND = 1e-6
-# The slowest configuration the planners plan on, per second (output tokens, images, videos):
-# one a day. At the largest load a planner takes and the least utilization, a family that slow
-# needs 10¹⁵ servers, below 2**53, so every count is exact in a float, as the page's planner
-# counts (JavaScript's numbers): past it a count and the next can be one float, and a search by
-# one never ended. A throughput (power ÷ energy per output, each a positive float upstream) can
+# The slowest configuration the planners plan on, per second and GPU (output tokens, images,
+# videos): one a day. At the largest load a planner takes and the least utilization, a family
+# that slow needs 10¹⁵ GPUs, below 2**53, so every count of servers and of GPUs is exact in a
+# float, as the page's planner counts (JavaScript's numbers): past it a count and the next can
+# be one float. A throughput (power ÷ energy per output, each a positive float upstream) can
 # also come out 0 or under 10⁻²⁹⁹, where a count is no finite number.
 MIN_PLANNED_THROUGHPUT = 1e-5
 # A load within this relative difference of a measured throughput is that throughput (status

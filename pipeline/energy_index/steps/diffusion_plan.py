@@ -112,10 +112,11 @@ def _within(points: Sequence[Mapping[str, Any]], deadline_s: float) -> list[Mapp
 
 def _eligible(curve: Mapping[str, Any], deadline_s: float) -> _Family | None:
     """The curve's points within the deadline (inclusive, as the index's rule) at
-    MIN_PLANNED_THROUGHPUT outputs per second or more, as the token planner's family."""
+    MIN_PLANNED_THROUGHPUT outputs per second per GPU or more, as the token planner's family."""
+    slowest = MIN_PLANNED_THROUGHPUT * curve["num_gpus"]
     points: list[Mapping[str, Any]] = [
         _adapted(p) for p in _within(curve["points"], deadline_s)
-        if p["outputs_per_second"] >= MIN_PLANNED_THROUGHPUT
+        if p["outputs_per_second"] >= slowest
     ]  # fmt: skip
     if not points:
         return None
@@ -161,7 +162,8 @@ def ranked_diffusion_plans(
                 plans.append((_rank(curve, plan), curve, plan))
         if not plans:
             slower = any(_within(curve["points"], deadline_s) for curve, _ in families)
-            floor = load_words(MIN_PLANNED_THROUGHPUT, output)
+            rate, factor = throughput_name(output)
+            floor = f"{MIN_PLANNED_THROUGHPUT * factor:g} {rate.replace('_', ' ')} per GPU"
             raise UsageError(
                 f"no family ({_scope(model, gpu)}) has a configuration within the batch "
                 f"latency deadline of {json_number(deadline_s)} s"

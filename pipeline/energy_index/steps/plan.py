@@ -172,12 +172,14 @@ def fewest(load: float, limit: float) -> int:
     """The fewest replicas each carrying at most ``limit`` of ``load``, as the division is
     computed: from one under the rounded quotient's ceiling, which can be one over (13.000…02:
     14, where 13 carry it) or one short (12.99…98: 13, where 13 × the limit is past the load
-    by a last digit), up to the first count that carries it. Every count is exact in a float:
-    a limit is at least MIN_PLANNED_THROUGHPUT's share, so at most 10¹⁵ replicas (``_eligible``)."""
+    by a last digit), up to the first count that carries it. The planners' counts are exact in
+    a float (MIN_PLANNED_THROUGHPUT); for a caller of the steps who passes a load or a
+    utilization no command takes, past 2**53 a count and the next can be one float, so the
+    search steps a float at a time there (by one it never ended)."""
     # At least 1: the load is at least MIN_PLAN_TOKENS_PER_SECOND, the limit a float.
     n = max(1, math.ceil(load / limit) - 1)
     while load / n > limit:
-        n += 1
+        n = max(n + 1, int(math.nextafter(n, math.inf)))
     return n
 
 
@@ -193,12 +195,13 @@ class _Family(NamedTuple):
 
 
 def _eligible(curve: Mapping[str, Any], target: Target) -> _Family | None:
-    """The family of the curve's points that meet the target at MIN_PLANNED_THROUGHPUT or more;
-    None if there is none."""
+    """The family of the curve's points that meet the target at MIN_PLANNED_THROUGHPUT or more
+    per GPU; None if there is none."""
+    slowest = MIN_PLANNED_THROUGHPUT * curve["num_gpus"]
     points = [
         p
         for p in meeting_target(curve["points"], target)
-        if p["output_tokens_per_second"] >= MIN_PLANNED_THROUGHPUT
+        if p["output_tokens_per_second"] >= slowest
     ]
     if not points:
         return None
@@ -339,8 +342,8 @@ def _ranked(
         raise UsageError(
             f"no family ({scope}) meets the {target.itl_statistic} ITL target of "
             f"{target.itl_deadline_ms:g} ms"
-            + (f" at {MIN_PLANNED_THROUGHPUT:g} output tokens/s or more, the slowest the "
-               "planner takes," if slower else ",")
+            + (f" at {MIN_PLANNED_THROUGHPUT:g} output tokens/s per GPU or more, the slowest "
+               "the planner takes," if slower else ",")
             + f" so none carries {_what(load)}",
             parameter="itl_deadline_ms",
         )  # fmt: skip

@@ -132,8 +132,9 @@ function fewest(load, limit) {
 
 function familyPlan(curve, load, statistic, deadline, maxUtilization) {
   // steps/plan.py's _eligible: none slower than the planner takes, so every count is exact here.
+  const slowest = planner.min_planned_throughput * curve.num_gpus;
   const points = meetingTarget(curve.points, statistic, deadline)
-    .filter((p) => p.output_tokens_per_second >= planner.min_planned_throughput);
+    .filter((p) => p.output_tokens_per_second >= slowest);
   if (!points.length) return null;
   const limits = points.map((p) => p.output_tokens_per_second * (1 + SAME));
   const least = fewest(load, maxUtilization * limits[limits.length - 1]);
@@ -437,8 +438,8 @@ function plan(load, statistic, deadline, model, gpu, maxUtilization) {
   }
   if (!plans.length) {
     const named = [model ? `model ${model}` : "", gpu ? `GPU ${gpu}` : ""].filter(Boolean);
-    const floor = slower ? ` at ${planner.min_planned_throughput_text} output tokens/s or ` +
-      "more, the slowest the planner takes," : ",";
+    const floor = slower ? ` at ${planner.min_planned_throughput_text} output tokens/s per ` +
+      "GPU or more, the slowest the planner takes," : ",";
     return { error: `no family (${named.join(", ") || "any model and GPU"}) meets the ` +
       `${statistic} ITL target of ${g(deadline)} ms${floor} so none carries ${g(load)} ` +
       "output tokens/s" };
