@@ -83,6 +83,20 @@ class Tab:
         self.tab.goto(page.as_uri())
         self.tab.wait_for_function("document.documentElement.dataset.ready === 'true'")
 
+    def planned(self, case: tuple[str, ...]) -> str:
+        """What the planner shows typed (load, ITL statistic, deadline, model, GPU, utilization)."""
+        load, statistic, deadline, model, gpu, utilization = case
+        self.tab.locator("#plan-statistic").select_option(statistic)
+        self.tab.locator("#plan-model").select_option(model)
+        self.tab.locator("#plan-gpu").select_option(gpu)
+        self.tab.locator("#plan-deadline").fill(deadline)
+        self.tab.locator("#plan-utilization").fill(utilization)
+        self.tab.locator("#plan-load").fill(load)
+        self.tab.wait_for_function(
+            f"document.documentElement.dataset.planned === {json.dumps('|'.join(case))}"
+        )
+        return self.tab.locator("#plan-result").text_content() or ""
+
     def deadline(self, ms: int) -> None:
         self.tab.locator("#deadline").fill(str(ms))
         self.tab.wait_for_function(f"document.documentElement.dataset.drawn === '{ms}'")
@@ -456,17 +470,7 @@ def test_the_planner_gives_the_command_s_lines(built, tab):
     tab.open(built["page"])
     cases = [*PLANNER_CASES, (pick, "median", "500", "Qwen/Qwen3-14B", "B200")]
     for case in [*UTILIZATION_CASES, *((*case, "1") for case in cases)]:
-        load, statistic, deadline, model, gpu, utilization = case
-        tab.tab.locator("#plan-statistic").select_option(statistic)
-        tab.tab.locator("#plan-model").select_option(model)
-        tab.tab.locator("#plan-gpu").select_option(gpu)
-        tab.tab.locator("#plan-deadline").fill(deadline)
-        tab.tab.locator("#plan-utilization").fill(utilization)
-        tab.tab.locator("#plan-load").fill(load)
-        tab.tab.wait_for_function(
-            f"document.documentElement.dataset.planned === {json.dumps('|'.join(case))}"
-        )
-        shown = tab.tab.locator("#plan-result").text_content()
+        shown = tab.planned(case)
         assert shown == _command_lines(*case), case
     assert "measured, from the measured configuration:" in shown
     assert tab.messages == []
@@ -636,17 +640,7 @@ def test_a_model_id_under_two_nicknames_plans_as_the_command_in_the_browser(tmp_
     for gpu in ("B200", "H100"):
         for load in ("100", "2000", "50000"):
             case = (load, "median", "500", "Qwen/Qwen3-8B", gpu, "1")
-            tab.tab.locator("#plan-statistic").select_option("median")
-            tab.tab.locator("#plan-model").select_option("Qwen/Qwen3-8B")
-            tab.tab.locator("#plan-gpu").select_option(gpu)
-            tab.tab.locator("#plan-deadline").fill("500")
-            tab.tab.locator("#plan-utilization").fill("1")
-            tab.tab.locator("#plan-load").fill(load)
-            tab.tab.wait_for_function(
-                f"document.documentElement.dataset.planned === {json.dumps('|'.join(case))}"
-            )
-            shown = tab.tab.locator("#plan-result").text_content()
-            assert shown == _command_lines(*case, source=source), case
+            assert tab.planned(case) == _command_lines(*case, source=source), case
     assert tab.messages == []
 
 
@@ -694,17 +688,7 @@ def test_a_family_slower_than_the_planner_takes_is_refused_by_the_page_as_by_the
         (GEMMA, "H100", "100", "1", "500"),
     ]:
         case = (load, "median", deadline, model, gpu, utilization)
-        tab.tab.locator("#plan-statistic").select_option("median")
-        tab.tab.locator("#plan-model").select_option(model)
-        tab.tab.locator("#plan-gpu").select_option(gpu)
-        tab.tab.locator("#plan-deadline").fill(deadline)
-        tab.tab.locator("#plan-utilization").fill(utilization)
-        tab.tab.locator("#plan-load").fill(load)
-        tab.tab.wait_for_function(
-            f"document.documentElement.dataset.planned === {json.dumps('|'.join(case))}",
-            timeout=10_000,
-        )
-        shown = tab.tab.locator("#plan-result").text_content() or ""
+        shown = tab.planned(case)
         assert shown == _command_lines(*case, source=source), case
         said.append(shown.splitlines()[0])
     assert said[0].endswith("at 1e-05 output tokens/s per GPU or more, the slowest the planner "
