@@ -429,7 +429,7 @@ function read(loadText, deadlineText, utilizationText) {
 // steps/plan.py's plan of a load read, and its refusal of a target no family meets.
 function plan(load, statistic, deadline, model, gpu, maxUtilization) {
   const plans = [];
-  let slower = false;  // a family meets the target only slower than the planner takes
+  let slower = false;  // a family in scope meets the target: if none is planned, only too slowly
   for (const curve of planner.curves) {
     if ((model && curve.model_id !== model) || (gpu && curve.gpu !== gpu)) continue;
     const best = familyPlan(curve, load, statistic, deadline, maxUtilization);
